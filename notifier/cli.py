@@ -1,0 +1,149 @@
+"""The command line: arguments -> Settings -> run -> report -> exit code.
+
+This is the one error boundary: every NotifierError becomes one line on stderr and its
+exit code; an interrupt becomes exit 130. Nothing here decides what to submit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from types import FrameType
+from typing import Any, NoReturn, TextIO
+
+from notifier import __version__
+from notifier.errors import ExitCode, NotifierError, UsageError
+from notifier.github import write_github
+from notifier.pipeline import Environment, execute
+from notifier.report import Report, render_json, render_text
+from notifier.rules import RULES
+from notifier.settings import FORMATS, build_settings
+
+COMMANDS = ("run", "check")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line, our exit code, no usage dump
+        raise UsageError(f"{message}; see `notify-changes --help`")
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="notify-changes",
+        description=(
+            "Tell IndexNow (Bing, Yandex, Seznam, Naver, Yep) exactly which pages of a freshly built sitemap "
+            "were added, changed or removed since the last deploy, and fail the deploy when the sitemap's "
+            "dates lie. Commands: run (the default; check, submit, record) and check (verify only)."
+        ),
+        epilog="Exit codes: 0 done, 1 verification failed, 2 usage or input error, 3 submission incomplete, "
+        "4 state locked by another run, 130 interrupted.",
+    )
+    parser.add_argument("sitemap", nargs="?", help="the built sitemap: a path (.xml, .xml.gz, .txt) or an http(s) URL")
+    parser.add_argument("--state", metavar="PATH", help="the state file (default state/notify-changes.json)")
+    parser.add_argument("--key", metavar="KEY", help="the IndexNow key (prefer the INDEXNOW_KEY environment variable)")
+    parser.add_argument("--key-location", metavar="URL", help="where the key file is served, if not SCHEME://HOST/KEY.txt")
+    parser.add_argument(
+        "--endpoint",
+        metavar="URL",
+        action="append",
+        help="IndexNow endpoint, repeatable (default https://api.indexnow.org/indexnow)",
+    )
+    parser.add_argument("--site-dir", metavar="DIR", help="the build output root (default: the sitemap's folder)")
+    parser.add_argument("--batch-size", metavar="N", help="URLs per request, 1..10000 (default 10000)")
+    parser.add_argument(
+        "--dry-run", action="store_const", const=True, help="show every batch it would send; no network, no state written"
+    )
+    parser.add_argument("--format", choices=FORMATS, help="report style (default text; github under GITHUB_ACTIONS=true)")
+    parser.add_argument("--retry-timeout", metavar="SECONDS", help="stop retrying a batch after this long (default 120)")
+    parser.add_argument("--request-timeout", metavar="SECONDS", help="bound on one request (default 30)")
+    parser.add_argument("--lock-timeout", metavar="SECONDS", help="wait this long for another run's state lock (default 60)")
+    parser.add_argument(
+        "--initial",
+        metavar="MODE",
+        help="with no state file: baseline (default: record only), submit (every URL), since:DURATION, or fail",
+    )
+    parser.add_argument("--config", metavar="PATH", help="a TOML config file (default notify-changes.toml, else pyproject.toml)")
+    parser.add_argument("--no-removed", action="store_const", const=True, help="do not announce removed URLs")
+    parser.add_argument(
+        "--on-submit-error", choices=("fail", "warn"), help="incomplete submission: exit 3 (fail, default) or 0 with a warning"
+    )
+    parser.add_argument(
+        "--rule", metavar="ID=LEVEL", action="append", help=f"set a rule to error, warn or off; rules: {', '.join(RULES)}"
+    )
+    parser.add_argument("--clock-skew", metavar="DURATION", help="how far in the future a lastmod may be (default 1h)")
+    parser.add_argument(
+        "--max-removed", metavar="SHARE", help="mass-removal threshold, e.g. 20%% (default 20%%, at least 10 URLs)"
+    )
+    parser.add_argument("--sitemap-url", metavar="URL", help="the sitemap's public URL, for url-out-of-scope")
+    parser.add_argument("--version", action="version", version=f"notify-changes {__version__}")
+    return parser
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt  # CI cancels with SIGINT, then SIGTERM: treat both alike
+
+
+def _progress_printer(stream: TextIO, env: dict[str, str] | os._Environ[str]) -> Any:
+    if not stream.isatty() or env.get("CI") or env.get("GITHUB_ACTIONS"):
+        return None
+
+    def show(message: str) -> None:
+        stream.write(f"\r\x1b[K{message[:100]}")
+        stream.flush()
+
+    return show
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The ``notify-changes`` program. Returns the exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    command = "run"
+    if args and args[0] in COMMANDS:
+        command = args.pop(0)
+    previous = signal.signal(signal.SIGTERM, _on_sigterm) if _main_thread() else None
+    try:
+        return _main(command, args)
+    except KeyboardInterrupt:
+        sys.stderr.write(
+            "notify-changes: interrupted; the batch in flight stays pending and the state is consistent: run again\n"
+        )
+        return ExitCode.INTERRUPTED
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def _main(command: str, args: list[str]) -> int:
+    try:
+        namespace = make_parser().parse_args(args)
+        cli = {name.replace("_", "-"): value for name, value in vars(namespace).items()}
+        settings = build_settings(command, cli)
+        progress = _progress_printer(sys.stderr, os.environ)
+        try:
+            report = execute(settings, Environment(progress=progress))
+        finally:
+            if progress is not None:
+                sys.stderr.write("\r\x1b[K")
+    except NotifierError as error:
+        sys.stderr.write(f"notify-changes: error: {error}\n")
+        return error.exit_code
+    _print_report(report, settings.format)
+    return report.exit_code
+
+
+def _print_report(report: Report, style: str) -> None:
+    if style == "json":
+        sys.stdout.write(render_json(report) + "\n")
+    elif style == "github":
+        write_github(report, sys.stdout, os.environ)
+    else:
+        sys.stdout.write(render_text(report) + "\n")

@@ -1,0 +1,64 @@
+"""The exit codes and the one exception root.
+
+Every expected failure is a :class:`NotifierError` whose message says what happened and
+what to do next; the command line turns it into one line on stderr and its exit code.
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class ExitCode(enum.IntEnum):
+    """The process exit codes of notify-changes (SPEC: "Exit codes")."""
+
+    OK = 0
+    VERIFICATION_FAILED = 1
+    INPUT_ERROR = 2
+    SUBMISSION_INCOMPLETE = 3
+    LOCKED = 4
+    INTERRUPTED = 130
+
+
+EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
+    ExitCode.OK: "done (or nothing to do)",
+    ExitCode.VERIFICATION_FAILED: "verification failed: nothing submitted, state unchanged",
+    ExitCode.INPUT_ERROR: "usage or input error: nothing submitted, state unchanged",
+    ExitCode.SUBMISSION_INCOMPLETE: "submission incomplete after retries; the rest stays pending",
+    ExitCode.LOCKED: "another run holds the state lock",
+    ExitCode.INTERRUPTED: "interrupted; the batch in flight stays pending",
+}
+
+
+class NotifierError(Exception):
+    """Root of every failure notify-changes expects. ``str(error)`` is one line for a user."""
+
+    exit_code: ExitCode = ExitCode.INPUT_ERROR
+
+
+class UsageError(NotifierError):
+    """A bad option, config value or key."""
+
+
+class InputError(NotifierError):
+    """An unreadable or malformed sitemap, a missing index part."""
+
+
+class StateError(NotifierError):
+    """A state file that cannot be read, is corrupt, or is of a newer format."""
+
+
+class HistoryError(NotifierError):
+    """The git history configured in ``[history]`` cannot be read."""
+
+
+class LockTimeout(NotifierError):
+    """Another run holds the state lock."""
+
+    exit_code = ExitCode.LOCKED
+
+
+class Interrupted(NotifierError):
+    """SIGINT or SIGTERM arrived; the run stopped with its state consistent."""
+
+    exit_code = ExitCode.INTERRUPTED

@@ -1,0 +1,64 @@
+"""``--format github``: annotations, a job summary and step outputs for GitHub Actions."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TextIO
+
+from notifier.report import Report, render_text
+
+
+def _escape(text: str) -> str:
+    """Workflow-command data escaping (%, CR, LF), so a message cannot inject a command."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def write_github(report: Report, stream: TextIO, env: Mapping[str, str]) -> None:
+    """Annotations and the text report on ``stream``; summary and outputs to their files."""
+    for violation in report.violations[:50]:
+        kind = "error" if violation.level == "error" else "warning"
+        stream.write(f"::{kind} title={violation.rule}::{_escape(violation.url + ': ' + violation.message)}\n")
+    for note in report.notes:
+        stream.write(f"::warning title=notify-changes::{_escape(note)}\n")
+    stream.write(render_text(report) + "\n")
+    outputs = env.get("GITHUB_OUTPUT")
+    if outputs:
+        with open(outputs, "a", encoding="utf-8") as handle:
+            for name, value in (
+                ("added", len(report.added)),
+                ("changed", len(report.changed)),
+                ("removed", len(report.removed)),
+                ("submitted", len(report.submitted)),
+                ("pending", len(report.pending)),
+            ):
+                handle.write(f"{name}={value}\n")
+    summary = env.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        with open(summary, "a", encoding="utf-8") as handle:
+            handle.write(_markdown(report))
+
+
+def _markdown(report: Report) -> str:
+    lines = [
+        "### notify-changes" + (" (dry run)" if report.dry_run else ""),
+        "",
+        "| added | changed | removed | submitted | pending |",
+        "|---:|---:|---:|---:|---:|",
+        f"| {len(report.added)} | {len(report.changed)} | {len(report.removed)} | {len(report.submitted)} | {len(report.pending)} |",
+        "",
+    ]
+    for title, changes in (("Added", report.added), ("Changed", report.changed), ("Removed", report.removed)):
+        if changes:
+            lines.append(f"**{title}** (first {min(10, len(changes))} of {len(changes)}):")
+            lines.extend(f"- {change.loc}" for change in changes[:10])
+            lines.append("")
+    if report.violations:
+        lines.append("**Findings:**")
+        lines.extend(f"- `{v.level}[{v.rule}]` {v.url}: {v.message}" for v in report.violations[:50])
+        lines.append("")
+    if report.batches:
+        lines.append("| endpoint | host | URLs | status |")
+        lines.append("|---|---|---:|---|")
+        lines.extend(f"| {b.endpoint} | {b.host} | {b.url_count} | {b.status} |" for b in report.batches)
+        lines.append("")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,343 @@
+"""Talk to IndexNow: batches by host, the key file preflight, POSTs with retries.
+
+Every retry decision lives here: which answers are retried (:class:`RetryPolicy`), how
+long to wait (exponential backoff with jitter, or the server's ``Retry-After``), and
+when to give up and leave a batch pending for the next run (the ``--retry-timeout``
+budget). Sleeping and the clocks are injected, so tests run in milliseconds.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import email.utils
+import json
+import random
+import re
+import time
+import urllib.parse
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import requests
+import tenacity
+
+from notifier.errors import UsageError
+
+DEFAULT_ENDPOINT = "https://api.indexnow.org/indexnow"
+MAX_BATCH = 10_000  # IndexNow: at most 10,000 URLs per POST
+KEY_PATTERN = re.compile(r"[A-Za-z0-9-]{8,128}")  # IndexNow: 8 to 128 of a-z, A-Z, 0-9, '-'
+
+#: Exceptions that mean "the network hiccuped, try again". Nothing else is retried:
+#: KeyboardInterrupt and every programming error propagate at once.
+RETRYABLE_EXCEPTIONS: tuple[type[BaseException], ...] = (
+    requests.ConnectionError,
+    requests.Timeout,
+    requests.exceptions.ChunkedEncodingError,
+)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Which answers are retried, the backoff, and the budget for one batch."""
+
+    retry_statuses: frozenset[int] = frozenset({408, 429, 500, 502, 503, 504})
+    initial_wait: float = 1.0
+    max_wait: float = 60.0
+    jitter: float = 1.0  # up to this many seconds added at random to each backoff
+    budget: float = 120.0  # --retry-timeout: never sleep past this, counted from the first try
+
+
+class Batch(NamedTuple):
+    """One POST: URLs of one host, with the key that host uses."""
+
+    host: str
+    key: str
+    key_location: str | None
+    urls: list[str]
+
+
+class BatchResult(NamedTuple):
+    endpoint: str
+    host: str
+    url_count: int
+    status: str  # "delivered", "accepted" (202: key validation pending), "failed", "skipped"
+    http_status: int | None
+    message: str
+    attempts: int
+
+
+@dataclass(frozen=True)
+class Keys:
+    """Which key each host uses and where its key file is."""
+
+    default: str | None = None
+    per_host: dict[str, str] = field(default_factory=dict)
+    key_location: str | None = None  # --key-location: applies to the host it names
+
+    def key_for(self, host: str) -> str | None:
+        return self.per_host.get(host, self.default)
+
+    def location_for(self, host: str, scheme: str) -> tuple[str | None, str]:
+        """(keyLocation to send or None, URL to fetch the key file from)."""
+        if self.key_location is not None:
+            split = urllib.parse.urlsplit(self.key_location)
+            if split.netloc.lower() == host:
+                return self.key_location, self.key_location
+        key = self.key_for(host) or ""
+        return None, f"{scheme}://{host}/{key}.txt"
+
+
+def validate_key(key: str, where: str) -> None:
+    if not KEY_PATTERN.fullmatch(key):
+        raise UsageError(
+            f"{where}: an IndexNow key is 8 to 128 characters of a-z, A-Z, 0-9 and '-'; make one with `notify-changes key new`"
+        )
+
+
+def key_scope(key_location: str | None) -> str:
+    """The folder a key file covers: URLs outside it cannot use that key."""
+    if key_location is None:
+        return "/"
+    path = urllib.parse.urlsplit(key_location).path
+    return path[: path.rfind("/") + 1] or "/"
+
+
+def make_batches(urls: Iterable[str], keys: Keys, batch_size: int) -> tuple[list[Batch], list[tuple[str, str]]]:
+    """Group URLs by host (in first-seen order) into batches of at most ``batch_size``.
+
+    Returns the batches and the URLs that cannot be sent, each with the reason.
+    """
+    by_host: dict[tuple[str, str], list[str]] = {}
+    unsendable: list[tuple[str, str]] = []
+    for url in urls:
+        split = urllib.parse.urlsplit(url)
+        host = split.netloc.lower()
+        if split.scheme not in ("http", "https") or not host:
+            unsendable.append((url, "not an absolute http(s) URL"))
+            continue
+        by_host.setdefault((host, split.scheme), []).append(url)
+    batches: list[Batch] = []
+    for (host, scheme), host_urls in by_host.items():
+        key = keys.key_for(host)
+        if key is None:
+            unsendable.extend((url, f"no IndexNow key for {host}; set INDEXNOW_KEY or [keys] in the config") for url in host_urls)
+            continue
+        key_location, _ = keys.location_for(host, scheme)
+        scope = key_scope(key_location)
+        inside: list[str] = []
+        for url in host_urls:
+            path = urllib.parse.urlsplit(url).path or "/"
+            if path.startswith(scope):
+                inside.append(url)
+            else:
+                unsendable.append((url, f"outside {scope}, the folder its key file {key_location} covers"))
+        for start in range(0, len(inside), batch_size):
+            batches.append(Batch(host, key, key_location, inside[start : start + batch_size]))
+    return batches, unsendable
+
+
+class _RetryableAnswer(Exception):
+    def __init__(self, response: requests.Response) -> None:
+        super().__init__(response.status_code)
+        self.response = response
+
+
+class _GiveUp(Exception):
+    """The budget would be exceeded by the next wait."""
+
+
+def parse_retry_after(value: str | None, now: dt.datetime) -> float | None:
+    """Seconds to wait from a Retry-After header (seconds or an HTTP-date), or None if unusable."""
+    if value is None:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(int(value)) if len(value) < 12 else float("inf")
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when is None:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    return max(0.0, float((when - now).total_seconds()))
+
+
+class Client:
+    """An IndexNow client over one requests session. The only class that does HTTP."""
+
+    def __init__(
+        self,
+        *,
+        policy: RetryPolicy = RetryPolicy(),
+        request_timeout: float = 30.0,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC),
+        rng: random.Random | None = None,
+        session: requests.Session | None = None,
+        user_agent: str = "notify-changes",
+    ) -> None:
+        self.policy = policy
+        self.timeout = (min(request_timeout, 10.0), request_timeout)  # (connect, read)
+        self._sleep = sleep
+        self._clock = clock
+        self._wall_clock = wall_clock
+        self._rng = rng or random.Random()
+        self.session = session or requests.Session()
+        self.session.headers["User-Agent"] = user_agent
+        self.requests_sent = 0
+
+    def close(self) -> None:
+        self.session.close()
+
+    # -- retries -------------------------------------------------------------------
+    def _with_retries(self, send: Callable[[], requests.Response]) -> tuple[requests.Response | None, str, int]:
+        """Run ``send`` until a final answer; (response or None, why it ended, attempts)."""
+        policy = self.policy
+        started = self._clock()
+        planned: list[float] = [0.0]
+        attempts = 0
+        last_problem = ""
+
+        def attempt() -> requests.Response:
+            nonlocal attempts
+            attempts += 1
+            self.requests_sent += 1
+            response = send()
+            if response.status_code in policy.retry_statuses or 500 <= response.status_code < 600:
+                raise _RetryableAnswer(response)
+            return response
+
+        def next_wait(state: tenacity.RetryCallState) -> float:
+            exc = state.outcome.exception() if state.outcome is not None else None
+            backoff: float = min(policy.max_wait, policy.initial_wait * 2.0 ** (state.attempt_number - 1))
+            backoff += self._rng.uniform(0, policy.jitter)
+            if isinstance(exc, _RetryableAnswer):
+                after = parse_retry_after(exc.response.headers.get("Retry-After"), self._wall_clock())
+                if after is not None:
+                    return after  # the server said when; honour it (the budget check follows)
+            return backoff
+
+        def stop(state: tenacity.RetryCallState) -> bool:
+            planned[0] = next_wait(state)
+            return self._clock() - started + planned[0] > policy.budget
+
+        retrying = tenacity.Retrying(
+            retry=tenacity.retry_if_exception_type((*RETRYABLE_EXCEPTIONS, _RetryableAnswer)),
+            stop=stop,
+            wait=lambda state: planned[0],
+            sleep=self._sleep,
+            reraise=True,
+        )
+        try:
+            return retrying(attempt), "", attempts
+        except _RetryableAnswer as error:
+            response = error.response
+            after = response.headers.get("Retry-After")
+            last_problem = f"HTTP {response.status_code}" + (f" (Retry-After: {after[:40]})" if after else "")
+            return response, f"{last_problem}; gave up within --retry-timeout {policy.budget:g} s", attempts
+        except RETRYABLE_EXCEPTIONS as error:
+            kind = "timed out" if isinstance(error, requests.Timeout) else "connection failed"
+            return None, f"{kind} ({type(error).__name__}); gave up within --retry-timeout {policy.budget:g} s", attempts
+
+    # -- the key file --------------------------------------------------------------
+    def check_key_file(self, url: str, key: str) -> str | None:
+        """None when ``url`` serves ``key``; otherwise what is wrong, in one line."""
+        try:
+            response, problem, _ = self._with_retries(lambda: self.session.get(url, timeout=self.timeout, allow_redirects=False))
+        except requests.RequestException as error:
+            return f"key file {url} could not be fetched ({type(error).__name__})"
+        if response is None or problem:
+            return f"key file {url} could not be fetched: {problem}"
+        with response:
+            if 300 <= response.status_code < 400:
+                return f"key file {url} redirects to {response.headers.get('Location', '?')}; serve it at that URL directly"
+            if response.status_code != 200:
+                return f"key file {url} answered HTTP {response.status_code}; publish {key[:4]}….txt with the key as its content"
+            served = response.content[:256].decode("utf-8", "replace").strip()
+        if served != key:
+            shown = (served[:4] + "…") if served else "nothing"
+            return f"key file {url} serves {shown!r}, not the key {key[:4]}…; publish the right key file and run again"
+        return None
+
+    # -- submissions ---------------------------------------------------------------
+    def submit(self, endpoint: str, batch: Batch) -> BatchResult:
+        """POST one batch and map the answer to a result; never raises for a server's answer."""
+        body: dict[str, object] = {"host": batch.host, "key": batch.key}
+        if batch.key_location is not None:
+            body["keyLocation"] = batch.key_location
+        body["urlList"] = batch.urls
+        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        headers = {"Content-Type": "application/json; charset=utf-8"}
+
+        def send() -> requests.Response:
+            return self.session.post(endpoint, data=data, headers=headers, timeout=self.timeout, allow_redirects=False)
+
+        try:
+            response, problem, attempts = self._with_retries(send)
+        except requests.RequestException as error:  # e.g. an invalid endpoint URL: not retryable
+            return BatchResult(endpoint, batch.host, len(batch.urls), "failed", None, f"request failed: {error}", 1)
+        if response is None:
+            return BatchResult(endpoint, batch.host, len(batch.urls), "failed", None, problem, attempts)
+        with response:
+            status = response.status_code
+            text = response.text[:500] if response.content else ""
+        count = len(batch.urls)
+        if problem:
+            return BatchResult(endpoint, batch.host, count, "failed", status, problem, attempts)
+        if status == 200:
+            return BatchResult(endpoint, batch.host, count, "delivered", status, "OK", attempts)
+        if status == 202:
+            return BatchResult(
+                endpoint, batch.host, count, "accepted", status, "accepted; the endpoint will validate the key later", attempts
+            )
+        return BatchResult(endpoint, batch.host, count, "failed", status, explain(status, text, response, batch), attempts)
+
+
+def explain(status: int, body: str, response: requests.Response, batch: Batch) -> str:
+    """What a final, non-success answer means and what to do about it."""
+    if 300 <= status < 400:
+        return (
+            f"HTTP {status}: the endpoint redirects to {response.headers.get('Location', '?')}; redirects are not "
+            "followed for submissions: set --endpoint to the final URL"
+        )
+    if status == 400:
+        return f"HTTP 400 Bad Request: the endpoint rejected the request body; {_body_hint(body)}"
+    if status == 403:
+        if "UserForbiddedToAccessSite" in body:
+            return (
+                "HTTP 403 UserForbiddedToAccessSite: the key is not accepted for this site; check that the key file "
+                f"is published at the key location for {batch.host} and has not been revoked"
+            )
+        if "SiteVerificationNotCompleted" in body:
+            return (
+                "HTTP 403 SiteVerificationNotCompleted: the endpoint has not verified the key file yet; make sure "
+                f"{batch.host} serves it and run again later (the URLs stay pending)"
+            )
+        if "KeyNotFound" in body or "key" in body.lower():
+            return (
+                f"HTTP 403 KeyNotFound: the endpoint could not find the key file for {batch.host}; publish KEY.txt "
+                "at the site root (or pass --key-location) and run again"
+            )
+        return f"HTTP 403 Forbidden: key file not found, not matching, or site not verified for {batch.host}; {_body_hint(body)}"
+    if status == 422:
+        return (
+            f"HTTP 422 Unprocessable Entity: a URL is not on {batch.host}, or the key does not match the schema; "
+            f"{_body_hint(body)}"
+        )
+    if status == 404:
+        return "HTTP 404: no IndexNow endpoint at this URL; check --endpoint"
+    return f"HTTP {status}: not a success; {_body_hint(body)}"
+
+
+def _body_hint(body: str) -> str:
+    compact = " ".join(body.split())[:160]
+    return f"the endpoint said: {compact}" if compact else "the endpoint gave no details"
+
+
+def chunked(items: list[str], size: int) -> Iterator[list[str]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]

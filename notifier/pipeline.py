@@ -1,0 +1,292 @@
+"""The deploy loop in one place: parse -> diff -> verify -> submit -> record."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import requests
+
+from notifier.dates import format_utc, parse_w3c
+from notifier.diff import Change, Diff, apply_to_state, compute_diff
+from notifier.errors import ExitCode, InputError
+from notifier.indexnow import Batch, BatchResult, Client, RetryPolicy, make_batches
+from notifier.report import PlannedBatch, Report
+from notifier.rules import Context, RuleSettings, Violation, verify
+from notifier.settings import Settings
+from notifier.sitemap import ReadOptions, Sitemap, read_sitemap
+from notifier.store import JsonStore, RunRecord, State, encode_state, load_state
+
+
+@dataclass
+class Environment:
+    """What a run takes from the outside world; tests replace any of it."""
+
+    now: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC)
+    sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], float] = time.monotonic
+    progress: Callable[[str], None] | None = None
+    session: requests.Session | None = None
+    extra_violations: list[Violation] = field(default_factory=list)
+
+
+def execute(settings: Settings, env: Environment | None = None) -> Report:
+    """Run ``check`` or ``run`` as ``settings`` say and return the report. Never prints."""
+    env = env or Environment()
+    if settings.command == "check" or settings.dry_run:
+        return _pipeline(settings, env, load_state(settings.state), store=None)
+    store = JsonStore(settings.state, lock_timeout=settings.lock_timeout, clock=env.clock, sleep=env.sleep)
+    with store:
+        return _pipeline(settings, env, store.load(), store=store)
+
+
+def _pipeline(settings: Settings, env: Environment, recorded: State | None, store: JsonStore | None) -> Report:
+    now = env.now()
+    stamp = format_utc(now)
+    report = Report(command=settings.command, dry_run=settings.dry_run)
+    first_run = recorded is None
+    if first_run and settings.initial == "fail" and settings.command == "run":
+        raise InputError(
+            f"{settings.state}: no state file, and --initial fail refuses to start without one; "
+            "restore the state from the last deploy, or pick --initial baseline|submit|since:DURATION"
+        )
+    state = recorded or State()
+    original = encode_state(state) if recorded is not None else None
+
+    # parse
+    sitemap = read_sitemap(
+        settings.sitemap,
+        ReadOptions(site_dir=settings.site_dir, request_timeout=settings.request_timeout, progress=env.progress),
+    )
+    # diff
+    endpoints = list(settings.endpoints)
+    diff = compute_diff(sitemap.entries, state, endpoints=endpoints)
+    report.added, report.changed, report.removed = diff.added, diff.changed, diff.removed
+    report.unchanged = diff.unchanged
+    # verify
+    report.violations = verify(
+        Context(
+            sitemap=sitemap,
+            diff=diff,
+            state=state,
+            first_run=first_run,
+            key_file_missing=_missing_key_files(settings, sitemap),
+            extra=env.extra_violations,
+        ),
+        RuleSettings(
+            levels=settings.rule_levels,
+            now=now,
+            clock_skew=settings.clock_skew,
+            max_removed=settings.max_removed,
+            bulk=settings.bulk,
+            sitemap_url=settings.sitemap_url,
+        ),
+    )
+    if report.errors:
+        report.pending = _pending_urls(state, endpoints)
+        report.exit_code = ExitCode.VERIFICATION_FAILED
+        return report
+    if settings.command == "check":
+        report.pending = _pending_urls(state, endpoints)
+        return report
+
+    # record what this deploy changed, and what each endpoint must now be told
+    to_submit = _choose(settings, diff, first_run, now, report)
+    apply_to_state(diff, state, endpoints=endpoints, to_submit=to_submit, now=stamp)
+    report.reasons = _reasons(diff, to_submit, state, endpoints)
+    if settings.dry_run:
+        report.planned = _plan(settings, state, endpoints, report.reasons)
+        report.pending = _pending_urls(state, endpoints)
+        return report
+    assert store is not None
+    if encode_state(state) != original:
+        store.save(state)
+
+    # submit, recording each acknowledged batch before the next is sent
+    delivered: dict[str, None] = {}
+    if any(state.pending.get(endpoint) for endpoint in endpoints):
+        client = Client(
+            policy=RetryPolicy(budget=settings.retry_timeout),
+            request_timeout=settings.request_timeout,
+            sleep=env.sleep,
+            clock=env.clock,
+            wall_clock=env.now,
+            session=env.session,
+        )
+        try:
+            for result, batch in _Submissions(settings, client, state, endpoints, env):
+                report.batches.append(result)
+                if batch is not None and result.status in ("delivered", "accepted"):
+                    store.record_delivered(state, result.endpoint, batch.urls, format_utc(env.now()))
+                    delivered.update(dict.fromkeys(batch.urls))
+        finally:
+            if env.session is None:
+                client.close()
+    report.submitted = list(delivered)
+    report.pending = _pending_urls(state, endpoints)
+
+    # record the run itself, only when something happened (a rerun leaves the bytes alone)
+    if diff.announced or report.batches or first_run or report.pending:
+        exit_code = ExitCode.OK
+        if report.pending and settings.on_submit_error == "fail":
+            exit_code = ExitCode.SUBMISSION_INCOMPLETE
+        state.runs.append(
+            RunRecord(
+                at=stamp,
+                command="run",
+                added=len(diff.added),
+                changed=len(diff.changed),
+                removed=len(diff.removed),
+                submitted=len(report.submitted),
+                pending=len(report.pending),
+                exit_code=int(exit_code),
+            )
+        )
+    if encode_state(state) != original:
+        store.save(state)
+    if report.pending:
+        failed = [batch for batch in report.batches if batch.status not in ("delivered", "accepted")]
+        detail = f"; first problem: {failed[0].message}" if failed else ""
+        report.notes.append(f"{len(report.pending)} URL(s) not delivered; they stay pending and go out with the next run{detail}")
+        if settings.on_submit_error == "fail":
+            report.exit_code = ExitCode.SUBMISSION_INCOMPLETE
+    return report
+
+
+def _choose(settings: Settings, diff: Diff, first_run: bool, now: dt.datetime, report: Report) -> list[Change]:
+    """Which of this deploy's changes to announce (``--initial`` on the first run, ``--no-removed``)."""
+    if first_run:
+        if settings.initial == "submit":
+            return list(diff.added)
+        since = settings.since
+        if since is not None:
+            cutoff = now - since
+            chosen = []
+            for change in diff.added:
+                instant = parse_w3c(change.new) if change.new else None
+                if instant is not None and instant >= cutoff:
+                    chosen.append(change)
+            report.notes.append(
+                f"no state file at {settings.state}: recorded {len(diff.added)} URLs, announcing the "
+                f"{len(chosen)} whose lastmod is within {settings.initial[6:]}"
+            )
+            return chosen
+        report.notes.append(
+            f"no state file at {settings.state}: recorded a baseline of {len(diff.added)} URLs and submitted nothing; "
+            "keep the state file between deploys (or pass --initial submit to announce every URL)"
+        )
+        return []
+    if settings.no_removed:
+        return diff.added + diff.changed
+    return diff.announced
+
+
+def _reasons(diff: Diff, to_submit: list[Change], state: State, endpoints: list[str]) -> dict[str, Change]:
+    """loc -> why it is (still) to be sent, for every URL pending at a configured endpoint."""
+    reasons = {change.loc: change for change in diff.pending}
+    reasons.update((change.loc, change) for change in to_submit)
+    for endpoint in endpoints:
+        for loc, item in state.pending.get(endpoint, {}).items():
+            if loc not in reasons:
+                reasons[loc] = Change(loc, "pending", since=item["since"])
+    return reasons
+
+
+def _pending_urls(state: State, endpoints: list[str]) -> list[str]:
+    urls: dict[str, None] = {}
+    for endpoint in endpoints:
+        urls.update(dict.fromkeys(state.pending.get(endpoint, {})))
+    return list(urls)
+
+
+def _plan(settings: Settings, state: State, endpoints: list[str], reasons: dict[str, Change]) -> list[PlannedBatch]:
+    planned: list[PlannedBatch] = []
+    for endpoint in endpoints:
+        batches, unsendable = make_batches(state.pending.get(endpoint, {}), settings.keys, settings.batch_size)
+        for batch in batches:
+            planned.append(PlannedBatch(endpoint, batch.host, [reasons[loc] for loc in batch.urls]))
+        if unsendable and settings.keys.default is None and not settings.keys.per_host:
+            # a dry run without a key still shows what would be sent, grouped by host
+            by_host: dict[str, list[Change]] = {}
+            for loc, _ in unsendable:
+                by_host.setdefault(_host_of(loc), []).append(reasons[loc])
+            for host, changes in by_host.items():
+                for start in range(0, len(changes), settings.batch_size):
+                    planned.append(PlannedBatch(endpoint, host, changes[start : start + settings.batch_size]))
+    return planned
+
+
+class _Submissions:
+    """Iterate (result, batch) over every endpoint's pending URLs, after the key preflight."""
+
+    def __init__(self, settings: Settings, client: Client, state: State, endpoints: list[str], env: Environment) -> None:
+        self.settings, self.client, self.state, self.endpoints, self.env = settings, client, state, endpoints, env
+        self.key_problems: dict[str, str | None] = {}
+
+    def _preflight(self, batch: Batch) -> str | None:
+        if batch.host not in self.key_problems:
+            scheme = "https" if batch.urls[0].startswith("https:") else "http"
+            _, url = self.settings.keys.location_for(batch.host, scheme)
+            if self.env.progress is not None:
+                self.env.progress(f"checking key file {url}")
+            self.key_problems[batch.host] = self.client.check_key_file(url, batch.key)
+        return self.key_problems[batch.host]
+
+    def __iter__(self) -> Iterator[tuple[BatchResult, Batch | None]]:
+        for endpoint in self.endpoints:
+            pending = list(self.state.pending.get(endpoint, {}))
+            batches, unsendable = make_batches(pending, self.settings.keys, self.settings.batch_size)
+            grouped = Counter((_host_of(loc), why) for loc, why in unsendable)
+            for (host, why), count in grouped.items():
+                yield BatchResult(endpoint, host, count, "skipped", None, why, 0), None
+            stop_reason: str | None = None
+            for batch in batches:
+                problem = self._preflight(batch)
+                if problem is None and stop_reason is None:
+                    if self.env.progress is not None:
+                        self.env.progress(f"sending {len(batch.urls)} URLs of {batch.host} to {endpoint}")
+                    result = self.client.submit(endpoint, batch)
+                    if result.http_status == 403:  # the key will not work for the other batches either
+                        stop_reason = f"not sent after the 403 above: {result.message}"
+                    yield result, batch
+                else:
+                    message = problem or stop_reason or ""
+                    yield BatchResult(endpoint, batch.host, len(batch.urls), "skipped", None, message, 0), batch
+
+
+def _missing_key_files(settings: Settings, sitemap: Sitemap) -> list[str]:
+    """Key files expected in the build (with --site-dir and a key) that are not there."""
+    if settings.site_dir is None:
+        return []
+    missing: list[str] = []
+    hosts: dict[str, str] = {}
+    for entry in sitemap.entries:
+        parts = entry.loc.split("/", 3)
+        if len(parts) >= 3 and parts[0] in ("http:", "https:") and parts[2] and parts[2].lower() not in hosts:
+            hosts[parts[2].lower()] = parts[0][:-1]
+    for host, scheme in hosts.items():
+        key = settings.keys.key_for(host)
+        if key is None:
+            continue
+        _, url = settings.keys.location_for(host, scheme)
+        path = url.split("/", 3)[3] if url.count("/") >= 3 else f"{key}.txt"
+        candidate = Path(settings.site_dir) / path
+        if not candidate.is_file():
+            missing.append(str(candidate))
+        else:
+            try:
+                served = candidate.read_text(encoding="utf-8", errors="replace").strip()
+            except OSError:
+                served = ""
+            if served != key:
+                missing.append(f"{candidate} (present, but it holds another key)")
+    return missing
+
+
+def _host_of(loc: str) -> str:
+    parts = loc.split("/", 3)
+    return parts[2].lower() if len(parts) >= 3 and parts[2] else "?"

@@ -1,0 +1,141 @@
+"""The outcome of a run as plain data, and its text and JSON renderings."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from notifier.diff import Change
+from notifier.errors import ExitCode
+from notifier.indexnow import BatchResult
+from notifier.rules import Violation
+
+
+class PlannedBatch(NamedTuple):
+    """A batch a dry run would send, with why each URL is in it."""
+
+    endpoint: str
+    host: str
+    urls: list[Change]
+
+
+@dataclass
+class Report:
+    """What a run found and did. Returned by :func:`notifier.run` and :func:`notifier.check`."""
+
+    command: str
+    dry_run: bool = False
+    exit_code: ExitCode = ExitCode.OK
+    added: list[Change] = field(default_factory=list)
+    changed: list[Change] = field(default_factory=list)
+    removed: list[Change] = field(default_factory=list)
+    pending: list[str] = field(default_factory=list)  # URLs still undelivered after this run
+    unchanged: int = 0
+    submitted: list[str] = field(default_factory=list)  # URLs acknowledged by an endpoint this run
+    violations: list[Violation] = field(default_factory=list)
+    batches: list[BatchResult] = field(default_factory=list)
+    planned: list[PlannedBatch] = field(default_factory=list)  # --dry-run
+    notes: list[str] = field(default_factory=list)  # warnings about the run itself
+    reasons: dict[str, Change] = field(default_factory=dict)  # why each pending URL waits
+
+    @property
+    def errors(self) -> list[Violation]:
+        return [violation for violation in self.violations if violation.level == "error"]
+
+    def summary(self) -> str:
+        return (
+            f"{len(self.added)} added, {len(self.changed)} changed, {len(self.removed)} removed, "
+            f"{len(self.submitted)} submitted, {len(self.pending)} pending"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "command": self.command,
+            "dry_run": self.dry_run,
+            "added": len(self.added),
+            "changed": len(self.changed),
+            "removed": len(self.removed),
+            "unchanged": self.unchanged,
+            "pending": len(self.pending),
+            "submitted": len(self.submitted),
+            "urls": {
+                "added": [change.loc for change in self.added],
+                "changed": [change.loc for change in self.changed],
+                "removed": [change.loc for change in self.removed],
+                "pending": list(self.pending),
+            },
+            "why": {loc: _why(change) for loc, change in self.reasons.items()},
+            "violations": [violation._asdict() for violation in self.violations],
+            "batches": [
+                {
+                    "endpoint": batch.endpoint,
+                    "host": batch.host,
+                    "count": batch.url_count,
+                    "status": batch.status,
+                    "http_status": batch.http_status,
+                    "message": batch.message,
+                    "attempts": batch.attempts,
+                }
+                for batch in self.batches
+            ]
+            + [
+                {"endpoint": plan.endpoint, "host": plan.host, "count": len(plan.urls), "status": "dry-run"}
+                for plan in self.planned
+            ],
+            "notes": list(self.notes),
+            "exit_code": int(self.exit_code),
+        }
+
+
+def _why(change: Change) -> dict[str, Any]:
+    why: dict[str, Any] = {"reason": change.reason}
+    if change.reason == "changed":
+        why["old_lastmod"], why["new_lastmod"] = change.old, change.new
+    elif change.reason == "added":
+        why["lastmod"] = change.new
+    elif change.reason == "removed":
+        why["last_lastmod"] = change.old
+    if change.since:
+        why["pending_since"] = change.since
+    return why
+
+
+def describe(change: Change) -> str:
+    """One short phrase: why this URL is announced."""
+    if change.reason == "changed":
+        return f"changed  {change.loc}  (lastmod {change.old} -> {change.new})"
+    if change.reason == "added":
+        return f"added    {change.loc}" + (f"  (lastmod {change.new})" if change.new else "")
+    if change.reason == "removed":
+        return f"removed  {change.loc}"
+    return f"pending  {change.loc}" + (f"  (waiting since {change.since})" if change.since else "")
+
+
+def render_text(report: Report, *, cap_per_rule: int = 20) -> str:
+    """The text report: the summary line first, then findings, then batches."""
+    lines = [("dry run: " if report.dry_run else "") + report.summary()]
+    lines.extend(f"warning: {note}" for note in report.notes)
+    shown: Counter[str] = Counter()
+    totals: Counter[str] = Counter(violation.rule for violation in report.violations)
+    for violation in report.violations:
+        shown[violation.rule] += 1
+        if shown[violation.rule] <= cap_per_rule:
+            lines.append(f"{violation.level}[{violation.rule}] {violation.url}: {violation.message}")
+        elif shown[violation.rule] == cap_per_rule + 1:
+            rest = totals[violation.rule] - cap_per_rule
+            lines.append(f"{violation.level}[{violation.rule}] … and {rest} more like this")
+    for batch in report.batches:
+        code = f" (HTTP {batch.http_status})" if batch.http_status else ""
+        lines.append(f"batch {batch.endpoint} {batch.host}: {batch.url_count} URLs {batch.status}{code}: {batch.message}")
+    for plan in report.planned:
+        lines.append(f"would send to {plan.endpoint}: host {plan.host}, {len(plan.urls)} URLs")
+        lines.extend(f"  {describe(change)}" for change in plan.urls)
+    if report.errors:
+        lines.append(f"verification failed: {len(report.errors)} error(s); nothing was submitted and the state is unchanged")
+    return "\n".join(lines)
+
+
+def render_json(report: Report) -> str:
+    return json.dumps(report.to_json(), ensure_ascii=False, indent=2)

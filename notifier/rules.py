@@ -1,0 +1,413 @@
+"""The verification rules: each defined once, with its id, default level and explanation.
+
+``verify`` turns what the reader, the diff and the history saw into violations; any
+violation at level ``error`` fails the deploy (exit 1) before anything is submitted.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import ipaddress
+import posixpath
+import re
+import urllib.parse
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from notifier.dates import parse_w3c
+from notifier.diff import Change, Diff
+from notifier.sitemap import Sitemap
+from notifier.store import State
+
+ERROR, WARN, OFF = "error", "warn", "off"
+LEVELS = (ERROR, WARN, OFF)
+
+
+class Rule(NamedTuple):
+    id: str
+    level: str  # the default level
+    catches: str  # what it catches, for the README and --help
+
+
+RULES: dict[str, Rule] = {
+    rule.id: rule
+    for rule in (
+        Rule("lastmod-regressed", ERROR, "a URL's lastmod is earlier than the one recorded at the last deploy"),
+        Rule("lastmod-future", ERROR, "a lastmod is later than now plus --clock-skew"),
+        Rule("lastmod-bulk", ERROR, "many changed URLs share one lastmod instant: dates from file mtimes or the build clock"),
+        Rule("lastmod-invalid", ERROR, "a lastmod that is not a W3C Datetime"),
+        Rule("lastmod-missing", WARN, "a URL without a lastmod"),
+        Rule("lastmod-vs-history", ERROR, "a lastmod outside the git history of the page's source file"),
+        Rule("lastmod-without-change", WARN, "the lastmod moved but the built page file did not change"),
+        Rule("change-without-lastmod", WARN, "the built page file changed but its lastmod did not"),
+        Rule("mass-removal", ERROR, "more than --max-removed of the recorded URLs vanished at once"),
+        Rule("url-invalid", ERROR, "a loc that is not an absolute, escaped http(s) URL of at most 2,048 characters"),
+        Rule("url-out-of-scope", ERROR, "a loc off the sitemap's host or outside the sitemap's folder"),
+        Rule("url-dev-host", ERROR, "a loc on a development, preview or placeholder host"),
+        Rule("url-duplicate", WARN, "the same loc listed twice (an error when the two lastmods differ)"),
+        Rule("sitemap-limits", ERROR, "over 50,000 URLs in a file or parts in an index, or an index inside an index"),
+        Rule("sitemap-empty", ERROR, "the sitemap lists no URL at all"),
+        Rule("xml-prolog", WARN, "a byte-order mark or whitespace before <?xml"),
+        Rule("key-file-missing", ERROR, "the IndexNow key file is not in the build (--site-dir)"),
+    )
+}
+
+MAX_URL_LENGTH = 2048
+
+
+class Violation(NamedTuple):
+    rule: str
+    level: str  # "error" or "warn"
+    url: str
+    message: str
+
+
+@dataclass(frozen=True)
+class BulkThresholds:
+    """When one shared lastmod instant means "the dates came from the build, not the content".
+
+    The defaults, argued with numbers:
+    - ``min_urls = 10``: an honest commit touches a handful of pages; 10 pages sharing
+      one instant is where a hand-made change stops being the likely story. The small
+      MkDocs site of the corpus (6 pages, one build date) stays silent; the Next.js site
+      that stamped all 59 pages with the build time fires; so does the 172-of-176 case.
+    - ``ratio = 0.5``: the shared instant must cover at least half of the changed URLs
+      that carry a lastmod. Build stamps cover ~100 % (59/59, 172/176, 10/11 in the
+      corpus' Hugo blogdown site); a deploy that mixes honest dates never gets there.
+    - ``site_ratio = 0.2``: and at least a fifth of the whole sitemap. A large site
+      where one honest commit changed 200 pages out of 10,000 (2 %) stays silent, while
+      the generator that rewrites every file on every run covers the whole site.
+    """
+
+    min_urls: int = 10
+    ratio: float = 0.5
+    site_ratio: float = 0.2
+
+
+@dataclass(frozen=True)
+class RuleSettings:
+    """What the rules need to know beyond the sitemap and the state."""
+
+    levels: dict[str, str] = field(default_factory=dict)
+    now: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
+    clock_skew: dt.timedelta = dt.timedelta(hours=1)
+    max_removed: float = 0.2  # fraction of recorded URLs
+    max_removed_min: int = 10  # never fire below this many removals
+    bulk: BulkThresholds = BulkThresholds()
+    sitemap_url: str | None = None
+    cap_per_rule: int = 20  # findings listed per rule in the text report
+
+    def level(self, rule_id: str) -> str:
+        return self.levels.get(rule_id, RULES[rule_id].level)
+
+
+@dataclass
+class Context:
+    """Everything the rules look at."""
+
+    sitemap: Sitemap
+    diff: Diff
+    state: State
+    first_run: bool
+    key_file_missing: list[str] = field(default_factory=list)  # key files expected in the build
+    extra: list[Violation] = field(default_factory=list)  # from history and fingerprints
+
+
+def verify(context: Context, settings: RuleSettings) -> list[Violation]:
+    """Every violation at its effective level, rules at ``off`` left out.
+
+    A configured level wins; else a finding's own level (url-duplicate escalates to
+    error when the two lastmods differ); else the rule's default.
+    """
+    found: list[Violation] = []
+    for rule_id, url, message, own_level in _all_findings(context, settings):
+        effective = settings.levels.get(rule_id) or own_level or RULES[rule_id].level
+        if effective != OFF:
+            found.append(Violation(rule_id, effective, url, message))
+    return found
+
+
+_Finding = tuple[str, str, str, str | None]  # rule, url, message, level override
+
+
+def _all_findings(context: Context, settings: RuleSettings) -> Iterator[_Finding]:
+    for finding in context.sitemap.findings:
+        yield finding.rule, finding.url, finding.message, None
+    yield from _sitemap_empty(context)
+    yield from _urls(context, settings)
+    yield from _duplicates(context, settings)
+    yield from _lastmods(context, settings)
+    yield from _bulk(context, settings)
+    yield from _mass_removal(context, settings)
+    for path in context.key_file_missing:
+        yield (
+            "key-file-missing",
+            path,
+            f"the IndexNow key file {path} is not in the build; run `notify-changes key new --write DIR` or copy it into the site",
+            None,
+        )
+    for violation in context.extra:
+        yield violation.rule, violation.url, violation.message, None
+
+
+def _sitemap_empty(context: Context) -> Iterator[_Finding]:
+    if not context.sitemap.entries:
+        root = context.sitemap.files[0].name if context.sitemap.files else "sitemap"
+        yield (
+            "sitemap-empty",
+            root,
+            "the sitemap lists no URL; a broken build, not a site without pages (nothing was treated as removed)",
+            None,
+        )
+
+
+# -- URLs ----------------------------------------------------------------------------
+
+_UNESCAPED = re.compile(r"[^A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]|%(?![0-9A-Fa-f]{2})")
+_DEV_SUFFIXES = (".local", ".localhost", ".test", ".example", ".invalid", ".internal", ".lan", ".home.arpa")
+_DEV_NAMES = {"localhost", "example.com", "example.net", "example.org"}
+# Hosts that generators put in a sitemap when the site's own URL was never configured:
+# starters' and themes' default base URLs, and the preview or staging hosts of hosting
+# services (taken from real sitemaps in the corpus; see ../shared/corpus/SOURCES.md).
+_PLACEHOLDER_HOSTS = (
+    (re.compile(r"(.+\.)?gatsbystarter[a-z-]*\.gatsbyjs\.io"), "the Gatsby starter's default siteUrl"),
+    (re.compile(r"deploy-preview-\d+--.+\.netlify\.app|.+--.+\.netlify\.app"), "a Netlify deploy preview"),
+    (re.compile(r"[a-z]+-[a-z]+-[0-9a-f]{6}\.netlify\.app"), "a Netlify auto-generated preview name"),
+    (re.compile(r".+-git-.+\.vercel\.app"), "a Vercel preview deployment"),
+    (re.compile(r"[0-9a-f]{8}\..+\.pages\.dev"), "a Cloudflare Pages preview"),
+    (re.compile(r".+\.on\.getshifter\.io"), "a Shifter staging host"),
+    (re.compile(r"(www\.)?(your-?(site|domain|website|blog)|mysite|mydomain)\.(com|org|net)"), "a placeholder domain"),
+)
+_PLACEHOLDER_PREFIXES = (
+    ("http://bashtage.github.io/sphinx-material/", "the sphinx-material theme's default base_url"),
+    ("https://bashtage.github.io/sphinx-material/", "the sphinx-material theme's default base_url"),
+)
+_PREFIX_HOSTS = {urllib.parse.urlsplit(prefix).netloc for prefix, _ in _PLACEHOLDER_PREFIXES}
+
+
+def dev_host_reason(url: str) -> str | None:
+    """Why ``url`` is on a development or placeholder host, or None."""
+    try:
+        host = (urllib.parse.urlsplit(url).hostname or "").rstrip(".").lower()
+    except ValueError:
+        return None
+    for prefix, what in _PLACEHOLDER_PREFIXES:
+        if url.startswith(prefix):
+            return f"{prefix} is {what}"
+    return _host_reason(host) if host else None
+
+
+def _host_reason(host: str) -> str | None:
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        address = None
+    if address is not None:
+        if address.is_loopback or address.is_private or address.is_link_local or address.is_unspecified:
+            return f"{host} is a loopback or private address, from a dev server"
+        return None
+    if host in _DEV_NAMES or host.endswith(_DEV_SUFFIXES) or host.endswith((".example.com", ".example.net", ".example.org")):
+        return f"{host} is a development or placeholder name (a dev server or the generator's default base URL)"
+    for pattern, what in _PLACEHOLDER_HOSTS:
+        if pattern.fullmatch(host):
+            return f"{host} looks like {what}, not the site's own address"
+    return None
+
+
+def url_problem(loc: str) -> str | None:
+    """Why ``loc`` is not an absolute, escaped http(s) URL within the length limit, or None."""
+    if len(loc) > MAX_URL_LENGTH:
+        return f"loc is {len(loc)} characters long, over {MAX_URL_LENGTH}"
+    try:
+        split = urllib.parse.urlsplit(loc)
+    except ValueError:
+        return "loc is not a valid URL"
+    if split.scheme not in ("http", "https") or not split.netloc:
+        if not split.scheme and loc.startswith("/"):
+            return "loc is relative; write absolute URLs (set the site's base URL in the generator)"
+        return "loc is not an absolute http(s) URL"
+    if not split.hostname:
+        return "loc has no host"
+    bad = _UNESCAPED.search(loc)
+    if bad is not None:
+        return f"loc has an unescaped character {bad.group(0)!r}; percent-encode it (RFC 3986)"
+    return None
+
+
+class Scope(NamedTuple):
+    host: str
+    folder: str  # ends with "/"
+
+
+def sitemap_scope(sitemap: Sitemap, sitemap_url: str | None) -> Scope | None:
+    """The host and folder every loc must be under (SPEC: url-out-of-scope)."""
+    public = sitemap_url or sitemap.root_url
+    if public:
+        split = urllib.parse.urlsplit(public)
+        folder = posixpath.dirname(split.path) if not split.path.endswith("/") else split.path
+        return Scope(split.netloc.lower(), folder.rstrip("/") + "/")
+    for entry in sitemap.entries:  # a local root: the first URL's host, the site root
+        split = urllib.parse.urlsplit(entry.loc)
+        if split.scheme in ("http", "https") and split.netloc:
+            return Scope(split.netloc.lower(), "/")
+    return None
+
+
+def _urls(context: Context, settings: RuleSettings) -> Iterator[_Finding]:
+    sitemap = context.sitemap
+    scope = sitemap_scope(sitemap, settings.sitemap_url)
+    check_invalid = settings.level("url-invalid") != OFF
+    check_scope = scope is not None and settings.level("url-out-of-scope") != OFF
+    check_dev = settings.level("url-dev-host") != OFF
+    host_reasons: dict[str, str | None] = {}
+    for loc in context.diff.current:
+        if check_invalid:
+            problem = url_problem(loc)
+            if problem is not None:
+                yield "url-invalid", loc, problem, None
+                continue
+        split = urllib.parse.urlsplit(loc)
+        netloc = split.netloc.lower()
+        if check_dev:
+            if netloc not in host_reasons:  # one look per host: a site has few hosts, many URLs
+                host_reasons[netloc] = dev_host_reason(loc)
+            reason = host_reasons[netloc]
+            if reason is None and netloc in _PREFIX_HOSTS:
+                reason = dev_host_reason(loc)
+            if reason is not None:
+                yield "url-dev-host", loc, f"{reason}; set the site's real base URL in the generator and rebuild", None
+                continue
+        if check_scope and scope is not None:
+            if netloc != scope.host:
+                yield "url-out-of-scope", loc, f"not on the sitemap's host {scope.host}", None
+            elif not (split.path or "/").startswith(scope.folder):
+                yield "url-out-of-scope", loc, f"not under the sitemap's folder {scope.folder}", None
+
+
+def _duplicates(context: Context, settings: RuleSettings) -> Iterator[_Finding]:
+    files = context.sitemap.files
+    for first, repeat in context.diff.duplicates:
+        where = f"{files[repeat.file].name} line {repeat.line}"
+        if same_lastmod(first.lastmod, repeat.lastmod):
+            yield "url-duplicate", repeat.loc, f"listed twice ({where}); keep one", None
+        else:
+            level = ERROR if settings.levels.get("url-duplicate") is None else None
+            yield (
+                "url-duplicate",
+                repeat.loc,
+                f"listed twice with different lastmods {first.lastmod} and {repeat.lastmod} ({where}); keep one",
+                level,
+            )
+
+
+def same_lastmod(a: str | None, b: str | None) -> bool:
+    if a == b:
+        return True
+    if a is None or b is None:
+        return False
+    return parse_w3c(a) == parse_w3c(b) is not None
+
+
+# -- lastmods ------------------------------------------------------------------------
+
+
+def _recorded_on(context: Context, loc: str) -> str:
+    record = context.state.urls.get(loc, {})
+    when = record.get("last_submitted") or record.get("first_seen") or context.state.updated
+    return when[:10] if when else "the last deploy"
+
+
+def _lastmods(context: Context, settings: RuleSettings) -> Iterator[_Finding]:
+    diff = context.diff
+    limit = settings.now + settings.clock_skew
+    missing = 0
+    for entry in diff.current.values():
+        if entry.lastmod is None:
+            missing += 1
+    if missing:
+        if missing == len(diff.current):
+            yield (
+                "lastmod-missing",
+                "(all URLs)",
+                f"none of the {missing} URLs has a lastmod; search engines cannot tell what changed",
+                None,
+            )
+        else:
+            for loc in (loc for loc, entry in diff.current.items() if entry.lastmod is None):
+                yield "lastmod-missing", loc, "no lastmod", None
+    seen: set[str] = set()
+    for change in _dated(diff):
+        instant = parse_w3c(change.new) if change.new is not None else None
+        if change.new is not None and instant is None:
+            if change.loc not in seen:
+                seen.add(change.loc)
+                yield (
+                    "lastmod-invalid",
+                    change.loc,
+                    f"lastmod {change.new!r} is not a W3C Datetime (e.g. 2024-05-01 or 2024-05-01T12:00:00+00:00)",
+                    None,
+                )
+            continue
+        if instant is not None and instant > limit:
+            yield (
+                "lastmod-future",
+                change.loc,
+                f"lastmod {change.new} is in the future (now is {settings.now:%Y-%m-%dT%H:%M:%SZ}); "
+                "check the generator's clock and time zone",
+                None,
+            )
+        if change.reason == "changed" and change.old is not None and instant is not None:
+            old_instant = parse_w3c(change.old)
+            if old_instant is not None and instant < old_instant:
+                yield (
+                    "lastmod-regressed",
+                    change.loc,
+                    f"lastmod {change.new} is earlier than {change.old} recorded on {_recorded_on(context, change.loc)}",
+                    None,
+                )
+
+
+def _dated(diff: Diff) -> list[Change]:
+    return [change for change in diff.added + diff.changed if change.new is not None]
+
+
+def _bulk(context: Context, settings: RuleSettings) -> Iterator[_Finding]:
+    bulk = settings.bulk
+    candidates = _dated(context.diff)
+    if len(candidates) < bulk.min_urls:
+        return
+    counts: Counter[dt.datetime] = Counter()
+    for change in candidates:
+        assert change.new is not None
+        instant = parse_w3c(change.new)
+        if instant is not None:
+            counts[instant] += 1
+    if not counts:
+        return
+    instant, shared = counts.most_common(1)[0]
+    total_site = len(context.diff.current)
+    if shared >= bulk.min_urls and shared >= bulk.ratio * len(candidates) and shared >= bulk.site_ratio * total_site:
+        example = next(change for change in candidates if change.new is not None and parse_w3c(change.new) == instant)
+        what = "added" if context.first_run else "changed"
+        yield (
+            "lastmod-bulk",
+            example.loc,
+            f"{shared} of {len(candidates)} {what} URLs share one lastmod {example.new}: dates from file mtimes or "
+            "the build clock, not from the content; take lastmod from git or a front-matter field",
+            None,
+        )
+
+
+def _mass_removal(context: Context, settings: RuleSettings) -> Iterator[_Finding]:
+    removed = len(context.diff.removed)
+    recorded = len(context.state.urls)
+    if removed >= settings.max_removed_min and removed > settings.max_removed * recorded:
+        yield (
+            "mass-removal",
+            context.sitemap.files[0].name if context.sitemap.files else "sitemap",
+            f"{removed} of {recorded} recorded URLs vanished (over {settings.max_removed:.0%}); a broken build is the "
+            "usual cause — if the removal is intended, raise --max-removed for this deploy",
+            None,
+        )

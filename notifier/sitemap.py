@@ -1,0 +1,449 @@
+"""Read a built sitemap: a urlset, a sitemap index and its parts, gzip, or plain text.
+
+The reader never hands lxml a path or a URL: it reads the bytes itself, with a cap on
+what it reads and on what it decompresses, and feeds them to a strict, streaming parser
+that refuses any DOCTYPE, resolves no entity and never touches the network. Memory
+grows with the number of URLs, not with the size of the files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import urllib.parse
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import requests
+from lxml import etree
+
+from notifier.errors import InputError
+
+MAX_FILE_BYTES = 50 * 1024 * 1024  # sitemaps.org: at most 50 MB (52,428,800 bytes) uncompressed
+MAX_URLS_PER_FILE = 50_000  # sitemaps.org: at most 50,000 URLs per file, 50,000 parts per index
+MAX_INDEX_DEPTH = 2  # an index inside an index is a finding; one more level is refused
+CHUNK = 1 << 20
+
+NS_09 = "http://www.sitemaps.org/schemas/sitemap/0.9"
+NS_084 = "http://www.google.com/schemas/sitemap/0.84"  # the old namespace, read like 0.9
+NAMESPACES = (NS_09, NS_084, "")
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_WHITESPACE = b" \t\r\n"
+_BOM = b"\xef\xbb\xbf"
+
+
+class Entry(NamedTuple):
+    """One ``<url>`` of the sitemap (or one line of a plain-text sitemap)."""
+
+    loc: str
+    lastmod: str | None
+    file: int  # index into Sitemap.files
+    line: int
+
+
+class Finding(NamedTuple):
+    """Something the reader saw that a verification rule judges (see rules.py)."""
+
+    rule: str
+    url: str
+    message: str
+
+
+@dataclass
+class SitemapFile:
+    """One file read: the root sitemap or an index part."""
+
+    name: str  # as the user would recognise it: the path or URL
+    kind: str  # "urlset", "index" or "text"
+    url_count: int = 0
+    digest: str = ""  # BLAKE2b of the raw bytes, to notice an unchanged part
+    public_url: str | None = None  # the URL an index listed it under
+
+
+@dataclass
+class Sitemap:
+    """Everything read from SITEMAP and its parts, in document order."""
+
+    entries: list[Entry] = field(default_factory=list)
+    files: list[SitemapFile] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    root_url: str | None = None  # the sitemap's public URL when known
+
+
+class _Part(NamedTuple):
+    loc: str
+    line: int
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How to find the bytes: where the build lives, how long to wait for a server."""
+
+    site_dir: Path | None = None
+    request_timeout: float = 30.0
+    progress: Callable[[str], None] | None = None
+
+
+def read_sitemap(location: str, options: ReadOptions = ReadOptions()) -> Sitemap:
+    """Read SITEMAP (a path or an http(s) URL) and, for an index, every part it lists."""
+    sitemap = Sitemap()
+    remote = _is_url(location)
+    if remote:
+        sitemap.root_url = location
+        base_dir = None
+    else:
+        path = Path(location)
+        base_dir = (options.site_dir or path.parent).resolve()
+        if options.site_dir is not None and not base_dir.is_dir():
+            raise InputError(f"--site-dir {options.site_dir}: no such folder; pass the build output root")
+    visited: set[str] = set()
+    _read_one(location, None, sitemap, options, base_dir, visited, depth=0)
+    return sitemap
+
+
+def _read_one(
+    location: str,
+    public_url: str | None,
+    sitemap: Sitemap,
+    options: ReadOptions,
+    base_dir: Path | None,
+    visited: set[str],
+    depth: int,
+) -> None:
+    key = location if _is_url(location) else str(Path(location).resolve())
+    if key in visited:
+        raise InputError(f"{location}: the sitemap index lists this file twice or lists itself; fix the index")
+    visited.add(key)
+    if options.progress is not None:
+        options.progress(f"reading {location}")
+    raw = _Source(location, options.request_timeout)
+    file_no = len(sitemap.files)
+    info = SitemapFile(name=location, kind="urlset", public_url=public_url)
+    sitemap.files.append(info)
+    chunks = raw.chunks()
+    if raw.is_text:
+        info.kind = "text"
+        _parse_text(chunks, location, file_no, sitemap)
+    else:
+        parts = _parse_xml(chunks, location, file_no, sitemap, info)
+        if info.kind == "index":
+            if depth > 0:
+                sitemap.findings.append(
+                    Finding("sitemap-limits", public_url or location, "an index inside an index; list its parts in the top index")
+                )
+            if depth + 1 >= MAX_INDEX_DEPTH + 1:
+                raise InputError(f"{location}: sitemap indexes nested more than {MAX_INDEX_DEPTH} deep; flatten them")
+            for part in parts:
+                part_location, part_url = _resolve_part(part, location, public_url, sitemap, base_dir)
+                _read_one(part_location, part_url, sitemap, options, base_dir, visited, depth + 1)
+    info.digest = raw.digest()
+    if info.url_count > MAX_URLS_PER_FILE:
+        what = "parts" if info.kind == "index" else "URLs"
+        sitemap.findings.append(
+            Finding(
+                "sitemap-limits",
+                public_url or location,
+                f"{info.url_count} {what} in one file, over the limit of {MAX_URLS_PER_FILE}; split it",
+            )
+        )
+
+
+def _resolve_part(
+    part: _Part, index_location: str, index_url: str | None, sitemap: Sitemap, base_dir: Path | None
+) -> tuple[str, str | None]:
+    """Where to read an index part from: the local build, or the web for a remote index."""
+    split = urllib.parse.urlsplit(part.loc)
+    if split.scheme not in ("http", "https") or not split.netloc:
+        sitemap.findings.append(
+            Finding("url-invalid", part.loc, f"{index_location} line {part.line}: index part loc is not an absolute URL")
+        )
+    if base_dir is None:  # a remote index: fetch its parts from where it points
+        url = urllib.parse.urljoin(index_url or index_location, part.loc)
+        if not _is_url(url):
+            raise InputError(f"{index_location} line {part.line}: cannot fetch index part {part.loc!r}")
+        return url, url
+    if split.scheme or split.netloc:
+        relative = split.path
+    else:  # a relative loc (Hugo with an empty baseURL, static exporters): beside the index
+        index_dir = Path(index_location).resolve().parent
+        relative = str((index_dir / split.path).relative_to(base_dir)) if _inside(index_dir, base_dir) else split.path
+    candidate = (base_dir / urllib.parse.unquote(relative).lstrip("/")).resolve()
+    if not _inside(candidate, base_dir):
+        raise InputError(
+            f"{index_location} line {part.line}: index part {part.loc!r} points outside the site dir {base_dir}; refusing to read it"
+        )
+    if not candidate.is_file():
+        raise InputError(
+            f"{index_location} line {part.line}: index part {part.loc} not found at {candidate}; "
+            "build it, or pass --site-dir with the build output root"
+        )
+    public = part.loc if split.scheme and split.netloc else None
+    return str(candidate), public
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _is_url(location: str) -> bool:
+    return location.startswith(("http://", "https://"))
+
+
+class _Source:
+    """The bytes of one sitemap file, capped and gunzipped by the reader itself."""
+
+    def __init__(self, location: str, request_timeout: float) -> None:
+        self.location = location
+        self._hash = hashlib.blake2b(digest_size=16)
+        self._response: requests.Response | None = None
+        name = location.lower().split("?", 1)[0]
+        if name.endswith(".gz"):
+            name = name[:-3]
+        self.is_text = name.endswith(".txt")
+        if _is_url(location):
+            self._response = _fetch(location, request_timeout)
+            content_type = self._response.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
+            self.is_text = self.is_text or content_type == "text/plain"
+        else:
+            try:
+                size = os.stat(location).st_size
+            except FileNotFoundError:
+                raise InputError(f"{location}: no such file; build the site first or pass the right path") from None
+            except OSError as error:
+                raise InputError(f"{location}: cannot read it ({error.strerror})") from None
+            if Path(location).is_dir():
+                raise InputError(f"{location}: is a folder; pass the sitemap file inside it")
+            if size > MAX_FILE_BYTES:
+                raise InputError(
+                    f"{location}: {size} bytes, over the sitemap limit of {MAX_FILE_BYTES} bytes; split it into an index with parts"
+                )
+
+    def digest(self) -> str:
+        return self._hash.hexdigest()
+
+    def _raw(self) -> Iterator[bytes]:
+        if self._response is not None:
+            try:
+                yield from self._response.iter_content(CHUNK)
+            except requests.RequestException as error:
+                raise InputError(f"{self.location}: download failed ({type(error).__name__}); try again") from None
+            finally:
+                self._response.close()
+            return
+        try:
+            with open(self.location, "rb") as handle:
+                while chunk := handle.read(CHUNK):
+                    yield chunk
+        except OSError as error:
+            raise InputError(f"{self.location}: cannot read it ({error.strerror})") from None
+
+    def chunks(self) -> Iterator[bytes]:
+        """The file's content, decompressed if it is gzip, never more than MAX_FILE_BYTES."""
+        decompressor: zlib._Decompress | None = None
+        started = member_open = False
+        total_raw = produced = 0
+        for chunk in self._raw():
+            if not chunk:
+                continue
+            if not started:
+                started = True
+                if chunk.startswith(_GZIP_MAGIC):  # by content, not by name: ".gz" at any level
+                    decompressor = zlib.decompressobj(wbits=31)
+            total_raw += len(chunk)
+            if total_raw > MAX_FILE_BYTES:
+                raise InputError(f"{self.location}: over {MAX_FILE_BYTES} bytes; split it into an index with parts")
+            self._hash.update(chunk)
+            if decompressor is None:
+                yield chunk
+                continue
+            data = chunk
+            while data:
+                member_open = True
+                try:
+                    out = decompressor.decompress(data, CHUNK)
+                except zlib.error as error:
+                    raise InputError(f"{self.location}: broken gzip data ({error}); rebuild the file") from None
+                produced += len(out)
+                if produced > MAX_FILE_BYTES:
+                    raise InputError(
+                        f"{self.location}: more than {MAX_FILE_BYTES} bytes once uncompressed, over the sitemap "
+                        "limit; split it into an index with parts"
+                    )
+                if out:
+                    yield out
+                if decompressor.eof:  # a multi-member gzip file goes on; trailing junk does not count
+                    member_open = False
+                    rest = decompressor.unused_data
+                    decompressor = zlib.decompressobj(wbits=31)
+                    data = rest if rest.startswith(_GZIP_MAGIC) else b""
+                else:
+                    data = decompressor.unconsumed_tail
+        if member_open:
+            raise InputError(f"{self.location}: truncated gzip data; rebuild the file")
+
+
+def _fetch(url: str, timeout: float) -> requests.Response:
+    try:
+        response = requests.get(url, stream=True, timeout=(min(timeout, 10.0), timeout), allow_redirects=True)
+    except requests.RequestException as error:
+        raise InputError(f"{url}: cannot fetch the sitemap ({type(error).__name__}); check the URL and the network") from None
+    if response.status_code != 200:
+        response.close()
+        raise InputError(f"{url}: the server answered {response.status_code}, not the sitemap; check the URL")
+    return response
+
+
+def _parse_text(chunks: Iterator[bytes], location: str, file_no: int, sitemap: Sitemap) -> None:
+    data = b"".join(chunks)  # at most MAX_FILE_BYTES, checked by the source
+    if data.startswith(_BOM):
+        data = data[len(_BOM) :]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        raise InputError(f"{location}, line {line}: not UTF-8 text; a sitemap must be UTF-8") from None
+    if "\x00" in text:
+        line = text[: text.index("\x00")].count("\n") + 1
+        raise InputError(f"{location}, line {line}: contains a NUL byte; this is not a text sitemap")
+    info = sitemap.files[file_no]
+    for number, raw_line in enumerate(text.splitlines(), start=1):
+        loc = raw_line.strip()
+        if loc:
+            sitemap.entries.append(Entry(loc, None, file_no, number))
+            info.url_count += 1
+
+
+def _parse_xml(chunks: Iterator[bytes], location: str, file_no: int, sitemap: Sitemap, info: SitemapFile) -> list[_Part]:
+    """Stream one XML sitemap file; entries go to ``sitemap``, an index's parts are returned."""
+    tags = [f"{{{ns}}}{name}" if ns else name for ns in NAMESPACES for name in ("urlset", "sitemapindex", "url", "sitemap")]
+    parser = etree.XMLPullParser(
+        events=("start", "end"),
+        tag=tags,
+        resolve_entities=False,  # never expand an entity, internal or external
+        no_network=True,
+        load_dtd=False,
+        dtd_validation=False,
+        huge_tree=False,
+        remove_comments=True,
+        remove_pis=True,
+        collect_ids=False,
+    )
+    parts: list[_Part] = []
+    root_seen = False
+    loc_tag = lastmod_tag = item_tag = ""
+    is_index = False
+    entries = sitemap.entries
+    first = True
+    fed = False
+
+    def fail(error: etree.XMLSyntaxError) -> InputError:
+        line = error.lineno or 1
+        reason = error.msg.split(", line ")[0] if error.msg else "syntax error"
+        return InputError(
+            f"{location}, line {line}: not well-formed XML ({reason}); fix the sitemap generator "
+            "(notify-changes never guesses at broken XML)"
+        )
+
+    def handle(events: Iterable[tuple[str, Any]]) -> None:
+        nonlocal root_seen, loc_tag, lastmod_tag, item_tag, is_index
+        for event, element in events:
+            if not root_seen:
+                if event != "start":
+                    continue
+                root_seen = True
+                if getattr(element.getroottree().docinfo, "doctype", ""):
+                    raise InputError(f"{location}: has a <!DOCTYPE>; sitemaps never need one and it is refused for safety")
+                namespace, _, local = element.tag.rpartition("}")
+                namespace = namespace[1:]
+                if local not in ("urlset", "sitemapindex") or element.getparent() is not None:
+                    raise InputError(f"{location}: <{local}> is not a sitemap root (expected <urlset> or <sitemapindex>)")
+                prefix = f"{{{namespace}}}" if namespace else ""
+                is_index = local == "sitemapindex"
+                info.kind = "index" if is_index else "urlset"
+                item_tag = prefix + ("sitemap" if is_index else "url")
+                loc_tag, lastmod_tag = prefix + "loc", prefix + "lastmod"
+                continue
+            if event != "end" or element.tag != item_tag:
+                continue
+            loc: str | None = None
+            lastmod: str | None = None
+            for child in element:
+                tag = child.tag
+                if tag == loc_tag:
+                    loc = (child.text or "").strip()
+                elif tag == lastmod_tag:
+                    lastmod = (child.text or "").strip()
+            line = _line(element)
+            if loc is None or not loc:
+                sitemap.findings.append(
+                    Finding("url-invalid", f"{location}:{line}", f"<{item_tag.rpartition('}')[2]}> without a <loc>")
+                )
+            elif is_index:
+                parts.append(_Part(loc, line))
+            else:
+                entries.append(Entry(loc, lastmod, file_no, line))
+            info.url_count += 1
+            element.clear()
+            parent = element.getparent()
+            if parent is not None:
+                while element.getprevious() is not None:
+                    del parent[0]
+
+    try:
+        for chunk in chunks:
+            if first:
+                chunk = _strip_prolog(chunk, location, sitemap, info)
+                first = False
+                if not chunk:
+                    continue
+            fed = True
+            parser.feed(chunk)
+            handle(parser.read_events())
+        if not fed:
+            raise InputError(f"{location}: the file is empty; the build wrote no sitemap")
+        root = parser.close()
+        handle(parser.read_events())
+    except etree.XMLSyntaxError as error:
+        raise fail(error) from None
+    if not root_seen:
+        tag = root.tag if isinstance(root.tag, str) else "?"
+        local = tag.rpartition("}")[2]
+        namespace = tag[1:].partition("}")[0] if tag.startswith("{") else "none"
+        raise InputError(
+            f"{location}: root element <{local}> (namespace {namespace}) is not a sitemap; "
+            f"expected <urlset> or <sitemapindex> in {NS_09}"
+        )
+    return parts
+
+
+def _line(element: Any) -> int:
+    return int(getattr(element, "sourceline", 0) or 0)
+
+
+def _strip_prolog(chunk: bytes, location: str, sitemap: Sitemap, info: SitemapFile) -> bytes:
+    """Tolerate a BOM or whitespace before ``<?xml`` (a warning), which strict parsers refuse."""
+    stripped = chunk
+    had_bom = stripped.startswith(_BOM)
+    if had_bom:
+        stripped = stripped[len(_BOM) :]
+    body = stripped.lstrip(_WHITESPACE)
+    leading_space = len(body) != len(stripped)
+    if had_bom or (leading_space and body.startswith(b"<?xml")):
+        what = "a byte-order mark" if had_bom else "whitespace"
+        if had_bom and leading_space:
+            what = "a byte-order mark and whitespace"
+        sitemap.findings.append(
+            Finding(
+                "xml-prolog",
+                info.public_url or location,
+                f"{what} before the XML declaration; strict parsers at search engines reject it",
+            )
+        )
+        return body
+    if not body:
+        return b""
+    return stripped

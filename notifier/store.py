@@ -1,0 +1,266 @@
+"""The state file: what every URL's lastmod was at the last deploy, and what is pending.
+
+Written atomically (a temporary file in the same folder, fsync, rename, fsync of the
+folder) under an exclusive ``flock`` that the kernel releases if the process dies, so a
+crash or a second concurrent run never leaves a torn or mixed file. The format is
+documented in ``state/README.md`` and ``state/schema.json``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypedDict, cast
+
+from notifier.errors import LockTimeout, StateError
+
+FORMAT_VERSION = 1
+MAX_RUNS_KEPT = 20
+_TMP_SUFFIX = ".tmp"
+
+
+class UrlRecord(TypedDict, total=False):
+    lastmod: str | None  # as written in the sitemap
+    fingerprint: str  # of the built page file, when --site-dir is used
+    first_seen: str
+    last_submitted: str
+
+
+class PendingItem(TypedDict):
+    reason: str  # added | changed | removed | initial
+    since: str
+
+
+class RunRecord(TypedDict, total=False):
+    at: str
+    command: str
+    added: int
+    changed: int
+    removed: int
+    submitted: int
+    pending: int
+    exit_code: int
+
+
+@dataclass
+class State:
+    """The whole recorded state. ``pending`` is per endpoint: endpoint -> url -> why."""
+
+    urls: dict[str, UrlRecord] = field(default_factory=dict)
+    pending: dict[str, dict[str, PendingItem]] = field(default_factory=dict)
+    runs: list[RunRecord] = field(default_factory=list)
+    created: str = ""
+    updated: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": FORMAT_VERSION,
+            "created": self.created,
+            "updated": self.updated,
+            "urls": self.urls,
+            "pending": {endpoint: items for endpoint, items in self.pending.items() if items},
+            "runs": self.runs[-MAX_RUNS_KEPT:],
+        }
+
+
+def encode_state(state: State) -> bytes:
+    """The exact bytes written for ``state`` (compact JSON: a state can hold a million URLs)."""
+    return json.dumps(state.to_json(), ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+def decode_state(data: bytes, name: str) -> State:
+    """Parse and check a state file's bytes; anything unexpected is a StateError, never a crash."""
+    hint = f"restore {name} from a backup, or move it away to record a new baseline"
+    try:
+        document = json.loads(data)
+    except (ValueError, RecursionError):
+        raise StateError(f"{name}: not valid JSON (a truncated or corrupt state file); {hint}") from None
+    if not isinstance(document, dict) or "version" not in document:
+        raise StateError(f'{name}: not a notify-changes state file (no "version"); {hint}')
+    version = document["version"]
+    if type(version) is not int:
+        raise StateError(f'{name}: "version" is not an integer; {hint}')
+    if version > FORMAT_VERSION:
+        raise StateError(
+            f"{name}: state format version {version} is newer than this notify-changes knows ({FORMAT_VERSION}); "
+            "upgrade notify-changes (the file was left untouched)"
+        )
+    if version < 1:
+        raise StateError(f"{name}: unknown state format version {version}; {hint}")
+    urls = document.get("urls", {})
+    pending = document.get("pending", {})
+    runs = document.get("runs", [])
+    if not isinstance(urls, dict) or not isinstance(pending, dict) or not isinstance(runs, list):
+        raise StateError(f'{name}: "urls", "pending" or "runs" has the wrong type; {hint}')
+    for url, record in urls.items():
+        if type(record) is not dict or not isinstance(record.get("lastmod"), (str, type(None))):
+            raise StateError(f"{name}: the record of {url} is malformed; {hint}")
+    for endpoint, items in pending.items():
+        if type(items) is not dict:
+            raise StateError(f"{name}: pending[{endpoint}] is malformed; {hint}")
+        for url, item in items.items():
+            if type(item) is not dict or not isinstance(item.get("reason"), str) or not isinstance(item.get("since"), str):
+                raise StateError(f"{name}: pending item {url} for {endpoint} is malformed; {hint}")
+    created, updated = document.get("created", ""), document.get("updated", "")
+    return State(
+        urls=urls,
+        pending=pending,
+        runs=cast(list[RunRecord], [run for run in runs if isinstance(run, dict)]),
+        created=created if isinstance(created, str) else "",
+        updated=updated if isinstance(updated, str) else "",
+    )
+
+
+class JsonStore:
+    """A state file on disk with its lock. Use as a context manager around a run."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        lock_timeout: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.path = path
+        self.lock_timeout = lock_timeout
+        self._clock = clock
+        self._sleep = sleep
+        self._lock_fd: int | None = None
+
+    # -- locking -------------------------------------------------------------------
+    @property
+    def lock_path(self) -> Path:
+        return self.path.with_name(self.path.name + ".lock")
+
+    def __enter__(self) -> JsonStore:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.release()
+
+    def acquire(self) -> None:
+        """Take the exclusive lock, waiting up to ``lock_timeout``; then clean our leftovers."""
+        folder = self.path.parent
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as error:
+            raise StateError(
+                f"{folder}: cannot create the state folder or its lock ({error.strerror}); "
+                "make it writable or pass --state elsewhere"
+            ) from None
+        deadline = self._clock() + self.lock_timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as error:
+                if error.errno not in (errno.EAGAIN, errno.EACCES):
+                    os.close(fd)
+                    raise StateError(f"{self.lock_path}: cannot lock ({error.strerror})") from None
+                if self._clock() >= deadline:
+                    os.close(fd)
+                    raise LockTimeout(
+                        f"{self.path}: another notify-changes run holds the state lock after waiting "
+                        f"{self.lock_timeout:g} s; let it finish (or raise --lock-timeout) and run again"
+                    ) from None
+                self._sleep(0.05)
+        self._lock_fd = fd
+        self._remove_leftovers()
+
+    def release(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # closing the descriptor drops the flock
+            self._lock_fd = None
+
+    def _tmp_prefix(self) -> str:
+        return f".{self.path.name}."
+
+    def _remove_leftovers(self) -> None:
+        """Temporary files a killed run left behind: only ours, only under the lock."""
+        prefix = self._tmp_prefix()
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(self.path.parent):
+                if entry.name.startswith(prefix) and entry.name.endswith(_TMP_SUFFIX) and entry.is_file():
+                    with contextlib.suppress(OSError):
+                        os.unlink(entry.path)
+
+    # -- reading and writing -------------------------------------------------------
+    def load(self) -> State | None:
+        """The recorded state, or None when there is no state file yet."""
+        return load_state(self.path)
+
+    def save(self, state: State) -> None:
+        """Replace the state file atomically; on any failure the old file stays as it was."""
+        write_atomic(self.path, encode_state(state), self._tmp_prefix())
+
+    def record_delivered(self, state: State, endpoint: str, urls: Iterable[str], at: str) -> None:
+        """An endpoint acknowledged these URLs: they leave its pending set, durably."""
+        items = state.pending.get(endpoint, {})
+        for url in urls:
+            items.pop(url, None)
+            record = state.urls.get(url)
+            if record is not None:
+                record["last_submitted"] = at
+        state.updated = at
+        self.save(state)
+
+
+def load_state(path: Path) -> State | None:
+    """Read a state file without locking (for ``check`` and ``--dry-run``)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise StateError(f"{path}: is a folder; pass --state with a file path") from None
+    except OSError as error:
+        raise StateError(f"{path}: cannot read the state file ({error.strerror})") from None
+    return decode_state(data, str(path))
+
+
+def write_atomic(path: Path, data: bytes, tmp_prefix: str) -> None:
+    """Temporary file in the same folder, fsync, rename, fsync of the folder."""
+    folder = path.parent
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=tmp_prefix, suffix=_TMP_SUFFIX, dir=folder)
+    except OSError as error:
+        raise StateError(f"{folder}: cannot write the state file there ({error.strerror}); make it writable") from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, path)
+    except BaseException as error:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp_name)
+        if isinstance(error, OSError):
+            raise StateError(f"{path}: cannot write the state file ({error.strerror}); nothing was changed") from None
+        raise
+    _fsync_folder(folder)
+
+
+def _fsync_folder(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+@contextlib.contextmanager
+def no_lock() -> Iterator[None]:
+    """For read-only runs (``check``, ``--dry-run``), which never take the lock."""
+    yield
