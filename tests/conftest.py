@@ -1,0 +1,161 @@
+"""Shared fixtures: an isolated working folder, a network guard, the fake endpoint, a site builder."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from xml.sax.saxutils import escape
+
+import pytest
+
+from notifier.cli import main
+from tests.fakeindexnow import FakeIndexNow
+
+HOST = "www.shop-site.org"
+BASE = f"http://{HOST}"
+KEY = "0123456789abcdef"
+NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+
+
+# -- isolation -----------------------------------------------------------------------
+def _loopback(address: Any) -> bool:
+    if not isinstance(address, tuple):
+        return True  # AF_UNIX
+    host = address[0]
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+_real_connect = socket.socket.connect
+_real_connect_ex = socket.socket.connect_ex
+
+
+def _guarded_connect(self: socket.socket, address: Any) -> None:
+    if not _loopback(address):
+        raise ConnectionRefusedError(f"tests never leave the machine: connection to {address!r} refused")
+    _real_connect(self, address)
+
+
+def _guarded_connect_ex(self: socket.socket, address: Any) -> int:
+    if not _loopback(address):
+        raise ConnectionRefusedError(f"tests never leave the machine: connection to {address!r} refused")
+    return _real_connect_ex(self, address)
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test works in its own folder, with no inherited key or CI variables, offline."""
+    monkeypatch.chdir(tmp_path)
+    for name in ("INDEXNOW_KEY", "GITHUB_ACTIONS", "CI", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "NO_COLOR"):
+        monkeypatch.delenv(name, raising=False)
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy", "NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", _guarded_connect_ex)
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeIndexNow]:
+    """The fake endpoint, also serving the site's key file through HTTP_PROXY."""
+    server = FakeIndexNow()
+    server.serve_key(HOST, KEY)
+    monkeypatch.setenv("HTTP_PROXY", server.url)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    yield server
+    server.close()
+
+
+# -- building sites --------------------------------------------------------------------
+def urlset(pages: Mapping[str, str | None], namespace: str = NS) -> str:
+    """A urlset of ``loc -> lastmod`` (None: no lastmod). Paths are put on HOST."""
+    rows = []
+    for loc, lastmod in pages.items():
+        url = loc if "://" in loc else BASE + loc
+        row = f"  <url>\n    <loc>{escape(url)}</loc>\n"
+        if lastmod is not None:
+            row += f"    <lastmod>{lastmod}</lastmod>\n"
+        rows.append(row + "  </url>\n")
+    return f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="{namespace}">\n{"".join(rows)}</urlset>\n'
+
+
+def index(parts: Mapping[str, str | None], namespace: str = NS) -> str:
+    rows = []
+    for loc, lastmod in parts.items():
+        url = loc if "://" in loc or not loc.startswith("/") else BASE + loc
+        row = f"  <sitemap><loc>{escape(url)}</loc>"
+        if lastmod is not None:
+            row += f"<lastmod>{lastmod}</lastmod>"
+        rows.append(row + "</sitemap>\n")
+    return f'<?xml version="1.0" encoding="UTF-8"?>\n<sitemapindex xmlns="{namespace}">\n{"".join(rows)}</sitemapindex>\n'
+
+
+def pages(count: int, lastmod: str = "2024-05-{day:02d}T10:{minute:02d}:00Z", prefix: str = "/p/") -> dict[str, str | None]:
+    """``count`` pages with distinct, honest lastmods."""
+    return {f"{prefix}{n}/": lastmod.format(day=1 + n % 28, minute=n % 60, n=n) for n in range(count)}
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+class Site:
+    """A built site in ``tmp_path/public`` and the command line run against it."""
+
+    def __init__(self, root: Path, capsys: pytest.CaptureFixture[str], fake: FakeIndexNow | None) -> None:
+        self.root = root
+        self.public = root / "public"
+        self.public.mkdir(exist_ok=True)
+        self.sitemap = self.public / "sitemap.xml"
+        self.state = root / "state" / "notify-changes.json"
+        self.capsys = capsys
+        self.fake = fake
+        (self.public / f"{KEY}.txt").write_text(KEY)
+
+    def write(self, content: str | bytes | Mapping[str, str | None], name: str = "sitemap.xml") -> Path:
+        path = self.public / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, Mapping):
+            content = urlset(content)
+        if isinstance(content, str):
+            content = content.encode("utf-8")
+        path.write_bytes(content)
+        return path
+
+    def run(self, *args: str, command: str = "run", sitemap: str | None = None, key: bool = True) -> Result:
+        argv = [command, sitemap or str(self.sitemap), "--state", str(self.state)]
+        if self.fake is not None and "--endpoint" not in args:
+            argv += ["--endpoint", self.fake.endpoint]
+        if key and "--key" not in args:
+            argv += ["--key", KEY]
+        argv += ["--retry-timeout", "0.2", "--request-timeout", "2", *args]
+        self.capsys.readouterr()
+        code = main(argv)
+        captured = self.capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    def check(self, *args: str) -> Result:
+        return self.run(*args, command="check")
+
+    def state_bytes(self) -> bytes | None:
+        return self.state.read_bytes() if self.state.exists() else None
+
+
+@pytest.fixture
+def site(tmp_path: Path, capsys: pytest.CaptureFixture[str], fake: FakeIndexNow) -> Site:
+    return Site(tmp_path, capsys, fake)
+
+
+@pytest.fixture
+def offline_site(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Site:
+    """A site for tests that never submit (check, dry runs, input errors)."""
+    return Site(tmp_path, capsys, None)
