@@ -9,6 +9,7 @@ grows with the number of URLs, not with the size of the files.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import urllib.parse
 import zlib
@@ -125,6 +126,10 @@ def _read_one(
     info = SitemapFile(name=location, kind="urlset", public_url=public_url)
     sitemap.files.append(info)
     chunks = raw.chunks()
+    first = next(chunks, b"")
+    if raw.is_text and raw.text_by_content_type and first.lstrip(_BOM + _WHITESPACE).startswith(b"<"):
+        raw.is_text = False  # XML served as text/plain by a misconfigured server is still XML
+    chunks = itertools.chain([first], chunks)
     if raw.is_text:
         info.kind = "text"
         _parse_text(chunks, location, file_no, sitemap)
@@ -204,10 +209,12 @@ class _Source:
         if name.endswith(".gz"):
             name = name[:-3]
         self.is_text = name.endswith(".txt")
+        self.text_by_content_type = False
         if _is_url(location):
             self._response = _fetch(location, request_timeout)
             content_type = self._response.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
-            self.is_text = self.is_text or content_type == "text/plain"
+            self.text_by_content_type = not self.is_text and content_type == "text/plain"
+            self.is_text = self.is_text or self.text_by_content_type
         else:
             try:
                 size = os.stat(location).st_size

@@ -61,10 +61,12 @@ class State:
     updated: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "version": FORMAT_VERSION,
-            "created": self.created,
-            "updated": self.updated,
+        document: dict[str, Any] = {"version": FORMAT_VERSION}
+        if self.created:
+            document["created"] = self.created
+        if self.updated:
+            document["updated"] = self.updated
+        return document | {
             "urls": self.urls,
             "pending": {endpoint: items for endpoint, items in self.pending.items() if items},
             "runs": self.runs[-MAX_RUNS_KEPT:],

@@ -151,7 +151,8 @@ def _make_handler(fake: FakeIndexNow) -> type[BaseHTTPRequestHandler]:
                 self._send(404, "not found")
             else:
                 self.send_response(200)
-                self.send_header("Content-Type", "text/plain; charset=utf-8")
+                kind = "application/xml" if split.path.endswith(".xml") else "text/plain; charset=utf-8"
+                self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(content)))
                 self.end_headers()
                 self.wfile.write(content)

@@ -1,0 +1,178 @@
+"""Reading sitemaps: urlset, index with parts, gzip, plain text, a URL; strict and safe."""
+
+from __future__ import annotations
+
+import gzip
+import os
+
+import pytest
+
+from notifier.errors import InputError
+from notifier.sitemap import MAX_FILE_BYTES, NS_084, ReadOptions, read_sitemap
+from tests.conftest import BASE, Site, index, pages, urlset
+from tests.fakeindexnow import FakeIndexNow
+
+
+def locs(path: object, **options: object) -> list[str]:
+    return [entry.loc for entry in read_sitemap(str(path), ReadOptions(**options)).entries]  # type: ignore[arg-type]
+
+
+def test_urlset_entries_in_order_with_lastmod_as_written(offline_site: Site) -> None:
+    path = offline_site.write({"/": "2024-01-01", "/a/": None, "/b/?x=1&y=2": "2024-02-03T04:05:06.789+01:00"})
+    sitemap = read_sitemap(str(path))
+    assert [(e.loc, e.lastmod) for e in sitemap.entries] == [
+        (BASE + "/", "2024-01-01"),
+        (BASE + "/a/", None),
+        (BASE + "/b/?x=1&y=2", "2024-02-03T04:05:06.789+01:00"),
+    ]
+    assert [e.line for e in sitemap.entries] == [3, 7, 10]  # the line of each <url>
+
+
+def test_index_parts_are_read_from_the_local_build(offline_site: Site) -> None:
+    offline_site.write(urlset(pages(3, prefix="/blog/")), "sitemaps/blog.xml")
+    offline_site.write(gzip.compress(urlset(pages(2, prefix="/docs/")).encode()), "sitemaps/docs.xml.gz")
+    path = offline_site.write(index({"/sitemaps/blog.xml": None, "/sitemaps/docs.xml.gz": "2024-01-01"}))
+    sitemap = read_sitemap(str(path))
+    assert len(sitemap.entries) == 5
+    assert [f.kind for f in sitemap.files] == ["index", "urlset", "urlset"]
+
+
+def test_index_parts_resolve_under_site_dir(offline_site: Site, tmp_path: object) -> None:
+    offline_site.write(urlset(pages(2)), "part-1.xml")
+    elsewhere = offline_site.root / "index-only"
+    elsewhere.mkdir()
+    (elsewhere / "sitemap.xml").write_text(index({"/part-1.xml": None}))
+    assert len(locs(elsewhere / "sitemap.xml", site_dir=offline_site.public)) == 2
+    with pytest.raises(InputError, match="pass --site-dir"):
+        read_sitemap(str(elsewhere / "sitemap.xml"))
+
+
+def test_a_missing_part_is_an_error_naming_it(offline_site: Site) -> None:
+    offline_site.write(urlset(pages(2)), "part-1.xml")
+    offline_site.write(index({"/part-1.xml": None, "/part-2.xml": None}))
+    result = offline_site.check()
+    assert result.code == 2
+    assert "part-2.xml" in result.err and "not found" in result.err
+    assert result.err.count("\n") == 1 and "Traceback" not in result.err
+
+
+def test_relative_part_locs_resolve_beside_the_index(offline_site: Site) -> None:
+    offline_site.write(urlset(pages(2)), "fr/sitemap.xml")
+    offline_site.write(urlset(pages(3, prefix="/en/")), "en/sitemap.xml")
+    path = offline_site.write(index({"fr/sitemap.xml": None, "en/sitemap.xml": None}))
+    sitemap = read_sitemap(str(path))
+    assert len(sitemap.entries) == 5
+    assert [f.rule for f in sitemap.findings] == ["url-invalid", "url-invalid"]
+
+
+def test_gzip_at_the_top_level_and_a_gzip_part_with_an_xml_name(offline_site: Site) -> None:
+    offline_site.write(gzip.compress(urlset(pages(2)).encode()), "part.xml")  # gzip bytes, .xml name
+    offline_site.write(gzip.compress(index({"/part.xml": None}).encode()), "sitemap.xml.gz")
+    assert len(locs(offline_site.public / "sitemap.xml.gz")) == 2
+
+
+def test_plain_text_sitemap(offline_site: Site) -> None:
+    path = offline_site.write(f"{BASE}/\n\n  {BASE}/a/  \r\n{BASE}/b/\n", "sitemap.txt")
+    assert locs(path) == [BASE + "/", BASE + "/a/", BASE + "/b/"]
+
+
+def test_sitemap_by_url(fake: FakeIndexNow) -> None:
+    host = f"127.0.0.1:{fake.port}"
+    fake.sites[host] = {
+        "/sitemap.xml": urlset(pages(4)).encode(),
+        "/urls": f"{BASE}/x/\n{BASE}/y/\n".encode(),  # answered as text/plain: a text sitemap
+        "/sitemap": urlset(pages(3)).encode(),  # XML answered as text/plain: still XML
+    }
+    assert len(locs(f"{fake.url}/sitemap.xml")) == 4
+    assert locs(f"{fake.url}/urls") == [BASE + "/x/", BASE + "/y/"]
+    assert len(locs(f"{fake.url}/sitemap")) == 3
+    with pytest.raises(InputError, match="answered 404"):
+        read_sitemap(f"{fake.url}/missing.xml")
+
+
+def test_old_084_namespace_is_read_like_09(offline_site: Site) -> None:
+    path = offline_site.write(urlset(pages(3), namespace=NS_084))
+    assert len(locs(path)) == 3
+
+
+def test_loc_whitespace_and_cdata_are_trimmed(offline_site: Site) -> None:
+    path = offline_site.write(
+        f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>\n   {BASE}/a/\n </loc></url>'
+        f"<url><loc><![CDATA[{BASE}/b/?q=1&r=2]]></loc></url></urlset>"
+    )
+    assert locs(path) == [BASE + "/a/", BASE + "/b/?q=1&r=2"]
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("<urlset xmlns='http://www.sitemaps.org/schemas/sitemap/0.9'><url><loc>http://x.org/?a=1&b=2</loc></url></urlset>", "line 1"),
+        ('<?xml version="1.0"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n<url><loc>x', "line 3"),
+        ("<!DOCTYPE html><html><body>Not found</body></html>", "root element <html>"),
+        ("<html><body><p>hello<br></p></body></html>", "not well-formed"),
+        ("<html><body><p>hello</p></body></html>", "root element <html>"),
+        ("", "empty"),
+        ("   \n\n", "empty"),
+        ('<?xml version="1.0"?><!DOCTYPE urlset [<!ENTITY a "b">]><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"/>',
+         "DOCTYPE"),
+    ],
+)
+def test_broken_input_is_one_clear_line_and_exit_2(offline_site: Site, content: str, expected: str) -> None:
+    offline_site.write(content)
+    result = offline_site.check()
+    assert result.code == 2, result
+    assert expected in result.err
+    assert result.err.count("\n") == 1 and "Traceback" not in result.err
+
+
+def test_no_entity_is_ever_expanded(offline_site: Site) -> None:
+    offline_site.write(
+        '<?xml version="1.0"?><!DOCTYPE urlset SYSTEM "http://127.0.0.1:9/evil.dtd">'
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"/>'
+    )
+    result = offline_site.check()
+    assert result.code == 2 and "DOCTYPE" in result.err
+
+
+def test_bom_and_whitespace_before_the_declaration_are_tolerated_with_a_warning(offline_site: Site) -> None:
+    offline_site.write(b"\xef\xbb\xbf\n  " + urlset(pages(2)).encode())
+    result = offline_site.check()
+    assert result.code == 0, result.err
+    assert "warn[xml-prolog]" in result.out
+
+
+def test_a_file_over_50_mb_is_refused_without_reading_it(offline_site: Site) -> None:
+    path = offline_site.public / "sitemap.xml"
+    with open(path, "wb") as handle:  # sparse: takes no disk
+        handle.truncate(MAX_FILE_BYTES * 4)
+    result = offline_site.check()
+    assert result.code == 2 and "over the sitemap limit" in result.err
+
+
+def test_a_gzip_bomb_stops_at_50_mb(offline_site: Site) -> None:
+    filler = (b"<a/>" + b" " * 4092) * (MAX_FILE_BYTES // 4096 + 16)
+    bomb = gzip.compress(b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">' + filler, compresslevel=9)
+    offline_site.write(bomb, "sitemap.xml.gz")
+    result = offline_site.run(sitemap=str(offline_site.public / "sitemap.xml.gz"), command="check")
+    assert result.code == 2 and "once uncompressed" in result.err
+
+
+def test_a_part_escaping_the_site_dir_is_refused(offline_site: Site) -> None:
+    offline_site.write(index({"/../../etc/passwd": None}))
+    result = offline_site.check()
+    assert result.code == 2 and "outside the site dir" in result.err
+
+
+def test_an_index_listing_itself_is_refused(offline_site: Site) -> None:
+    offline_site.write(index({"/sitemap.xml": None}))
+    result = offline_site.check()
+    assert result.code == 2 and "lists itself" in result.err
+
+
+def test_an_unreadable_path_is_exit_2(offline_site: Site) -> None:
+    result = offline_site.run(sitemap=str(offline_site.public / "nope.xml"), command="check")
+    assert result.code == 2 and "no such file" in result.err
+    if os.geteuid() != 0:  # root reads everything
+        path = offline_site.write(urlset(pages(1)))
+        path.chmod(0)
+        assert offline_site.check().code == 2

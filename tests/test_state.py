@@ -1,0 +1,137 @@
+"""The state file: atomic, locked, versioned, never silently reset."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from notifier.errors import LockTimeout, StateError
+from notifier.store import FORMAT_VERSION, JsonStore, State, UrlRecord, decode_state, encode_state
+from tests.conftest import Site, pages, urlset
+from tests.schema import assert_valid_state
+
+
+def test_save_is_atomic_and_leaves_no_temporary_file(tmp_path: Path) -> None:
+    path = tmp_path / "state" / "s.json"
+    with JsonStore(path) as store:
+        store.save(State(urls={"http://a.org/": UrlRecord(lastmod="2024-01-01", first_seen="2024-01-01T00:00:00Z")}))
+    assert sorted(p.name for p in path.parent.iterdir()) == ["s.json", "s.json.lock"]
+    assert_valid_state(path)
+
+
+def test_a_failed_write_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "s.json"
+    with JsonStore(path) as store:
+        store.save(State())
+        before = path.read_bytes()
+
+        def broken_fsync(fd: int) -> None:
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(os, "fsync", broken_fsync)
+        with pytest.raises(StateError, match="No space left"):
+            store.save(State(urls={"http://a.org/": UrlRecord(lastmod=None)}))
+    assert path.read_bytes() == before
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_leftover_temporary_files_are_removed_under_the_lock_and_nothing_else(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    (tmp_path / ".s.json.abc123.tmp").write_text("half")
+    (tmp_path / "mine.tmp").write_text("keep")
+    (tmp_path / ".other.json.x.tmp").write_text("keep")
+    with JsonStore(path):
+        pass
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".other.json.x.tmp", "mine.tmp", "s.json.lock"]
+
+
+def test_a_second_run_waits_for_the_lock_then_gives_up(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    now = [0.0]
+
+    def clock() -> float:
+        return now[0]
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    with JsonStore(path):
+        with pytest.raises(LockTimeout, match="another notify-changes run holds the state lock"):
+            JsonStore(path, lock_timeout=3, clock=clock, sleep=sleep).acquire()
+    assert 3 <= now[0] < 3.2
+    with JsonStore(path, lock_timeout=0):  # free again once released
+        pass
+
+
+def test_locked_state_is_exit_4(site: Site) -> None:
+    site.write(urlset(pages(3)))
+    site.state.parent.mkdir(parents=True)
+    fd = os.open(str(site.state) + ".lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        result = site.run("--lock-timeout", "0.2")
+    finally:
+        os.close(fd)
+    assert result.code == 4
+    assert "holds the state lock" in result.err and result.err.count("\n") == 1
+    assert not site.state.exists()
+
+
+def test_newer_state_version_is_refused_and_left_byte_identical(site: Site) -> None:
+    site.write(urlset(pages(3)))
+    site.state.parent.mkdir(parents=True)
+    newer = json.dumps({"version": FORMAT_VERSION + 1, "urls": {}, "whatever": [1, 2]}).encode()
+    site.state.write_bytes(newer)
+    for command in ("run", "check"):
+        result = site.run(command=command)
+        assert result.code == 2
+        assert "newer than this notify-changes knows" in result.err and "upgrade" in result.err
+    assert site.state.read_bytes() == newer
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        b"{",
+        b'{"version": 1, "urls": {"http://a.org/": {"lastmod": 5}}, "pending": {}, "runs": []}',
+        b'{"version": 1, "urls": [], "pending": {}, "runs": []}',
+        b'{"version": "1"}',
+        b"[1, 2, 3]",
+        b'{"version": 1, "urls": {}, "pending": {"e": {"http://a.org/": {"reason": "added"}}}, "runs": []}',
+        b"\xff\xfe\x00",
+    ],
+)
+def test_a_corrupt_state_file_is_exit_2_and_untouched(site: Site, content: bytes) -> None:
+    site.write(urlset(pages(3)))
+    site.state.parent.mkdir(parents=True)
+    site.state.write_bytes(content)
+    result = site.run()
+    assert result.code == 2, result
+    assert str(site.state) in result.err and "Traceback" not in result.err and result.err.count("\n") == 1
+    assert site.state.read_bytes() == content
+    assert site.fake is not None and site.fake.posts == []
+
+
+def test_an_unwritable_state_folder_is_exit_2_with_nothing_sent(site: Site) -> None:
+    site.write(urlset(pages(3)))
+    blocker = site.root / "state"
+    blocker.write_text("a file where the state folder should be")
+    result = site.run("--initial", "submit")
+    assert result.code == 2 and "cannot create the state folder" in result.err
+    assert site.fake is not None and site.fake.posts == []
+
+
+def test_encode_decode_round_trip() -> None:
+    state = State(
+        urls={"http://a.org/é": UrlRecord(lastmod="2024-01-01", first_seen="2024-01-01T00:00:00Z")},
+        pending={"http://e/indexnow": {"http://a.org/é": {"reason": "added", "since": "2024-01-01T00:00:00Z"}}},
+        created="2024-01-01T00:00:00Z",
+        updated="2024-01-01T00:00:00Z",
+    )
+    data = encode_state(state)
+    assert encode_state(decode_state(data, "x")) == data
