@@ -198,7 +198,6 @@ class Client:
         """Run ``send`` until a final answer; (response or None, why it ended, attempts)."""
         policy = self.policy
         started = self._clock()
-        planned: list[float] = [0.0]
         attempts = 0
         last_problem = ""
 
@@ -222,13 +221,13 @@ class Client:
             return backoff
 
         def stop(state: tenacity.RetryCallState) -> bool:
-            planned[0] = next_wait(state)
-            return self._clock() - started + planned[0] > policy.budget
+            # tenacity computes the wait first; give up rather than sleep past the budget
+            return self._clock() - started + state.upcoming_sleep > policy.budget
 
         retrying = tenacity.Retrying(
             retry=tenacity.retry_if_exception_type((*RETRYABLE_EXCEPTIONS, _RetryableAnswer)),
             stop=stop,
-            wait=lambda state: planned[0],
+            wait=next_wait,
             sleep=self._sleep,
             reraise=True,
         )

@@ -1,0 +1,291 @@
+"""The IndexNow client against the fake endpoint: protocol, retries, every kind of failure."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import random
+import time
+
+import pytest
+
+from notifier.indexnow import Batch, BatchResult, Client, RetryPolicy, parse_retry_after
+from tests.conftest import BASE, HOST, KEY, Site, pages, urlset
+from tests.fakeindexnow import FakeIndexNow, hang, reset, status
+
+NOW = dt.datetime(2024, 6, 1, 12, 0, 0, tzinfo=dt.timezone.utc)
+
+
+class FakeTime:
+    """A clock that only moves when the client sleeps."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.sleeps: list[float] = []
+
+    def clock(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+    def wall(self) -> dt.datetime:
+        return NOW + dt.timedelta(seconds=self.now)
+
+
+def client(fake_time: FakeTime, budget: float = 120.0, request_timeout: float = 2.0) -> Client:
+    return Client(
+        policy=RetryPolicy(budget=budget),
+        request_timeout=request_timeout,
+        sleep=fake_time.sleep,
+        clock=fake_time.clock,
+        wall_clock=fake_time.wall,
+        rng=random.Random(7),
+    )
+
+
+BATCH = Batch(HOST, KEY, None, [f"{BASE}/a/", f"{BASE}/b/"])
+
+
+def send(fake: FakeIndexNow, fake_time: FakeTime, **options: float) -> BatchResult:
+    the_client = client(fake_time, **options)
+    try:
+        return the_client.submit(fake.endpoint, BATCH)
+    finally:
+        the_client.close()
+
+
+def test_a_good_post_is_delivered(fake: FakeIndexNow) -> None:
+    result = send(fake, FakeTime())
+    assert (result.status, result.http_status, result.attempts) == ("delivered", 200, 1)
+    body = fake.posts[0].json
+    assert body == {"host": HOST, "key": KEY, "urlList": [f"{BASE}/a/", f"{BASE}/b/"]}
+
+
+def test_202_counts_as_delivered_and_says_so(fake: FakeIndexNow) -> None:
+    fake.success_status = 202
+    result = send(fake, FakeTime())
+    assert result.status == "accepted" and "validate the key later" in result.message
+
+
+@pytest.mark.parametrize("code", [500, 502, 503])
+def test_server_errors_are_retried_with_backoff(fake: FakeIndexNow, code: int) -> None:
+    fake.plan = [status(code), status(code)]
+    fake_time = FakeTime()
+    result = send(fake, fake_time)
+    assert result.status == "delivered" and result.attempts == 3 and len(fake.posts) == 3
+    assert len(fake_time.sleeps) == 2
+    assert 1 <= fake_time.sleeps[0] <= 2 and 2 <= fake_time.sleeps[1] <= 3  # exponential, with jitter
+
+
+def test_retry_after_seconds_is_honoured(fake: FakeIndexNow) -> None:
+    fake.plan = [status(429, Retry_After="7")]
+    fake_time = FakeTime()
+    result = send(fake, fake_time)
+    assert result.status == "delivered" and fake_time.sleeps == [7.0]
+
+
+def test_retry_after_http_date_is_honoured(fake: FakeIndexNow) -> None:
+    fake.plan = [status(429, Retry_After="Sat, 01 Jun 2024 12:00:30 GMT")]
+    fake_time = FakeTime()
+    assert send(fake, fake_time).status == "delivered"
+    assert fake_time.sleeps == [30.0]
+
+
+@pytest.mark.parametrize("value", [None, "soon", "-5", "1.5e3", "Sat, 99 Foo 2024"])
+def test_429_without_a_usable_retry_after_backs_off(fake: FakeIndexNow, value: str | None) -> None:
+    fake.plan = [status(429, **({"Retry_After": value} if value is not None else {}))]
+    fake_time = FakeTime()
+    assert send(fake, fake_time).status == "delivered"
+    assert len(fake_time.sleeps) == 1 and 1 <= fake_time.sleeps[0] <= 2
+
+
+def test_retry_after_beyond_the_budget_leaves_the_batch_pending_without_sleeping(fake: FakeIndexNow) -> None:
+    fake.plan = [status(429, Retry_After="86400")]
+    fake_time = FakeTime()
+    started = time.monotonic()
+    result = send(fake, fake_time, budget=120)
+    assert result.status == "failed" and result.http_status == 429
+    assert "Retry-After: 86400" in result.message and "--retry-timeout" in result.message
+    assert fake_time.sleeps == [] and len(fake.posts) == 1
+    assert time.monotonic() - started < 2
+
+
+def test_a_huge_retry_after_never_raises(fake: FakeIndexNow) -> None:
+    fake.plan = [status(429, Retry_After="9" * 40)]
+    result = send(fake, FakeTime())
+    assert result.status == "failed" and len(fake.posts) == 1
+
+
+def test_the_budget_bounds_retries(fake: FakeIndexNow) -> None:
+    fake.plan = [status(503)] * 50
+    fake_time = FakeTime()
+    result = send(fake, fake_time, budget=30)
+    assert result.status == "failed" and "HTTP 503" in result.message
+    assert sum(fake_time.sleeps) <= 30
+    assert 3 <= len(fake.posts) <= 6  # 1, 2, 4, 8, 16 s backoff (+jitter) within 30 s
+
+
+def test_a_connection_reset_is_retried(fake: FakeIndexNow) -> None:
+    fake.plan = [reset()]
+    result = send(fake, FakeTime())
+    assert result.status == "delivered" and len(fake.posts) == 2
+
+
+def test_a_server_that_never_answers_is_bounded_by_the_timeouts(fake: FakeIndexNow) -> None:
+    fake.plan = [hang(30), hang(30), hang(30)]
+    fake_time = FakeTime()
+    started = time.monotonic()
+    result = send(fake, fake_time, budget=1.5, request_timeout=0.3)
+    elapsed = time.monotonic() - started
+    assert result.status == "failed" and "timed out" in result.message
+    assert elapsed < 5
+
+
+def test_a_hang_then_an_answer_is_delivered(fake: FakeIndexNow) -> None:
+    fake.plan = [hang(30)]
+    result = send(fake, FakeTime(), request_timeout=0.3)
+    assert result.status == "delivered" and result.attempts == 2
+
+
+def test_a_redirect_is_never_followed(fake: FakeIndexNow) -> None:
+    other = FakeIndexNow()
+    try:
+        fake.plan = [status(307, Location=other.endpoint)]
+        result = send(fake, FakeTime())
+        assert result.status == "failed" and result.http_status == 307
+        assert other.endpoint in result.message and "--endpoint" in result.message
+        assert other.posts == [] and other.gets == [] and len(fake.posts) == 1
+    finally:
+        other.close()
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        (status(400, "Invalid format"), "HTTP 400 Bad Request"),
+        (status(403, '{"code":"UserForbiddedToAccessSite"}'), "UserForbiddedToAccessSite"),
+        (status(403, '{"code":"SiteVerificationNotCompleted"}'), "SiteVerificationNotCompleted"),
+        (status(403, '{"code":"KeyNotFound"}'), "KeyNotFound"),
+        (status(422, "Unprocessable"), "HTTP 422"),
+    ],
+)
+def test_client_errors_are_not_retried_and_say_what_to_fix(fake: FakeIndexNow, answer: object, expected: str) -> None:
+    fake.plan = [answer]  # type: ignore[list-item]
+    fake_time = FakeTime()
+    result = send(fake, fake_time)
+    assert result.status == "failed" and expected in result.message
+    assert len(fake.posts) == 1 and fake_time.sleeps == []
+
+
+def test_the_fake_enforces_the_protocol(fake: FakeIndexNow) -> None:
+    the_client = client(FakeTime())
+    off_host = Batch(HOST, KEY, None, ["http://elsewhere.org/x/"])
+    assert the_client.submit(fake.endpoint, off_host).http_status == 422
+    wrong_key = Batch(HOST, "ffffffffffffffff", None, [f"{BASE}/a/"])
+    assert the_client.submit(fake.endpoint, wrong_key).http_status == 403
+    too_many = Batch(HOST, KEY, None, [f"{BASE}/{n}" for n in range(10_001)])
+    assert the_client.submit(fake.endpoint, too_many).http_status == 400
+
+
+def test_parse_retry_after() -> None:
+    assert parse_retry_after("120", NOW) == 120
+    assert parse_retry_after("Sat, 01 Jun 2024 11:00:00 GMT", NOW) == 0  # in the past: now
+    assert parse_retry_after("", NOW) is None
+    assert parse_retry_after("NaN", NOW) is None
+
+
+# -- what the run makes of failures ------------------------------------------------------
+def test_an_undelivered_batch_stays_pending_and_goes_out_next_run(site: Site) -> None:
+    site.write(urlset(pages(4)))
+    site.run()
+    site.write(urlset(pages(4, lastmod="2024-06-{day:02d}T10:{minute:02d}:00Z")))
+    assert site.fake is not None
+    site.fake.plan = [status(503)] * 20
+    result = site.run()
+    assert result.code == 3, result
+    assert "4 URL(s) not delivered" in result.out and "HTTP 503" in result.out
+    state = json.loads(site.state.read_text())
+    pending = state["pending"][site.fake.endpoint]
+    assert sorted(pending) == sorted(f"{BASE}/p/{n}/" for n in range(4))
+    assert {item["reason"] for item in pending.values()} == {"changed"}
+    # nothing changed in the sitemap, but the pending URLs go out now
+    site.fake.plan = []
+    posts_before = len(site.fake.posts)
+    result = site.run()
+    assert result.code == 0, result
+    assert sorted(site.fake.posts[-1].json["urlList"]) == sorted(pending)
+    assert len(site.fake.posts) == posts_before + 1
+    assert json.loads(site.state.read_text())["pending"] == {}
+
+
+def test_on_submit_error_warn_exits_0_and_keeps_pending(site: Site) -> None:
+    site.write(urlset(pages(2)))
+    site.run()
+    site.write(urlset(pages(3)))
+    assert site.fake is not None
+    site.fake.plan = [status(500)] * 20
+    result = site.run("--on-submit-error", "warn")
+    assert result.code == 0 and "warning: 1 URL(s) not delivered" in result.out
+    assert len(json.loads(site.state.read_text())["pending"][site.fake.endpoint]) == 1
+
+
+def test_each_accepted_batch_is_recorded_before_the_next(site: Site) -> None:
+    site.write(urlset(pages(2)))
+    site.run()
+    site.write(urlset(pages(6)))
+    assert site.fake is not None
+    site.fake.plan = [status(200), status(400, "bad")]
+    result = site.run("--batch-size", "2")
+    assert result.code == 3
+    pending = json.loads(site.state.read_text())["pending"][site.fake.endpoint]
+    # batch 1 (p/2, p/3) accepted; batch 2 (p/4, p/5) rejected
+    assert sorted(pending) == [f"{BASE}/p/4/", f"{BASE}/p/5/"]
+
+
+def test_a_key_file_mismatch_stops_before_any_post(site: Site) -> None:
+    site.write(urlset(pages(2)))
+    site.run()
+    site.write(urlset(pages(3)))
+    assert site.fake is not None
+    site.fake.sites[HOST] = {f"/{KEY}.txt": b"somebody-elses-key"}
+    result = site.run()
+    assert result.code == 3
+    assert site.fake.posts == []
+    assert f"http://{HOST}/{KEY}.txt serves 'some…'" in result.out
+    assert len(json.loads(site.state.read_text())["pending"][site.fake.endpoint]) == 1
+
+
+def test_after_a_403_the_endpoint_gets_no_more_batches(site: Site) -> None:
+    site.write(urlset(pages(1)))
+    site.run()
+    site.write(urlset(pages(7)))
+    assert site.fake is not None
+    site.fake.plan = [status(403, '{"code":"SiteVerificationNotCompleted"}')]
+    result = site.run("--batch-size", "2")
+    assert result.code == 3 and len(site.fake.posts) == 1
+    assert "SiteVerificationNotCompleted" in result.out
+    assert len(json.loads(site.state.read_text())["pending"][site.fake.endpoint]) == 6
+
+
+def test_pending_is_tracked_per_endpoint(site: Site) -> None:
+    second = FakeIndexNow()
+    second.serve_key(HOST, KEY)
+    try:
+        site.write(urlset(pages(2)))
+        site.run()
+        site.write(urlset(pages(3)))
+        assert site.fake is not None
+        endpoints = ("--endpoint", site.fake.endpoint, "--endpoint", second.endpoint)
+        second.plan = [status(503)] * 20
+        assert site.run(*endpoints).code == 3
+        state = json.loads(site.state.read_text())
+        assert site.fake.endpoint not in state["pending"]
+        assert list(state["pending"][second.endpoint]) == [f"{BASE}/p/2/"]
+        second.plan = []
+        assert site.run(*endpoints).code == 0
+        assert len(site.fake.posts) == 1  # the first endpoint is not told twice
+        assert second.delivered() == [f"{BASE}/p/2/"]
+    finally:
+        second.close()
