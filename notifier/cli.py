@@ -17,6 +17,7 @@ from typing import Any, NoReturn, TextIO
 from notifier import __version__
 from notifier.errors import ExitCode, NotifierError, UsageError
 from notifier.github import write_github
+from notifier.indexnow import new_key, write_key_file
 from notifier.pipeline import Environment, execute
 from notifier.report import Report, render_json, render_text
 from notifier.rules import RULES
@@ -100,6 +101,8 @@ def _progress_printer(stream: TextIO, env: dict[str, str] | os._Environ[str]) ->
 def main(argv: Sequence[str] | None = None) -> int:
     """The ``notify-changes`` program. Returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["key"]:
+        return _key_command(args[1:])
     command = "run"
     if args and args[0] in COMMANDS:
         command = args.pop(0)
@@ -147,3 +150,22 @@ def _print_report(report: Report, style: str) -> None:
         write_github(report, sys.stdout, os.environ)
     else:
         sys.stdout.write(render_text(report) + "\n")
+
+
+def _key_command(args: list[str]) -> int:
+    """``notify-changes key new [--write DIR]``: make a key and, if asked, its key file."""
+    parser = _Parser(prog="notify-changes key", description="Make an IndexNow key and its key file.")
+    parser.add_argument("action", choices=("new",))
+    parser.add_argument("--write", metavar="DIR", help="write KEY.txt into DIR (the site's static folder)")
+    try:
+        namespace = parser.parse_args(args)
+        key = new_key()
+        if namespace.write is not None:
+            path = write_key_file(key, namespace.write)
+            sys.stdout.write(f"wrote {path}; publish it with the site\n")
+    except NotifierError as error:
+        sys.stderr.write(f"notify-changes: error: {error}\n")
+        return error.exit_code
+    sys.stdout.write(f"INDEXNOW_KEY={key}\n")
+    sys.stdout.write("set INDEXNOW_KEY as a secret in your deploy environment (never commit it elsewhere than the key file)\n")
+    return ExitCode.OK

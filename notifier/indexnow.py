@@ -11,8 +11,10 @@ from __future__ import annotations
 import datetime as dt
 import email.utils
 import json
+import os
 import random
 import re
+import secrets
 import time
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator
@@ -93,6 +95,23 @@ def validate_key(key: str, where: str) -> None:
         raise UsageError(
             f"{where}: an IndexNow key is 8 to 128 characters of a-z, A-Z, 0-9 and '-'; make one with `notify-changes key new`"
         )
+
+
+def new_key() -> str:
+    """A fresh key: 32 hexadecimal characters from the system's secure random source."""
+    return secrets.token_hex(16)
+
+
+def write_key_file(key: str, folder: str) -> str:
+    """Write ``KEY.txt`` holding the key into ``folder``; returns its path."""
+    path = os.path.join(folder, f"{key}.txt")
+    try:
+        os.makedirs(folder, exist_ok=True)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(key)
+    except OSError as error:
+        raise UsageError(f"--write {folder}: cannot write the key file ({error.strerror})") from None
+    return path
 
 
 def key_scope(key_location: str | None) -> str:

@@ -13,7 +13,7 @@ import requests
 
 from notifier.dates import format_utc, parse_w3c
 from notifier.diff import Change, Diff, apply_to_state, compute_diff
-from notifier.errors import ExitCode, InputError
+from notifier.errors import ExitCode, InputError, UsageError
 from notifier.indexnow import Batch, BatchResult, Client, RetryPolicy, make_batches
 from notifier.report import PlannedBatch, Report
 from notifier.rules import Context, RuleSettings, Violation, verify
@@ -96,9 +96,12 @@ def _pipeline(settings: Settings, env: Environment, recorded: State | None, stor
 
     # record what this deploy changed, and what each endpoint must now be told
     to_submit = _choose(settings, diff, first_run, now, report)
+    _require_keys(settings, to_submit, state, endpoints)
     apply_to_state(diff, state, endpoints=endpoints, to_submit=to_submit, now=stamp)
     report.reasons = _reasons(diff, to_submit, state, endpoints)
     if settings.dry_run:
+        if settings.keys.default is None and not settings.keys.per_host:
+            report.notes.append("no IndexNow key is set: a real run needs INDEXNOW_KEY (or --key)")
         report.planned = _plan(settings, state, endpoints, report.reasons)
         report.pending = _pending_urls(state, endpoints)
         return report
@@ -290,3 +293,16 @@ def _missing_key_files(settings: Settings, sitemap: Sitemap) -> list[str]:
 def _host_of(loc: str) -> str:
     parts = loc.split("/", 3)
     return parts[2].lower() if len(parts) >= 3 and parts[2] else "?"
+
+
+def _require_keys(settings: Settings, to_submit: list[Change], state: State, endpoints: list[str]) -> None:
+    """A run with something to send needs a key for every host, before anything is written."""
+    hosts = {_host_of(change.loc) for change in to_submit}
+    for endpoint in endpoints:
+        hosts.update(_host_of(loc) for loc in state.pending.get(endpoint, {}))
+    missing = sorted(host for host in hosts if settings.keys.key_for(host) is None)
+    if missing and not settings.dry_run:
+        raise UsageError(
+            f"no IndexNow key for {', '.join(missing[:3])}: set INDEXNOW_KEY (or --key, or [keys] in the config); "
+            "`notify-changes key new` makes one"
+        )

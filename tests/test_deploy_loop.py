@@ -85,7 +85,7 @@ def test_initial_submit_announces_every_url(site: Site) -> None:
 def test_initial_since_announces_only_recent_lastmods(site: Site) -> None:
     import datetime as dt
 
-    today = dt.datetime.now(dt.timezone.utc).date()
+    today = dt.datetime.now(dt.UTC).date()
     recent = (today - dt.timedelta(days=3)).isoformat()
     old = (today - dt.timedelta(days=40)).isoformat()
     site.write({"/old/": old, "/recent/": recent, "/undated/": None})

@@ -13,7 +13,7 @@ from notifier.indexnow import Batch, BatchResult, Client, RetryPolicy, parse_ret
 from tests.conftest import BASE, HOST, KEY, Site, pages, urlset
 from tests.fakeindexnow import FakeIndexNow, hang, reset, status
 
-NOW = dt.datetime(2024, 6, 1, 12, 0, 0, tzinfo=dt.timezone.utc)
+NOW = dt.datetime(2024, 6, 1, 12, 0, 0, tzinfo=dt.UTC)
 
 
 class FakeTime:

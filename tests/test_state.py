@@ -59,9 +59,8 @@ def test_a_second_run_waits_for_the_lock_then_gives_up(tmp_path: Path) -> None:
     def sleep(seconds: float) -> None:
         now[0] += seconds
 
-    with JsonStore(path):
-        with pytest.raises(LockTimeout, match="another notify-changes run holds the state lock"):
-            JsonStore(path, lock_timeout=3, clock=clock, sleep=sleep).acquire()
+    with JsonStore(path), pytest.raises(LockTimeout, match="another notify-changes run holds the state lock"):
+        JsonStore(path, lock_timeout=3, clock=clock, sleep=sleep).acquire()
     assert 3 <= now[0] < 3.2
     with JsonStore(path, lock_timeout=0):  # free again once released
         pass

@@ -1,0 +1,129 @@
+"""Options, config files, the environment, and the promise of one clear line per error."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from notifier.cli import main
+from tests.conftest import BASE, KEY, Site, pages, urlset
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--batch-size", "0"], "--batch-size"),
+        (["--batch-size", "10001"], "--batch-size"),
+        (["--batch-size", "many"], "--batch-size"),
+        (["--format", "xml"], "--format"),
+        (["--initial", "sometimes"], "--initial"),
+        (["--initial", "since:forever"], "--initial"),
+        (["--rule", "lastmod-bulk"], "ID=LEVEL"),
+        (["--rule", "no-such-rule=warn"], "unknown rule"),
+        (["--rule", "lastmod-bulk=loud"], "not error, warn or off"),
+        (["--key", "short"], "8 to 128 characters"),
+        (["--retry-timeout", "-1"], "--retry-timeout"),
+        (["--retry-timeout", "nan"], "--retry-timeout"),
+        (["--endpoint", "ftp://x"], "--endpoint"),
+        (["--max-removed", "lots"], "--max-removed"),
+        (["--clock-skew", "later"], "--clock-skew"),
+        (["--no-such-option"], "unrecognized arguments"),
+        (["--config", "missing.toml"], "no such file"),
+    ],
+)
+def test_a_bad_option_is_one_line_and_exit_2(offline_site: Site, args: list[str], expected: str) -> None:
+    offline_site.write(urlset(pages(2)))
+    result = offline_site.run(*args)
+    assert result.code == 2, result
+    assert expected in result.err
+    assert result.err.startswith("notify-changes: error: ") and result.err.count("\n") == 1
+    assert not offline_site.state.exists()
+
+
+def test_no_sitemap_given(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
+    assert "no SITEMAP given" in capsys.readouterr().err
+
+
+def test_no_key_with_something_to_send_is_exit_2_before_anything_is_written(site: Site) -> None:
+    site.write(urlset(pages(2)))
+    result = site.run("--initial", "submit", key=False)
+    assert result.code == 2 and "INDEXNOW_KEY" in result.err
+    assert not site.state.exists()
+    assert site.fake is not None and site.fake.posts == []
+
+
+def test_the_key_comes_from_the_environment(site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("INDEXNOW_KEY", KEY)
+    site.write(urlset(pages(2)))
+    assert site.run("--initial", "submit", key=False).code == 0
+    assert site.fake is not None and site.fake.posts[0].json["key"] == KEY
+
+
+def test_config_file_keys_are_the_option_names_and_paths_are_relative_to_it(site: Site, tmp_path: Path) -> None:
+    assert site.fake is not None
+    config_dir = tmp_path / "conf"
+    config_dir.mkdir()
+    (config_dir / "notify-changes.toml").write_text(
+        f'sitemap = "../public/sitemap.xml"\nstate = "st/state.json"\nbatch-size = 1\n'
+        f'endpoint = ["{site.fake.endpoint}"]\ninitial = "submit"\n\n[rules]\n"lastmod-missing" = "off"\n'
+    )
+    site.write(urlset(pages(3)))
+    code = main(["--config", str(config_dir / "notify-changes.toml"), "--key", KEY, "--retry-timeout", "0"])
+    assert code == 0
+    assert (config_dir / "st" / "state.json").exists()
+    assert [len(post.json["urlList"]) for post in site.fake.posts] == [1, 1, 1]
+
+
+def test_the_command_line_beats_the_environment_beats_the_file(site: Site, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    assert site.fake is not None
+    other_key = "ffffffff00000000"
+    site.fake.serve_key("www.shop-site.org", other_key)
+    (tmp_path / "notify-changes.toml").write_text(f'key = "aaaaaaaa11111111"\nbatch-size = 2\nendpoint = "{site.fake.endpoint}"\n')
+    site.write(urlset(pages(3)))
+    monkeypatch.setenv("INDEXNOW_KEY", KEY)
+    assert main([str(site.sitemap), "--initial", "submit", "--state", "s1.json"]) == 0
+    assert {post.json["key"] for post in site.fake.posts} == {KEY}  # env beats file
+    assert [len(post.json["urlList"]) for post in site.fake.posts] == [2, 1]  # file beats default
+    site.fake.posts.clear()
+    assert main([str(site.sitemap), "--initial", "submit", "--state", "s2.json", "--key", other_key, "--batch-size", "3"]) == 0
+    assert [(post.json["key"], len(post.json["urlList"])) for post in site.fake.posts] == [(other_key, 3)]
+
+
+def test_pyproject_tool_table_is_read(offline_site: Site, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "site"\n\n[tool.notify-changes]\nformat = "json"\n')
+    offline_site.write(urlset(pages(2)))
+    assert main(["check", str(offline_site.sitemap)]) == 0
+    assert json.loads(capsys.readouterr().out)["added"] == 2
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [("batch-size = [", "not valid TOML"), ("colour = 1", "unknown setting"), ("[rules]\nfoo = 'warn'", "unknown rule")],
+)
+def test_a_bad_config_file_is_exit_2(offline_site: Site, tmp_path: Path, content: str, expected: str) -> None:
+    (tmp_path / "notify-changes.toml").write_text(content)
+    offline_site.write(urlset(pages(2)))
+    result = offline_site.check()
+    assert result.code == 2 and expected in result.err and result.err.count("\n") == 1
+
+
+def test_key_new_writes_a_valid_key_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["key", "new", "--write", str(tmp_path / "static")]) == 0
+    out = capsys.readouterr().out
+    key = out.split("INDEXNOW_KEY=")[1].split()[0]
+    assert (tmp_path / "static" / f"{key}.txt").read_text() == key
+    assert len(key) == 32
+
+
+def test_github_actions_env_selects_the_github_format(site: Site, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    outputs = tmp_path / "out.txt"
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_OUTPUT", str(outputs))
+    site.write(urlset({"/a/": "2024-01-01", "/b/": None}))
+    result = site.check()
+    assert result.code == 0
+    assert f"::warning title=lastmod-missing::{BASE}/b/: no lastmod" in result.out
+    assert "added=2" in outputs.read_text()
