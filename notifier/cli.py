@@ -54,9 +54,7 @@ def make_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--site-dir", metavar="DIR", help="the build output root (default: the sitemap's folder)")
     parser.add_argument("--batch-size", metavar="N", help="URLs per request, 1..10000 (default 10000)")
-    parser.add_argument(
-        "--dry-run", action="store_const", const=True, help="show every batch it would send; no network, no state written"
-    )
+    parser.add_argument("--dry-run", action="store_const", const=True, help="show every batch it would send; no network, no state written")
     parser.add_argument("--format", choices=FORMATS, help="report style (default text; github under GITHUB_ACTIONS=true)")
     parser.add_argument("--retry-timeout", metavar="SECONDS", help="stop retrying a batch after this long (default 120)")
     parser.add_argument("--request-timeout", metavar="SECONDS", help="bound on one request (default 30)")
@@ -71,13 +69,9 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--on-submit-error", choices=("fail", "warn"), help="incomplete submission: exit 3 (fail, default) or 0 with a warning"
     )
-    parser.add_argument(
-        "--rule", metavar="ID=LEVEL", action="append", help=f"set a rule to error, warn or off; rules: {', '.join(RULES)}"
-    )
+    parser.add_argument("--rule", metavar="ID=LEVEL", action="append", help=f"set a rule to error, warn or off; rules: {', '.join(RULES)}")
     parser.add_argument("--clock-skew", metavar="DURATION", help="how far in the future a lastmod may be (default 1h)")
-    parser.add_argument(
-        "--max-removed", metavar="SHARE", help="mass-removal threshold, e.g. 20%% (default 20%%, at least 10 URLs)"
-    )
+    parser.add_argument("--max-removed", metavar="SHARE", help="mass-removal threshold, e.g. 20%% (default 20%%, at least 10 URLs)")
     parser.add_argument("--sitemap-url", metavar="URL", help="the sitemap's public URL, for url-out-of-scope")
     parser.add_argument("--version", action="version", version=f"notify-changes {__version__}")
     return parser
@@ -110,9 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _main(command, args)
     except KeyboardInterrupt:
-        sys.stderr.write(
-            "notify-changes: interrupted; the batch in flight stays pending and the state is consistent: run again\n"
-        )
+        sys.stderr.write("notify-changes: interrupted; the batch in flight stays pending and the state is consistent: run again\n")
         return ExitCode.INTERRUPTED
     finally:
         if previous is not None:

@@ -342,10 +342,7 @@ def explain(status: int, body: str, response: requests.Response, batch: Batch) -
             )
         return f"HTTP 403 Forbidden: key file not found, not matching, or site not verified for {batch.host}; {_body_hint(body)}"
     if status == 422:
-        return (
-            f"HTTP 422 Unprocessable Entity: a URL is not on {batch.host}, or the key does not match the schema; "
-            f"{_body_hint(body)}"
-        )
+        return f"HTTP 422 Unprocessable Entity: a URL is not on {batch.host}, or the key does not match the schema; {_body_hint(body)}"
     if status == 404:
         return "HTTP 404: no IndexNow endpoint at this URL; check --endpoint"
     return f"HTTP {status}: not a success; {_body_hint(body)}"

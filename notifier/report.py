@@ -80,10 +80,7 @@ class Report:
                 }
                 for batch in self.batches
             ]
-            + [
-                {"endpoint": plan.endpoint, "host": plan.host, "count": len(plan.urls), "status": "dry-run"}
-                for plan in self.planned
-            ],
+            + [{"endpoint": plan.endpoint, "host": plan.host, "count": len(plan.urls), "status": "dry-run"} for plan in self.planned],
             "notes": list(self.notes),
             "exit_code": int(self.exit_code),
         }

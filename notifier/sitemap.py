@@ -386,9 +386,7 @@ def _parse_xml(chunks: Iterator[bytes], location: str, file_no: int, sitemap: Si
                     lastmod = (child.text or "").strip()
             line = _line(element)
             if loc is None or not loc:
-                sitemap.findings.append(
-                    Finding("url-invalid", f"{location}:{line}", f"<{item_tag.rpartition('}')[2]}> without a <loc>")
-                )
+                sitemap.findings.append(Finding("url-invalid", f"{location}:{line}", f"<{item_tag.rpartition('}')[2]}> without a <loc>"))
             elif is_index:
                 parts.append(_Part(loc, line))
             else:
@@ -421,8 +419,7 @@ def _parse_xml(chunks: Iterator[bytes], location: str, file_no: int, sitemap: Si
         local = tag.rpartition("}")[2]
         namespace = tag[1:].partition("}")[0] if tag.startswith("{") else "none"
         raise InputError(
-            f"{location}: root element <{local}> (namespace {namespace}) is not a sitemap; "
-            f"expected <urlset> or <sitemapindex> in {NS_09}"
+            f"{location}: root element <{local}> (namespace {namespace}) is not a sitemap; expected <urlset> or <sitemapindex> in {NS_09}"
         )
     return parts
 

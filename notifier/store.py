@@ -158,8 +158,7 @@ class JsonStore:
             fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         except OSError as error:
             raise StateError(
-                f"{folder}: cannot create the state folder or its lock ({error.strerror}); "
-                "make it writable or pass --state elsewhere"
+                f"{folder}: cannot create the state folder or its lock ({error.strerror}); make it writable or pass --state elsewhere"
             ) from None
         deadline = self._clock() + self.lock_timeout
         while True:
