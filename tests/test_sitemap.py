@@ -113,8 +113,10 @@ def test_loc_whitespace_and_cdata_are_trimmed(offline_site: Site) -> None:
         ("<html><body><p>hello</p></body></html>", "root element <html>"),
         ("", "empty"),
         ("   \n\n", "empty"),
-        ('<?xml version="1.0"?><!DOCTYPE urlset [<!ENTITY a "b">]><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"/>',
-         "DOCTYPE"),
+        (
+            '<?xml version="1.0"?><!DOCTYPE urlset [<!ENTITY a "b">]><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"/>',
+            "DOCTYPE",
+        ),
     ],
 )
 def test_broken_input_is_one_clear_line_and_exit_2(offline_site: Site, content: str, expected: str) -> None:

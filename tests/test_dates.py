@@ -1,0 +1,87 @@
+"""W3C Datetime: all six forms, compared as UTC instants, invalid ones rejected."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from notifier.dates import parse_duration, parse_w3c
+
+UTC = dt.UTC
+
+
+@pytest.mark.parametrize(
+    ("text", "instant"),
+    [
+        ("2024", dt.datetime(2024, 1, 1, tzinfo=UTC)),
+        ("2024-07", dt.datetime(2024, 7, 1, tzinfo=UTC)),
+        ("2024-07-16", dt.datetime(2024, 7, 16, tzinfo=UTC)),
+        ("2024-07-16T19:20+01:00", dt.datetime(2024, 7, 16, 18, 20, tzinfo=UTC)),
+        ("2024-07-16T19:20:30+01:00", dt.datetime(2024, 7, 16, 18, 20, 30, tzinfo=UTC)),
+        ("2024-07-16T19:20:30.45+01:00", dt.datetime(2024, 7, 16, 18, 20, 30, 450000, tzinfo=UTC)),
+        ("2023-12-20T21:52:17.375Z", dt.datetime(2023, 12, 20, 21, 52, 17, 375000, tzinfo=UTC)),
+        ("2024-01-01T00:30:00-05:30", dt.datetime(2024, 1, 1, 6, 0, tzinfo=UTC)),
+    ],
+)
+def test_the_six_forms(text: str, instant: dt.datetime) -> None:
+    assert parse_w3c(text) == instant
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "24",
+        "2024-7-1",
+        "2024-02-30",
+        "2024-13",
+        "2024-01-01T10:00:00",
+        "2024-01-01T10Z",
+        "2024-01-01 10:00:00Z",
+        "2024-01-01T24:00Z",
+        "2024-01-01T10:00+25:00",
+        "01/02/2024",
+        "yesterday",
+        "2024-01-01T10:00:00.Z",
+        "0000-01-01",
+    ],
+)
+def test_invalid_values_are_rejected(text: str) -> None:
+    assert parse_w3c(text) is None
+
+
+@given(
+    st.datetimes(min_value=dt.datetime(1000, 1, 1), max_value=dt.datetime(9990, 1, 1)),
+    st.integers(min_value=-14 * 60, max_value=14 * 60),
+    st.sampled_from(["minutes", "seconds", "milliseconds", "microseconds"]),
+)
+def test_generated_dates_round_trip(moment: dt.datetime, offset_minutes: int, precision: str) -> None:
+    zone = dt.timezone(dt.timedelta(minutes=offset_minutes))
+    aware = moment.replace(tzinfo=zone)
+    if precision == "minutes":
+        aware = aware.replace(second=0, microsecond=0)
+    elif precision == "seconds":
+        aware = aware.replace(microsecond=0)
+    elif precision == "milliseconds":
+        aware = aware.replace(microsecond=aware.microsecond // 1000 * 1000)
+    text = aware.isoformat(timespec=precision if precision != "microseconds" else "microseconds")
+    if precision == "minutes":
+        text = aware.isoformat(timespec="minutes")
+    assert parse_w3c(text) == aware.astimezone(UTC)
+    assert parse_w3c(aware.date().isoformat()) == dt.datetime.combine(aware.date(), dt.time(), UTC)
+
+
+@given(st.text(max_size=40))
+def test_any_text_parses_or_is_rejected_without_raising(text: str) -> None:
+    result = parse_w3c(text)
+    assert result is None or result.tzinfo == UTC
+
+
+def test_durations() -> None:
+    assert parse_duration("14d") == dt.timedelta(days=14)
+    assert parse_duration("36h") == dt.timedelta(hours=36)
+    assert parse_duration("2w") == dt.timedelta(weeks=2)
+    assert parse_duration("soon") is None
