@@ -73,3 +73,16 @@ def parse_duration(text: str) -> dt.timedelta | None:
         return None
     unit = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
     return dt.timedelta(**{unit[match.group(2)]: int(match.group(1))})
+
+
+def period_of(text: str, instant: dt.datetime) -> tuple[dt.datetime, dt.datetime]:
+    """The span a lastmod names: ``2024-05-01`` is the whole day, ``2024-05`` the month."""
+    if len(text) == 4:
+        return instant, instant.replace(year=instant.year + 1) if instant.year < 9999 else instant
+    if len(text) == 7:
+        month = instant.month % 12 + 1
+        year = instant.year + (1 if month == 1 else 0)
+        return instant, instant.replace(year=year, month=month) if year <= 9999 else instant
+    if len(text) == 10:
+        return instant, instant + dt.timedelta(days=1)
+    return instant, instant

@@ -121,8 +121,9 @@ def compute_diff(
         for loc, record in recorded.items():
             if loc not in current:
                 result.removed.append(Change(loc, "removed", record.get("lastmod"), None))
-    for loc, since in pending_since.items():  # removed earlier, still not delivered
-        if loc not in current and loc not in recorded:
+    removed = {change.loc for change in result.removed}
+    for loc, since in pending_since.items():  # removed earlier (or the sitemap is empty), still not delivered
+        if loc not in current and loc not in removed:
             result.pending.append(Change(loc, "pending", None, None, since))
     return result
 

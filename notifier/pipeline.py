@@ -14,10 +14,12 @@ import requests
 from notifier.dates import format_utc, parse_w3c
 from notifier.diff import Change, Diff, apply_to_state, compute_diff
 from notifier.errors import ExitCode, InputError, UsageError
+from notifier.history import check_history
 from notifier.indexnow import Batch, BatchResult, Client, RetryPolicy, make_batches
+from notifier.pages import fingerprints
 from notifier.report import PlannedBatch, Report
 from notifier.rules import Context, RuleSettings, Violation, verify
-from notifier.settings import Settings
+from notifier.settings import HistorySettings, Settings
 from notifier.sitemap import ReadOptions, Sitemap, read_sitemap
 from notifier.store import JsonStore, RunRecord, State, encode_state, load_state
 
@@ -64,10 +66,14 @@ def _pipeline(settings: Settings, env: Environment, recorded: State | None, stor
     )
     # diff
     endpoints = list(settings.endpoints)
-    diff = compute_diff(sitemap.entries, state, endpoints=endpoints)
+    prints = fingerprints(dict.fromkeys(entry.loc for entry in sitemap.entries), settings.site_dir) if settings.site_dir else None
+    diff = compute_diff(sitemap.entries, state, endpoints=endpoints, fingerprints=prints)
     report.added, report.changed, report.removed = diff.added, diff.changed, diff.removed
     report.unchanged = diff.unchanged
     # verify
+    extra = list(env.extra_violations)
+    if settings.history is not None:
+        extra.extend(_history(settings.history, diff, report))
     report.violations = verify(
         Context(
             sitemap=sitemap,
@@ -75,7 +81,8 @@ def _pipeline(settings: Settings, env: Environment, recorded: State | None, stor
             state=state,
             first_run=first_run,
             key_file_missing=_missing_key_files(settings, sitemap),
-            extra=env.extra_violations,
+            fingerprints=prints,
+            extra=extra,
         ),
         RuleSettings(
             levels=settings.rule_levels,
@@ -97,7 +104,7 @@ def _pipeline(settings: Settings, env: Environment, recorded: State | None, stor
     # record what this deploy changed, and what each endpoint must now be told
     to_submit = _choose(settings, diff, first_run, now, report)
     _require_keys(settings, to_submit, state, endpoints)
-    apply_to_state(diff, state, endpoints=endpoints, to_submit=to_submit, now=stamp)
+    apply_to_state(diff, state, endpoints=endpoints, to_submit=to_submit, now=stamp, fingerprints=prints)
     report.reasons = _reasons(diff, to_submit, state, endpoints)
     if settings.dry_run:
         if settings.keys.default is None and not settings.keys.per_host:
@@ -158,6 +165,19 @@ def _pipeline(settings: Settings, env: Environment, recorded: State | None, stor
         if settings.on_submit_error == "fail":
             report.exit_code = ExitCode.SUBMISSION_INCOMPLETE
     return report
+
+
+def _history(history: HistorySettings, diff: Diff, report: Report) -> list[Violation]:
+    """lastmod-vs-history, with one note for the pages it could not check."""
+    checked = check_history(diff.current.values(), history.sources, history.repo or Path.cwd(), history.tolerance)
+    if checked.unmapped:
+        report.notes.append(
+            f"lastmod-vs-history: {checked.unmapped} page(s) have no source file matching [history] sources "
+            f"(e.g. {checked.example_unmapped}); their dates were not checked"
+        )
+    if checked.untracked:
+        report.notes.append(f"lastmod-vs-history: {checked.untracked} page(s) have a source file with no commit yet")
+    return checked.violations
 
 
 def _choose(settings: Settings, diff: Diff, first_run: bool, now: dt.datetime, report: Report) -> list[Change]:

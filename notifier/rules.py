@@ -112,6 +112,7 @@ class Context:
     state: State
     first_run: bool
     key_file_missing: list[str] = field(default_factory=list)  # key files expected in the build
+    fingerprints: dict[str, str] | None = None  # loc -> built page fingerprint, with --site-dir
     extra: list[Violation] = field(default_factory=list)  # from history and fingerprints
 
 
@@ -141,6 +142,7 @@ def _all_findings(context: Context, settings: RuleSettings) -> Iterator[_Finding
     yield from _lastmods(context, settings)
     yield from _bulk(context, settings)
     yield from _mass_removal(context, settings)
+    yield from _page_changes(context)
     for path in context.key_file_missing:
         yield (
             "key-file-missing",
@@ -411,3 +413,34 @@ def _mass_removal(context: Context, settings: RuleSettings) -> Iterator[_Finding
             "usual cause — if the removal is intended, raise --max-removed for this deploy",
             None,
         )
+
+
+def _page_changes(context: Context) -> Iterator[_Finding]:
+    """lastmod-without-change and change-without-lastmod, from the built page files."""
+    prints = context.fingerprints
+    if prints is None:
+        return
+    recorded = context.state.urls
+    moved = {change.loc: change for change in context.diff.changed}
+    for loc, entry in context.diff.current.items():
+        new_print = prints.get(loc)
+        record = recorded.get(loc)
+        old_print = record.get("fingerprint") if record is not None else None
+        if new_print is None or old_print is None:
+            continue
+        change = moved.get(loc)
+        if change is not None and change.new is not None and new_print == old_print:
+            yield (
+                "lastmod-without-change",
+                loc,
+                f"lastmod moved from {change.old} to {change.new} but the built page is byte-identical; "
+                "take lastmod from the content's history, not the build",
+                None,
+            )
+        elif change is None and entry.lastmod is not None and new_print != old_print:
+            yield (
+                "change-without-lastmod",
+                loc,
+                f"the built page changed but its lastmod {entry.lastmod} did not; update the page's date",
+                None,
+            )
