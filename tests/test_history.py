@@ -1,0 +1,126 @@
+"""lastmod-vs-history against real git repositories with fixed commit dates."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from notifier.history import read_history
+from tests.conftest import Result, Site, urlset
+
+
+class Repo:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+        self.git("init", "-q", "-b", "main")
+
+    def git(self, *args: str, when: str = "2024-01-01T00:00:00Z") -> str:
+        env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
+        env.update(
+            GIT_AUTHOR_DATE=when,
+            GIT_COMMITTER_DATE=when,
+            GIT_AUTHOR_NAME="A",
+            GIT_AUTHOR_EMAIL="a@b.c",
+            GIT_COMMITTER_NAME="A",
+            GIT_COMMITTER_EMAIL="a@b.c",
+            HOME=str(self.root),
+        )
+        done = subprocess.run(["git", *args], cwd=self.root, env=env, capture_output=True, text=True, check=True)
+        return done.stdout
+
+    def commit(self, files: dict[str, str], when: str) -> None:
+        for name, text in files.items():
+            path = self.root / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            self.git("add", name, when=when)
+        self.git("commit", "-q", "-m", f"at {when}", when=when)
+
+
+@pytest.fixture
+def repo(offline_site: Site) -> Repo:
+    repo = Repo(offline_site.root)
+    repo.commit({"content/about.md": "about", "content/blog/first/index.md": "first"}, "2024-01-10T10:00:00Z")
+    repo.commit({"content/about.md": "about, edited"}, "2024-03-05T12:00:00Z")
+    (offline_site.root / "notify-changes.toml").write_text('[history]\nsources = ["content/{path}/index.md", "content/{path}.md"]\n')
+    return repo
+
+
+def check(site: Site) -> Result:
+    return site.check("--rule", "lastmod-missing=off")
+
+
+def test_honest_dates_from_git_pass(offline_site: Site, repo: Repo) -> None:
+    offline_site.write(urlset({"/about/": "2024-03-05T12:00:00Z", "/blog/first/": "2024-01-10", "/contact/": "2024-02-01"}))
+    result = check(offline_site)
+    assert result.code == 0, result.out
+    assert "1 page(s) have no source file matching [history] sources" in result.out  # once, as a count
+
+
+def test_a_lastmod_later_than_the_last_commit_fails(offline_site: Site, repo: Repo) -> None:
+    offline_site.write(urlset({"/about/": "2024-06-01T08:00:00Z", "/blog/first/": "2024-01-10"}))
+    result = check(offline_site)
+    assert result.code == 1
+    assert (
+        "error[lastmod-vs-history] http://www.shop-site.org/about/: lastmod 2024-06-01T08:00:00Z is later than the last commit of content/about.md (2024-03-05T12:00:00Z)"
+        in result.out
+    )
+
+
+def test_a_lastmod_earlier_than_the_first_commit_fails(offline_site: Site, repo: Repo) -> None:
+    offline_site.write(urlset({"/about/": "2023-05-01", "/blog/first/": "2024-01-10"}))
+    result = check(offline_site)
+    assert result.code == 1 and "earlier than the first commit of content/about.md" in result.out
+
+
+def test_the_tolerance_is_configurable(offline_site: Site, repo: Repo) -> None:
+    (offline_site.root / "notify-changes.toml").write_text('[history]\nsources = ["content/{path}.md"]\ntolerance = "30d"\n')
+    offline_site.write(urlset({"/about/": "2024-03-20T08:00:00Z"}))
+    assert check(offline_site).code == 0
+
+
+def test_a_shallow_clone_is_exit_2_saying_fetch_depth_0(offline_site: Site, repo: Repo, tmp_path: Path) -> None:
+    shallow = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{repo.root}", str(shallow)], check=True, capture_output=True)
+    (offline_site.root / "notify-changes.toml").write_text(f'[history]\nsources = ["content/{{path}}.md"]\nrepo = "{shallow}"\n')
+    offline_site.write(urlset({"/about/": "2024-03-05"}))
+    result = check(offline_site)
+    assert result.code == 2 and "shallow clone" in result.err and "fetch-depth: 0" in result.err
+
+
+def test_no_repository_is_exit_2(offline_site: Site, tmp_path: Path) -> None:
+    (tmp_path / "notify-changes.toml").write_text('[history]\nsources = ["content/{path}.md"]\nrepo = "nowhere"\n')
+    offline_site.write(urlset({"/about/": "2024-03-05"}))
+    result = check(offline_site)
+    assert result.code == 2 and "[history]" in result.err
+
+
+def test_history_for_many_files_is_one_git_log(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "big")
+    repo.commit({f"content/p{n}.md": str(n) for n in range(300)}, "2024-01-01T00:00:00Z")
+    repo.commit({f"content/p{n}.md": f"{n}!" for n in range(0, 300, 3)}, "2024-02-01T00:00:00Z")
+    spans = read_history(repo.root)
+    assert len(spans) == 300
+    assert spans["content/p3.md"].last.month == 2 and spans["content/p4.md"].last.month == 1
+    assert spans["content/p3.md"].first.month == 1
+
+
+def test_git_runs_a_fixed_number_of_times_whatever_the_page_count(offline_site: Site, repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    import notifier.history
+
+    calls: list[list[str]] = []
+    real_run = subprocess.run
+
+    def counting_run(args: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        calls.append(args)
+        return real_run(args, **kwargs)  # type: ignore[call-overload,no-any-return]
+
+    monkeypatch.setattr(notifier.history.subprocess, "run", counting_run)
+    repo.commit({f"content/p{n}.md": str(n) for n in range(200)}, "2024-01-01T00:00:00Z")
+    offline_site.write(urlset({f"/p{n}/": "2024-01-01" for n in range(200)}))
+    assert check(offline_site).code == 0
+    assert [args[3] for args in calls] == ["rev-parse", "rev-parse", "log"]
