@@ -24,13 +24,16 @@ _COMMIT_MARK = "\x1ecommit "
 
 
 class Span(NamedTuple):
-    first: dt.datetime
-    last: dt.datetime
+    first: dt.datetime  # the earliest author or committer time of any commit of the file
+    last: dt.datetime  # the latest
+    newest: tuple[dt.datetime, ...]  # author and committer time of the newest commit
+    oldest: tuple[dt.datetime, ...]  # and of the oldest
 
 
 @dataclass(frozen=True)
 class HistoryCheck:
     violations: list[Violation]
+    backed: set[str]  # pages whose lastmod names their source's first or last commit
     unmapped: int  # pages with no source file matching the templates
     untracked: int  # pages whose source file has no commit yet
     example_unmapped: str | None
@@ -88,17 +91,17 @@ def read_history(top: Path) -> dict[str, Span]:
             author, committer = (int(value) for value in header.strip("\0").split())
         except ValueError:
             continue
-        early = dt.datetime.fromtimestamp(min(author, committer), UTC)
-        late = dt.datetime.fromtimestamp(max(author, committer), UTC)
+        times = (dt.datetime.fromtimestamp(author, UTC), dt.datetime.fromtimestamp(committer, UTC))
+        early, late = min(times), max(times)
         for name in names.split("\0"):
             name = name.strip("\n")
             if not name:
                 continue
             span = spans.get(name)
-            if span is None:
-                spans[name] = Span(early, late)
-            elif early < span.first or late > span.last:
-                spans[name] = Span(min(early, span.first), max(late, span.last))
+            if span is None:  # git log runs newest first
+                spans[name] = Span(early, late, times, times)
+            else:
+                spans[name] = Span(min(early, span.first), max(late, span.last), span.newest, times)
     return spans
 
 
@@ -132,6 +135,7 @@ def check_history(
     violations: list[Violation] = []
     unmapped = untracked = 0
     example: str | None = None
+    backed: set[str] = set()
     for entry in entries:
         if entry.lastmod is None:
             continue
@@ -148,6 +152,8 @@ def check_history(
             untracked += 1
             continue
         start, end = period_of(entry.lastmod, instant)
+        if any(start <= moment <= end for moment in span.newest + span.oldest):
+            backed.add(entry.loc)
         if start > span.last + tolerance:
             violations.append(
                 Violation(
@@ -168,4 +174,4 @@ def check_history(
                     f"({span.first:%Y-%m-%dT%H:%M:%SZ}); take lastmod from git",
                 )
             )
-    return HistoryCheck(violations, unmapped, untracked, example)
+    return HistoryCheck(violations, backed, unmapped, untracked, example)

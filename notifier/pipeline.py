@@ -14,7 +14,7 @@ import requests
 from notifier.dates import format_utc, parse_w3c
 from notifier.diff import Change, Diff, apply_to_state, compute_diff
 from notifier.errors import ExitCode, InputError, UsageError
-from notifier.history import check_history
+from notifier.history import HistoryCheck, check_history
 from notifier.indexnow import Batch, BatchResult, Client, RetryPolicy, make_batches
 from notifier.pages import fingerprints
 from notifier.report import PlannedBatch, Report
@@ -72,8 +72,11 @@ def _pipeline(settings: Settings, env: Environment, recorded: State | None, stor
     report.unchanged = diff.unchanged
     # verify
     extra = list(env.extra_violations)
+    backed: set[str] = set()
     if settings.history is not None:
-        extra.extend(_history(settings.history, diff, report))
+        checked = _history(settings.history, diff, report)
+        extra.extend(checked.violations)
+        backed = checked.backed
     report.violations = verify(
         Context(
             sitemap=sitemap,
@@ -82,6 +85,7 @@ def _pipeline(settings: Settings, env: Environment, recorded: State | None, stor
             first_run=first_run,
             key_file_missing=_missing_key_files(settings, sitemap),
             fingerprints=prints,
+            backed_by_history=backed,
             extra=extra,
         ),
         RuleSettings(
@@ -167,7 +171,7 @@ def _pipeline(settings: Settings, env: Environment, recorded: State | None, stor
     return report
 
 
-def _history(history: HistorySettings, diff: Diff, report: Report) -> list[Violation]:
+def _history(history: HistorySettings, diff: Diff, report: Report) -> HistoryCheck:
     """lastmod-vs-history, with one note for the pages it could not check."""
     checked = check_history(diff.current.values(), history.sources, history.repo or Path.cwd(), history.tolerance)
     if checked.unmapped:
@@ -177,7 +181,7 @@ def _history(history: HistorySettings, diff: Diff, report: Report) -> list[Viola
         )
     if checked.untracked:
         report.notes.append(f"lastmod-vs-history: {checked.untracked} page(s) have a source file with no commit yet")
-    return checked.violations
+    return checked
 
 
 def _choose(settings: Settings, diff: Diff, first_run: bool, now: dt.datetime, report: Report) -> list[Change]:

@@ -113,6 +113,7 @@ class Context:
     first_run: bool
     key_file_missing: list[str] = field(default_factory=list)  # key files expected in the build
     fingerprints: dict[str, str] | None = None  # loc -> built page fingerprint, with --site-dir
+    backed_by_history: set[str] = field(default_factory=set)  # lastmod is a commit time of the source
     extra: list[Violation] = field(default_factory=list)  # from history and fingerprints
 
 
@@ -377,7 +378,9 @@ def _dated(diff: Diff) -> list[Change]:
 
 def _bulk(context: Context, settings: RuleSettings) -> Iterator[_Finding]:
     bulk = settings.bulk
-    candidates = _dated(context.diff)
+    # a date that git history backs is honest however many pages share it (one big commit)
+    backed = context.backed_by_history
+    candidates = [change for change in _dated(context.diff) if change.loc not in backed]
     if len(candidates) < bulk.min_urls:
         return
     counts: Counter[dt.datetime] = Counter()
