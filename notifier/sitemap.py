@@ -164,12 +164,12 @@ def _resolve_part(
     split = urllib.parse.urlsplit(part.loc)
     if split.scheme not in ("http", "https") or not split.netloc:
         sitemap.findings.append(
-            Finding("url-invalid", part.loc, f"{index_location} line {part.line}: index part loc is not an absolute URL")
+            Finding("url-invalid", part.loc, f"{index_location}, line {part.line}: index part loc is not an absolute URL")
         )
     if base_dir is None:  # a remote index: fetch its parts from where it points
         url = urllib.parse.urljoin(index_url or index_location, part.loc)
         if not _is_url(url):
-            raise InputError(f"{index_location} line {part.line}: cannot fetch index part {part.loc!r}")
+            raise InputError(f"{index_location}, line {part.line}: cannot fetch index part {part.loc!r}")
         return url, url
     if split.scheme or split.netloc:
         relative = split.path
@@ -179,11 +179,11 @@ def _resolve_part(
     candidate = (base_dir / urllib.parse.unquote(relative).lstrip("/")).resolve()
     if not _inside(candidate, base_dir):
         raise InputError(
-            f"{index_location} line {part.line}: index part {part.loc!r} points outside the site dir {base_dir}; refusing to read it"
+            f"{index_location}, line {part.line}: index part {part.loc!r} points outside the site dir {base_dir}; refusing to read it"
         )
     if not candidate.is_file():
         raise InputError(
-            f"{index_location} line {part.line}: index part {part.loc} not found at {candidate}; "
+            f"{index_location}, line {part.line}: index part {part.loc} not found at {candidate}; "
             "build it, or pass --site-dir with the build output root"
         )
     public = part.loc if split.scheme and split.netloc else None

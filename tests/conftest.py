@@ -50,8 +50,11 @@ def _guarded_connect_ex(self: socket.socket, address: Any) -> int:
 
 
 @pytest.fixture(autouse=True)
-def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every test works in its own folder, with no inherited key or CI variables, offline."""
+def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every test works in its own folder, with no inherited key or CI variables, offline.
+
+    Afterwards every state file the test left behind is validated against state/schema.json.
+    """
     monkeypatch.chdir(tmp_path)
     for name in ("INDEXNOW_KEY", "GITHUB_ACTIONS", "CI", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "NO_COLOR"):
         monkeypatch.delenv(name, raising=False)
@@ -59,6 +62,24 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
     monkeypatch.setattr(socket.socket, "connect_ex", _guarded_connect_ex)
+    yield
+    _validate_state_files(tmp_path)
+
+
+def _validate_state_files(root: Path) -> None:
+    """Every state file notify-changes wrote (its exact encoding) must match the schema."""
+    from notifier.errors import StateError
+    from notifier.store import decode_state, encode_state
+    from tests.schema import assert_valid_state
+
+    for path in root.rglob("*.json"):
+        data = path.read_bytes()
+        try:
+            ours = encode_state(decode_state(data, str(path))) == data
+        except StateError:
+            continue  # a corrupt file a test wrote on purpose
+        if ours:
+            assert_valid_state(path)
 
 
 @pytest.fixture

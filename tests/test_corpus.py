@@ -1,0 +1,95 @@
+"""Every real sitemap of ../shared/corpus: no traceback, the right exit code, the known lies caught."""
+
+from __future__ import annotations
+
+import gzip
+import re
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+import pytest
+
+from notifier.cli import main
+from notifier.sitemap import read_sitemap
+from tests.conftest import CORPUS
+
+FILES = sorted(p.name for p in CORPUS.glob("*.xml*")) if CORPUS.is_dir() else []
+pytestmark = pytest.mark.skipif(not FILES, reason="../shared/corpus is not here")
+
+# What SOURCES.md says is wrong with each file, as the rule that must catch it.
+KNOWN_LIES = {
+    "next-sitemap-buildtime-lastmod.xml": "lastmod-bulk",  # every page stamped with the build time
+    "hugo-blogdown.xml": "lastmod-bulk",  # 10 of 11 pages at one default instant
+    "hugo-localhost.xml": "url-dev-host",  # http://localhost:1313 from `hugo server`
+    "jekyll-localhost.xml": "url-dev-host",  # http://localhost:4000 from `jekyll serve`
+    "docusaurus-preview-host.xml": "url-dev-host",  # a Netlify preview host
+    "gatsby-starter-host-0.xml": "url-dev-host",  # the Gatsby starter's siteUrl
+    "sphinx-material-nodecl.xml": "url-dev-host",  # the theme's default base_url
+    "yoast-staatic-category.xml": "url-dev-host",  # adcert.local
+    "wp-core-pages.xml": "url-dev-host",  # a Shifter staging host
+    "hugo-relative-minified.xml": "url-invalid",  # relative locs
+    "hugo-multilingual-en.xml": "url-invalid",  # relative locs
+    "image-sitemap-iri.xml": "url-invalid",  # unescaped Cyrillic IRIs
+    "news-sitemap-empty.xml": "sitemap-empty",
+}
+MALFORMED = {"video-sitemap-malformed.xml": 9}
+
+
+def _xml_bytes(name: str) -> bytes:
+    data = (CORPUS / name).read_bytes()
+    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+
+
+def _independent_count(name: str) -> tuple[str, int]:
+    """(root kind, number of <url> or <sitemap>) by the standard library's parser, not ours."""
+    root = ElementTree.fromstring(_xml_bytes(name).lstrip())
+    kind = root.tag.rpartition("}")[2]
+    item = "url" if kind == "urlset" else "sitemap"
+    return kind, sum(1 for child in root if child.tag.rpartition("}")[2] == item)
+
+
+def _run(name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(["check", str(CORPUS / name), "--state", str(tmp_path / "state.json")])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_no_traceback_and_a_documented_exit_code(name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(name, tmp_path, capsys)
+    assert "Traceback" not in out + err
+    assert code in (0, 1, 2)
+    if code == 2:
+        assert err.count("\n") == 1 and err.startswith("notify-changes: error: ")
+    if name in MALFORMED:
+        assert code == 2 and f"line {MALFORMED[name]}" in err
+        return
+    kind, count = _independent_count(name)
+    if kind == "urlset":
+        assert code != 2, err  # a well-formed urlset is never an input error
+        assert len(read_sitemap(str(CORPUS / name)).entries) == count
+        assert out.startswith(f"{count} added,")
+    else:  # the parts of these indexes are not in the corpus
+        assert code == 2 and "not found" in err
+        first_part = re.search(r"<loc>\s*([^<\s]+)\s*</loc>", _xml_bytes(name).decode())
+        assert first_part is not None and first_part.group(1).rsplit("/", 1)[-1] in err
+
+
+@pytest.mark.parametrize("name", sorted(KNOWN_LIES))
+def test_the_known_lies_are_caught(name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(name, tmp_path, capsys)
+    assert code == 1
+    assert f"error[{KNOWN_LIES[name]}]" in out
+
+
+@pytest.mark.parametrize("name", [n for n in FILES if n not in KNOWN_LIES and n not in MALFORMED])
+def test_the_honest_files_pass_or_only_miss_parts(name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(name, tmp_path, capsys)
+    assert code in (0, 2)
+    assert "error[" not in out
+
+
+def test_the_gzip_copy_reads_like_the_original() -> None:
+    plain = read_sitemap(str(CORPUS / "mkdocs.xml")).entries
+    packed = read_sitemap(str(CORPUS / "mkdocs.xml.gz")).entries
+    assert [(e.loc, e.lastmod) for e in plain] == [(e.loc, e.lastmod) for e in packed]
