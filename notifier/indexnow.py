@@ -17,7 +17,7 @@ import re
 import secrets
 import time
 import urllib.parse
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -112,6 +112,11 @@ def write_key_file(key: str, folder: str) -> str:
     except OSError as error:
         raise UsageError(f"--write {folder}: cannot write the key file ({error.strerror})") from None
     return path
+
+
+def redact(text: str, key: str) -> str:
+    """Never print a whole key: its first four characters say which one it is."""
+    return text.replace(key, key[:4] + "…") if key else text
 
 
 def key_scope(key_location: str | None) -> str:
@@ -263,7 +268,11 @@ class Client:
 
     # -- the key file --------------------------------------------------------------
     def check_key_file(self, url: str, key: str) -> str | None:
-        """None when ``url`` serves ``key``; otherwise what is wrong, in one line."""
+        """None when ``url`` serves ``key``; otherwise what is wrong, in one line (the key redacted)."""
+        problem = self._check_key_file(url, key)
+        return redact(problem, key) if problem is not None else None
+
+    def _check_key_file(self, url: str, key: str) -> str | None:
         try:
             response, problem, _ = self._with_retries(lambda: self.session.get(url, timeout=self.timeout, allow_redirects=False))
         except requests.RequestException as error:
@@ -312,7 +321,8 @@ class Client:
             return BatchResult(
                 endpoint, batch.host, count, "accepted", status, "accepted; the endpoint will validate the key later", attempts
             )
-        return BatchResult(endpoint, batch.host, count, "failed", status, explain(status, text, response, batch), attempts)
+        message = redact(explain(status, text, response, batch), batch.key)
+        return BatchResult(endpoint, batch.host, count, "failed", status, message, attempts)
 
 
 def explain(status: int, body: str, response: requests.Response, batch: Batch) -> str:
@@ -351,8 +361,3 @@ def explain(status: int, body: str, response: requests.Response, batch: Batch) -
 def _body_hint(body: str) -> str:
     compact = " ".join(body.split())[:160]
     return f"the endpoint said: {compact}" if compact else "the endpoint gave no details"
-
-
-def chunked(items: list[str], size: int) -> Iterator[list[str]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]

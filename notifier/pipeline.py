@@ -15,7 +15,7 @@ from notifier.dates import format_utc, parse_w3c
 from notifier.diff import Change, Diff, apply_to_state, compute_diff
 from notifier.errors import ExitCode, InputError, UsageError
 from notifier.history import HistoryCheck, check_history
-from notifier.indexnow import Batch, BatchResult, Client, RetryPolicy, make_batches
+from notifier.indexnow import Batch, BatchResult, Client, RetryPolicy, make_batches, redact
 from notifier.pages import fingerprints
 from notifier.report import PlannedBatch, Report
 from notifier.rules import Context, RuleSettings, Violation, verify
@@ -259,7 +259,7 @@ class _Submissions:
             scheme = "https" if batch.urls[0].startswith("https:") else "http"
             _, url = self.settings.keys.location_for(batch.host, scheme)
             if self.env.progress is not None:
-                self.env.progress(f"checking key file {url}")
+                self.env.progress(redact(f"checking key file {url}", batch.key))
             self.key_problems[batch.host] = self.client.check_key_file(url, batch.key)
         return self.key_problems[batch.host]
 

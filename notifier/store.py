@@ -15,7 +15,7 @@ import json
 import os
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict, cast
@@ -259,9 +259,3 @@ def _fsync_folder(folder: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
-
-
-@contextlib.contextmanager
-def no_lock() -> Iterator[None]:
-    """For read-only runs (``check``, ``--dry-run``), which never take the lock."""
-    yield
