@@ -13,6 +13,7 @@ import struct
 import threading
 import time
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -61,6 +62,8 @@ class FakeIndexNow:
         self.posts: list[Received] = []
         self.gets: list[str] = []
         self.success_status = 200
+        self.on_post: Callable[[Received], None] | None = None  # called as a POST arrives, before the answer
+        self.after_answer: Callable[[Received], None] | None = None  # called once the answer is sent
         self._lock = threading.Lock()
         self._stop = threading.Event()
         handler = _make_handler(self)
@@ -167,6 +170,8 @@ def _make_handler(fake: FakeIndexNow) -> type[BaseHTTPRequestHandler]:
                 parsed = None
             record = Received(self.path, headers, body, parsed, None)
             fake.posts.append(record)
+            if fake.on_post is not None:
+                fake.on_post(record)
             fault = fake.next_fault()
             if fault is not None:
                 if fault.kind == "reset":
@@ -180,6 +185,7 @@ def _make_handler(fake: FakeIndexNow) -> type[BaseHTTPRequestHandler]:
                     return
                 record.answer = fault.status
                 self._send(fault.status, fault.body, fault.headers)
+                self._answered(record)
                 return
             if urllib.parse.urlsplit(self.path).path != "/indexnow":
                 record.answer = 404
@@ -188,6 +194,12 @@ def _make_handler(fake: FakeIndexNow) -> type[BaseHTTPRequestHandler]:
             code, message = fake.judge(headers, body)
             record.answer = code
             self._send(code, message)
+            self._answered(record)
+
+        def _answered(self, record: Received) -> None:
+            self.wfile.flush()
+            if fake.after_answer is not None:
+                fake.after_answer(record)
 
     return Handler
 

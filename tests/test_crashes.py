@@ -1,0 +1,242 @@
+"""Crashes, cancels and concurrent deploys, done for real to real processes.
+
+The promise: every changed URL is announced at least once; a URL is re-sent only when a
+crash left its batch unacknowledged; the state file is never torn, mixed or reset.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from notifier.store import JsonStore, decode_state
+from tests.conftest import BASE, KEY, Site, pages, urlset
+from tests.fakeindexnow import hang, status, wait_until
+
+CHANGED = "2024-07-{day:02d}T10:{minute:02d}:00Z"
+
+
+def spawn(site: Site, *args: str) -> subprocess.Popen[str]:
+    assert site.fake is not None
+    env = dict(os.environ, INDEXNOW_KEY=KEY)
+    argv = [sys.executable, "-m", "notifier", str(site.sitemap), "--state", str(site.state), "--endpoint", site.fake.endpoint]
+    return subprocess.Popen([*argv, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def finish(process: subprocess.Popen[str], timeout: float = 30) -> tuple[int, str, str]:
+    out, err = process.communicate(timeout=timeout)
+    return process.returncode, out, err
+
+
+def kill(process: subprocess.Popen[str]) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGKILL)
+    process.communicate(timeout=10)
+
+
+def changed_site(site: Site, count: int) -> list[str]:
+    """Record ``count`` pages, then change them all; returns the changed URLs in order."""
+    site.write(urlset(pages(count)))
+    assert site.run().code == 0
+    site.write(urlset(pages(count, lastmod=CHANGED)))
+    return [f"{BASE}/p/{n}/" for n in range(count)]
+
+
+def batches_sent(site: Site) -> list[list[str]]:
+    assert site.fake is not None
+    return [post.json["urlList"] for post in site.fake.posts if post.answer in (200, 202)]
+
+
+# -- the state file under SIGKILL ------------------------------------------------------------
+WRITER = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from notifier.store import JsonStore, State, UrlRecord
+    path, start = Path(sys.argv[1]), int(sys.argv[2])
+    with JsonStore(path) as store:
+        for version in range(start, start + 1000):
+            urls = {f"https://www.shop-site.org/page/{n}/": UrlRecord(lastmod=f"{version}", first_seen="2024-01-01T00:00:00Z")
+                    for n in range(30000)}
+            store.save(State(urls=urls, created="2024-01-01T00:00:00Z", updated="2024-01-01T00:00:00Z"))
+            print(version, flush=True)
+    """
+)
+
+
+def _version(path: Path) -> int:
+    state = decode_state(path.read_bytes(), str(path))  # raises on a torn or unreadable file
+    versions = {record["lastmod"] for record in state.urls.values()}
+    assert len(versions) == 1, "a mixed state file"
+    return int(next(iter(versions)) or 0)
+
+
+def test_random_sigkills_never_leave_an_unreadable_state(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    rng = random.Random(2024)
+    committed = 0
+    kills = 0
+    deadline = time.monotonic() + 20
+    while kills < 30 and time.monotonic() < deadline:
+        process = subprocess.Popen([sys.executable, "-c", WRITER, str(path), str(committed + 1)], stdout=subprocess.PIPE, text=True)
+        time.sleep(rng.uniform(0.15, 0.6))
+        process.send_signal(signal.SIGKILL)
+        printed = [int(line) for line in process.communicate()[0].split()]
+        kills += 1
+        last_printed = printed[-1] if printed else committed
+        if not path.exists():
+            assert not printed
+            continue
+        found = _version(path)
+        # the file holds the last version reported committed, or the one whose rename beat the kill
+        assert found in (last_printed, last_printed + 1), (found, last_printed)
+        committed = found
+    assert kills >= 10 and committed > 3
+    assert path.stat().st_size > 2_000_000  # a multi-MB state
+    with JsonStore(path, lock_timeout=0):  # the lock died with its holder; leftovers are cleaned
+        pass
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_the_lock_dies_with_its_holder(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"from notifier.store import JsonStore\nimport time\nJsonStore(__import__('pathlib').Path({str(path)!r})).acquire()\nprint('held', flush=True)\ntime.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    from notifier.errors import LockTimeout
+
+    with pytest.raises(LockTimeout):
+        JsonStore(path, lock_timeout=0).acquire()
+    holder.send_signal(signal.SIGKILL)
+    holder.communicate()
+    started = time.monotonic()
+    with JsonStore(path, lock_timeout=0):
+        pass
+    assert time.monotonic() - started < 1
+
+
+# -- killed runs, then run again ----------------------------------------------------------------
+def test_sigkill_while_parsing_then_rerun(site: Site) -> None:
+    urls = changed_site(site, 3)
+    big = pages(3, lastmod=CHANGED) | {
+        f"/bulk/{n}/": f"2024-0{1 + n % 6}-{1 + n % 28:02d}T0{n % 10}:{n % 60:02d}:00Z" for n in range(45000)
+    }
+    site.write(urlset(big))
+    before = site.state_bytes()
+    process = spawn(site)
+    time.sleep(0.3)
+    kill(process)
+    assert site.fake is not None
+    if not site.fake.posts:  # killed before anything was sent: nothing was recorded either
+        assert site.state_bytes() == before
+    code, _, err = finish(spawn(site))
+    assert code == 0, err
+    delivered = {url for batch in batches_sent(site) for url in batch}
+    assert set(urls) <= delivered
+
+
+def test_sigkill_between_batches_resends_only_the_batch_in_flight(site: Site) -> None:
+    urls = changed_site(site, 6)
+    assert site.fake is not None
+    site.fake.plan = [status(200), hang(60)]
+    process = spawn(site, "--batch-size", "2")
+    assert wait_until(lambda: len(site.fake.posts) == 2, timeout=20)  # type: ignore[union-attr]
+    kill(process)
+    site.fake.plan = []
+    code, _, err = finish(spawn(site, "--batch-size", "2"))
+    assert code == 0, err
+    sent = batches_sent(site)
+    assert sent[0] == urls[0:2]  # the first run's accepted batch
+    assert sorted(url for batch in sent[1:] for url in batch) == sorted(urls[2:])  # never resent
+    assert json.loads(site.state.read_text())["pending"] == {}
+
+
+def test_sigkill_right_after_a_batch_was_accepted(site: Site) -> None:
+    urls = changed_site(site, 6)
+    assert site.fake is not None
+    victims: list[subprocess.Popen[str]] = []
+
+    def kill_now(record: object) -> None:
+        if victims and victims[0].poll() is None:
+            victims[0].send_signal(signal.SIGKILL)
+
+    site.fake.after_answer = kill_now
+    process = spawn(site, "--batch-size", "2")
+    victims.append(process)
+    kill(process)  # waits for the kill the fake triggers
+    site.fake.after_answer = None
+    code, _, err = finish(spawn(site, "--batch-size", "2"))
+    assert code == 0, err
+    sent = batches_sent(site)
+    delivered = [url for batch in sent for url in batch]
+    assert set(urls) <= set(delivered)
+    # only the batch the kill interrupted (acknowledged, maybe not yet recorded) can be sent twice
+    assert all(delivered.count(url) == 1 for url in urls[2:])
+
+
+def test_sigkills_at_random_moments_of_runs_lose_nothing(site: Site) -> None:
+    urls = changed_site(site, 40)
+    assert site.fake is not None
+    rng = random.Random(7)
+    for _ in range(6):
+        process = spawn(site, "--batch-size", "3")
+        time.sleep(rng.uniform(0.05, 0.6))
+        kill(process)
+        decode_state(site.state.read_bytes(), "state")  # always readable
+    code, _, err = finish(spawn(site, "--batch-size", "3"))
+    assert code == 0, err
+    delivered = [url for batch in batches_sent(site) for url in batch]
+    assert set(urls) <= set(delivered)
+    assert json.loads(site.state.read_text())["pending"] == {}
+
+
+# -- cancels ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_cancel_during_a_backoff_sleep_is_exit_130_within_seconds(site: Site, signum: int) -> None:
+    urls = changed_site(site, 3)
+    assert site.fake is not None
+    site.fake.plan = [status(503, Retry_After="60")]
+    process = spawn(site, "--retry-timeout", "120")
+    assert wait_until(lambda: len(site.fake.posts) == 1, timeout=20)  # type: ignore[union-attr]
+    time.sleep(0.3)  # now sleeping through Retry-After
+    started = time.monotonic()
+    process.send_signal(signum)
+    code, _, err = finish(process, timeout=5)
+    assert time.monotonic() - started < 5
+    assert code == 130 and "interrupted" in err and "Traceback" not in err
+    assert len(site.fake.posts) == 1  # KeyboardInterrupt is never retried
+    assert sorted(json.loads(site.state.read_text())["pending"][site.fake.endpoint]) == sorted(urls)
+
+
+# -- concurrent deploys -----------------------------------------------------------------------------
+def test_two_runs_at_once_one_waits_then_exits_4_and_nothing_is_lost(site: Site) -> None:
+    urls = changed_site(site, 4)
+    assert site.fake is not None
+    site.fake.plan = [hang(2.5)]  # the first run holds the lock while its request hangs
+    first = spawn(site, "--request-timeout", "1")
+    assert wait_until(lambda: len(site.fake.posts) == 1, timeout=20)  # type: ignore[union-attr]
+    started = time.monotonic()
+    code, out, err = finish(spawn(site, "--lock-timeout", "0.5"))
+    assert code == 4 and "holds the state lock" in err and err.count("\n") == 1
+    assert time.monotonic() - started < 10
+    code, _, err = finish(first)
+    assert code == 0, err
+    assert sorted(url for batch in batches_sent(site) for url in batch) == sorted(urls)
+    state = json.loads(site.state.read_text())
+    assert state["pending"] == {} and len(state["urls"]) == 4
