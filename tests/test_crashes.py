@@ -107,6 +107,18 @@ def test_random_sigkills_never_leave_an_unreadable_state(tmp_path: Path) -> None
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
 
 
+HOLDER = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    from notifier.store import JsonStore
+    JsonStore(Path(sys.argv[1])).acquire()
+    print("held", flush=True)
+    time.sleep(60)
+    """
+)
+
+
 def test_the_lock_dies_with_its_holder(tmp_path: Path) -> None:
     path = tmp_path / "state.json"
     holder = subprocess.Popen(
@@ -232,7 +244,7 @@ def test_two_runs_at_once_one_waits_then_exits_4_and_nothing_is_lost(site: Site)
     first = spawn(site, "--request-timeout", "1")
     assert wait_until(lambda: len(site.fake.posts) == 1, timeout=20)  # type: ignore[union-attr]
     started = time.monotonic()
-    code, out, err = finish(spawn(site, "--lock-timeout", "0.5"))
+    code, _, err = finish(spawn(site, "--lock-timeout", "0.5"))
     assert code == 4 and "holds the state lock" in err and err.count("\n") == 1
     assert time.monotonic() - started < 10
     code, _, err = finish(first)
