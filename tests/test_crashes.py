@@ -122,11 +122,7 @@ HOLDER = textwrap.dedent(
 def test_the_lock_dies_with_its_holder(tmp_path: Path) -> None:
     path = tmp_path / "state.json"
     holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            f"from notifier.store import JsonStore\nimport time\nJsonStore(__import__('pathlib').Path({str(path)!r})).acquire()\nprint('held', flush=True)\ntime.sleep(60)",
-        ],
+        [sys.executable, "-c", HOLDER, str(path)],
         stdout=subprocess.PIPE,
         text=True,
     )
