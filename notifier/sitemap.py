@@ -347,17 +347,23 @@ def _parse_xml(chunks: Iterator[bytes], location: str, file_no: int, sitemap: Si
     first = True
     fed = False
 
+    last_line = 1
+
     def fail(error: etree.XMLSyntaxError) -> InputError:
-        line = error.lineno or 1
-        reason = error.msg.split(", line ")[0] if error.msg else "syntax error"
+        reason = " ".join((error.msg or "syntax error").split(", line ")[0].split())
+        if error.lineno:
+            where = f"line {error.lineno}"
+        else:  # libxml2 stopped without saying where: an undefined entity such as &nbsp;, or cut-off data
+            where = f"after line {last_line}"
+            reason = f"{reason}: an entity XML does not define, such as &nbsp;, or cut-off data"
         return InputError(
-            f"{location}, line {line}: not well-formed XML ({reason}); fix the sitemap generator "
-            "(notify-changes never guesses at broken XML)"
+            f"{location}, {where}: not well-formed XML ({reason}); fix the sitemap generator (notify-changes never guesses at broken XML)"
         )
 
     def handle(events: Iterable[tuple[str, Any]]) -> None:
-        nonlocal root_seen, loc_tag, lastmod_tag, item_tag, is_index
+        nonlocal root_seen, loc_tag, lastmod_tag, item_tag, is_index, last_line
         for event, element in events:
+            last_line = _line(element) or last_line
             if not root_seen:
                 if event != "start":
                     continue
@@ -398,6 +404,8 @@ def _parse_xml(chunks: Iterator[bytes], location: str, file_no: int, sitemap: Si
                 while element.getprevious() is not None:
                     del parent[0]
 
+    prolog = b""  # held back until it is known to have no DOCTYPE: libxml2 never sees one
+    prolog_done = False
     try:
         for chunk in chunks:
             if first:
@@ -405,9 +413,19 @@ def _parse_xml(chunks: Iterator[bytes], location: str, file_no: int, sitemap: Si
                 first = False
                 if not chunk:
                     continue
+            if not prolog_done:
+                prolog += chunk
+                if not _prolog_ends(prolog, location):
+                    if len(prolog) > CHUNK:
+                        raise InputError(f"{location}: over 1 MB before the root element; this is not a sitemap")
+                    continue
+                prolog_done, chunk, prolog = True, prolog, b""
             fed = True
             parser.feed(chunk)
             handle(parser.read_events())
+        if prolog:
+            fed = True
+            parser.feed(prolog)
         if not fed:
             raise InputError(f"{location}: the file is empty; the build wrote no sitemap")
         root = parser.close()
@@ -422,6 +440,37 @@ def _parse_xml(chunks: Iterator[bytes], location: str, file_no: int, sitemap: Si
             f"{location}: root element <{local}> (namespace {namespace}) is not a sitemap; expected <urlset> or <sitemapindex> in {NS_09}"
         )
     return parts
+
+
+def _prolog_ends(data: bytes, location: str) -> bool:
+    """True once ``data`` reaches the root element; raises on a DOCTYPE or a non-UTF-8 encoding.
+
+    The DOCTYPE check happens here, on bytes, before the parser is fed: an external DTD
+    or entity must never be opened, whatever libxml2's own settings would do.
+    """
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff") or b"\x00" in data[:4]:
+        raise InputError(f"{location}: encoded in UTF-16 or UTF-32; a sitemap must be UTF-8")
+    pos, size = 0, len(data)
+    while True:
+        while pos < size and data[pos] in _WHITESPACE:
+            pos += 1
+        if pos >= size:
+            return False
+        if data.startswith(b"<?", pos) or data.startswith(b"<!--", pos):
+            closer = b"?>" if data[pos + 1] == 0x3F else b"-->"
+            end = data.find(closer, pos + 2)
+            if end < 0:
+                return False
+            pos = end + len(closer)
+            continue
+        head = data[pos : pos + 9].upper()
+        if head == b"<!DOCTYPE":
+            if data[pos + 9 : pos + 14].strip().lower().startswith(b"html"):
+                raise InputError(f"{location}: is an HTML page, not a sitemap; check the path and what the build wrote there")
+            raise InputError(f"{location}: has a <!DOCTYPE>; sitemaps never need one and it is refused for safety")
+        if len(head) < 9 and b"<!DOCTYPE".startswith(head):
+            return False  # the chunk ends inside what may be a DOCTYPE
+        return True
 
 
 def _line(element: Any) -> int:

@@ -108,7 +108,7 @@ def test_loc_whitespace_and_cdata_are_trimmed(offline_site: Site) -> None:
     [
         ("<urlset xmlns='http://www.sitemaps.org/schemas/sitemap/0.9'><url><loc>http://x.org/?a=1&b=2</loc></url></urlset>", "line 1"),
         ('<?xml version="1.0"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n<url><loc>x', "line 3"),
-        ("<!DOCTYPE html><html><body>Not found</body></html>", "root element <html>"),
+        ("<!DOCTYPE html><html><body>Not found</body></html>", "is an HTML page"),
         ("<html><body><p>hello<br></p></body></html>", "not well-formed"),
         ("<html><body><p>hello</p></body></html>", "root element <html>"),
         ("", "empty"),
