@@ -468,9 +468,8 @@ def _prolog_ends(data: bytes, location: str) -> bool:
             if data[pos + 9 : pos + 14].strip().lower().startswith(b"html"):
                 raise InputError(f"{location}: is an HTML page, not a sitemap; check the path and what the build wrote there")
             raise InputError(f"{location}: has a <!DOCTYPE>; sitemaps never need one and it is refused for safety")
-        if len(head) < 9 and b"<!DOCTYPE".startswith(head):
-            return False  # the chunk ends inside what may be a DOCTYPE
-        return True
+        # False when the chunk ends inside what may be a DOCTYPE
+        return not (len(head) < 9 and b"<!DOCTYPE".startswith(head))
 
 
 def _line(element: Any) -> int:
