@@ -19,6 +19,7 @@ from notifier.dates import UTC, parse_w3c, period_of
 from notifier.errors import HistoryError
 from notifier.rules import Violation
 from notifier.sitemap import Entry
+from notifier.urls import split_url
 
 _COMMIT_MARK = "\x1ecommit "
 
@@ -107,7 +108,7 @@ def read_history(top: Path) -> dict[str, Span]:
 
 def template_path(loc: str) -> str:
     """``{path}``: the URL's path without its leading and trailing ``/`` (``index`` for the root)."""
-    path = urllib.parse.unquote(urllib.parse.urlsplit(loc).path).strip("/")
+    path = urllib.parse.unquote(split_url(loc).path).strip("/")
     return path or "index"
 
 

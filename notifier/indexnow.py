@@ -16,7 +16,6 @@ import random
 import re
 import secrets
 import time
-import urllib.parse
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -25,6 +24,7 @@ import requests
 import tenacity
 
 from notifier.errors import UsageError
+from notifier.urls import split_url
 
 DEFAULT_ENDPOINT = "https://api.indexnow.org/indexnow"
 MAX_BATCH = 10_000  # IndexNow: at most 10,000 URLs per POST
@@ -83,7 +83,7 @@ class Keys:
     def location_for(self, host: str, scheme: str) -> tuple[str | None, str]:
         """(keyLocation to send or None, URL to fetch the key file from)."""
         if self.key_location is not None:
-            split = urllib.parse.urlsplit(self.key_location)
+            split = split_url(self.key_location)
             if split.netloc.lower() == host:
                 return self.key_location, self.key_location
         key = self.key_for(host) or ""
@@ -123,7 +123,7 @@ def key_scope(key_location: str | None) -> str:
     """The folder a key file covers: URLs outside it cannot use that key."""
     if key_location is None:
         return "/"
-    path = urllib.parse.urlsplit(key_location).path
+    path = split_url(key_location).path
     return path[: path.rfind("/") + 1] or "/"
 
 
@@ -135,7 +135,7 @@ def make_batches(urls: Iterable[str], keys: Keys, batch_size: int) -> tuple[list
     by_host: dict[tuple[str, str], list[str]] = {}
     unsendable: list[tuple[str, str]] = []
     for url in urls:
-        split = urllib.parse.urlsplit(url)
+        split = split_url(url)
         host = split.netloc.lower()
         if split.scheme not in ("http", "https") or not host:
             unsendable.append((url, "not an absolute http(s) URL"))
@@ -151,7 +151,7 @@ def make_batches(urls: Iterable[str], keys: Keys, batch_size: int) -> tuple[list
         scope = key_scope(key_location)
         inside: list[str] = []
         for url in host_urls:
-            path = urllib.parse.urlsplit(url).path or "/"
+            path = split_url(url).path or "/"
             if path.startswith(scope):
                 inside.append(url)
             else:

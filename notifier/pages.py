@@ -7,10 +7,12 @@ import urllib.parse
 from collections.abc import Iterable
 from pathlib import Path
 
+from notifier.urls import split_url
+
 
 def page_file(loc: str, site_dir: Path) -> Path | None:
     """The built file of a URL: ``{path}/index.html``, ``{path}.html`` or ``{path}``, first that exists."""
-    path = urllib.parse.unquote(urllib.parse.urlsplit(loc).path).strip("/")
+    path = urllib.parse.unquote(split_url(loc).path).strip("/")
     candidates = [f"{path}/index.html", f"{path}.html", path] if path else ["index.html"]
     for candidate in candidates:
         full = (site_dir / candidate).resolve()

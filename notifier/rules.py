@@ -10,7 +10,6 @@ import datetime as dt
 import ipaddress
 import posixpath
 import re
-import urllib.parse
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from notifier.dates import parse_w3c
 from notifier.diff import Change, Diff
 from notifier.sitemap import Sitemap
 from notifier.store import State
+from notifier.urls import split_url
 
 ERROR, WARN, OFF = "error", "warn", "off"
 LEVELS = (ERROR, WARN, OFF)
@@ -187,15 +187,12 @@ _PLACEHOLDER_PREFIXES = (
     ("http://bashtage.github.io/sphinx-material/", "the sphinx-material theme's default base_url"),
     ("https://bashtage.github.io/sphinx-material/", "the sphinx-material theme's default base_url"),
 )
-_PREFIX_HOSTS = {urllib.parse.urlsplit(prefix).netloc for prefix, _ in _PLACEHOLDER_PREFIXES}
+_PREFIX_HOSTS = {split_url(prefix).netloc for prefix, _ in _PLACEHOLDER_PREFIXES}
 
 
 def dev_host_reason(url: str) -> str | None:
     """Why ``url`` is on a development or placeholder host, or None."""
-    try:
-        host = (urllib.parse.urlsplit(url).hostname or "").rstrip(".").lower()
-    except ValueError:
-        return None
+    host = (split_url(url).hostname or "").rstrip(".").lower()
     for prefix, what in _PLACEHOLDER_PREFIXES:
         if url.startswith(prefix):
             return f"{prefix} is {what}"
@@ -223,10 +220,9 @@ def url_problem(loc: str) -> str | None:
     """Why ``loc`` is not an absolute, escaped http(s) URL within the length limit, or None."""
     if len(loc) > MAX_URL_LENGTH:
         return f"loc is {len(loc)} characters long, over {MAX_URL_LENGTH}"
-    try:
-        split = urllib.parse.urlsplit(loc)
-    except ValueError:
-        return "loc is not a valid URL"
+    split = split_url(loc)
+    if not split.scheme and not split.path and loc:
+        return "loc is not a valid URL (a broken host or port)"
     if split.scheme not in ("http", "https") or not split.netloc:
         if not split.scheme and loc.startswith("/"):
             return "loc is relative; write absolute URLs (set the site's base URL in the generator)"
@@ -248,11 +244,11 @@ def sitemap_scope(sitemap: Sitemap, sitemap_url: str | None) -> Scope | None:
     """The host and folder every loc must be under (SPEC: url-out-of-scope)."""
     public = sitemap_url or sitemap.root_url
     if public:
-        split = urllib.parse.urlsplit(public)
+        split = split_url(public)
         folder = posixpath.dirname(split.path) if not split.path.endswith("/") else split.path
         return Scope(split.netloc.lower(), folder.rstrip("/") + "/")
     for entry in sitemap.entries:  # a local root: the first URL's host, the site root
-        split = urllib.parse.urlsplit(entry.loc)
+        split = split_url(entry.loc)
         if split.scheme in ("http", "https") and split.netloc:
             return Scope(split.netloc.lower(), "/")
     return None
@@ -271,7 +267,7 @@ def _urls(context: Context, settings: RuleSettings) -> Iterator[_Finding]:
             if problem is not None:
                 yield "url-invalid", loc, problem, None
                 continue
-        split = urllib.parse.urlsplit(loc)
+        split = split_url(loc)
         netloc = split.netloc.lower()
         if check_dev:
             if netloc not in host_reasons:  # one look per host: a site has few hosts, many URLs

@@ -22,6 +22,7 @@ import requests
 from lxml import etree
 
 from notifier.errors import InputError
+from notifier.urls import split_url
 
 MAX_FILE_BYTES = 50 * 1024 * 1024  # sitemaps.org: at most 50 MB (52,428,800 bytes) uncompressed
 MAX_URLS_PER_FILE = 50_000  # sitemaps.org: at most 50,000 URLs per file, 50,000 parts per index
@@ -161,7 +162,7 @@ def _resolve_part(
     part: _Part, index_location: str, index_url: str | None, sitemap: Sitemap, base_dir: Path | None
 ) -> tuple[str, str | None]:
     """Where to read an index part from: the local build, or the web for a remote index."""
-    split = urllib.parse.urlsplit(part.loc)
+    split = split_url(part.loc)
     if split.scheme not in ("http", "https") or not split.netloc:
         sitemap.findings.append(
             Finding("url-invalid", part.loc, f"{index_location}, line {part.line}: index part loc is not an absolute URL")
