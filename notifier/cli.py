@@ -16,7 +16,7 @@ from typing import Any, NoReturn, TextIO
 
 from notifier import __version__
 from notifier.errors import ExitCode, NotifierError, UsageError
-from notifier.github import write_github
+from notifier.github import mask_secrets, write_github
 from notifier.indexnow import new_key, write_key_file
 from notifier.pipeline import Environment, execute
 from notifier.report import Report, render_json, render_text
@@ -122,6 +122,8 @@ def _main(command: str, args: list[str]) -> int:
         namespace = make_parser().parse_args(args)
         cli = {name.replace("_", "-"): value for name, value in vars(namespace).items()}
         settings = build_settings(command, cli)
+        if settings.format == "github":  # before anything else is printed: GitHub hides it in logs
+            mask_secrets(settings.keys, sys.stdout)
         progress = _progress_printer(sys.stderr, os.environ)
         try:
             report = execute(settings, Environment(progress=progress))

@@ -5,12 +5,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TextIO
 
+from notifier.indexnow import Keys
 from notifier.report import Report, render_text
 
 
 def _escape(text: str) -> str:
     """Workflow-command data escaping (%, CR, LF), so a message cannot inject a command."""
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def mask_secrets(keys: Keys, stream: TextIO) -> None:
+    """``::add-mask::`` every key, so that no log line of this job can show one."""
+    for key in dict.fromkeys([keys.default, *keys.per_host.values()]):
+        if key:
+            stream.write(f"::add-mask::{key}\n")
+    stream.flush()
 
 
 def write_github(report: Report, stream: TextIO, env: Mapping[str, str]) -> None:

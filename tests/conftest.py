@@ -49,6 +49,24 @@ def _guarded_connect_ex(self: socket.socket, address: Any) -> int:
     return _real_connect_ex(self, address)
 
 
+_real_getaddrinfo = socket.getaddrinfo
+
+
+def _is_address(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name.strip("[]"))
+    except ValueError:
+        return False
+    return True
+
+
+def _guarded_getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+    name = host.decode() if isinstance(host, bytes) else host
+    if name is not None and not _loopback((name, 0)) and not _is_address(name):  # addresses need no lookup
+        raise socket.gaierror(socket.EAI_NONAME, f"tests never leave the machine: no name lookup for {name!r}")
+    return _real_getaddrinfo(host, *args, **kwargs)
+
+
 @pytest.fixture(autouse=True)
 def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Every test works in its own folder, with no inherited key or CI variables, offline.
@@ -62,6 +80,7 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
     monkeypatch.setattr(socket.socket, "connect_ex", _guarded_connect_ex)
+    monkeypatch.setattr(socket, "getaddrinfo", _guarded_getaddrinfo)
     yield
     _validate_state_files(tmp_path)
 

@@ -52,10 +52,38 @@ def test_any_bytes(data: bytes) -> None:
 
 
 XML_PIECES = st.sampled_from(
-    [f'<urlset xmlns="{NS}">', "</urlset>", "<url>", "</url>", "<loc>", "</loc>", "<lastmod>", "</lastmod>",
-     f'<sitemapindex xmlns="{NS}">', "<sitemap>", "</sitemap>", "http://www.shop-site.org/a/", "https://[::1]:80/",
-     "2024-01-01", "2024-13-45T99:00Z", "&amp;", "&nbsp;", "<![CDATA[x]]>", "<!-- c -->", "<?pi x?>", " ", "\n", "\x00",
-     "/relative/", "http://localhost:1313/", "%zz", "é", "<!DOCTYPE x>", '<?xml version="1.0"?>', "\ufeff"]
+    [
+        f'<urlset xmlns="{NS}">',
+        "</urlset>",
+        "<url>",
+        "</url>",
+        "<loc>",
+        "</loc>",
+        "<lastmod>",
+        "</lastmod>",
+        f'<sitemapindex xmlns="{NS}">',
+        "<sitemap>",
+        "</sitemap>",
+        "http://www.shop-site.org/a/",
+        "https://[::1]:80/",
+        "2024-01-01",
+        "2024-13-45T99:00Z",
+        "&amp;",
+        "&nbsp;",
+        "<![CDATA[x]]>",
+        "<!-- c -->",
+        "<?pi x?>",
+        " ",
+        "\n",
+        "\x00",
+        "/relative/",
+        "http://localhost:1313/",
+        "%zz",
+        "é",
+        "<!DOCTYPE x>",
+        '<?xml version="1.0"?>',
+        "\ufeff",
+    ]
 )
 
 

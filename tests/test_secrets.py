@@ -1,0 +1,61 @@
+"""The key never shows: not in outputs, reports, summaries, the state file, URLs or child argv."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+import requests
+
+from tests.conftest import KEY, Site, pages, urlset
+from tests.fakeindexnow import status
+
+
+def test_the_key_appears_nowhere(site: Site, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    assert site.fake is not None
+    outputs, summary = tmp_path / "outputs", tmp_path / "summary.md"
+    seen: list[str] = []
+
+    def run(*args: str) -> None:
+        result = site.run(*args)
+        seen.extend([result.out, result.err])
+
+    site.write(urlset(pages(3)))
+    run()
+    site.write(urlset(pages(5)))
+    run("--dry-run")
+    run("--format", "json", "--dry-run")
+    site.fake.plan = [status(403, f'{{"code":"UserForbiddedToAccessSite","key":"{KEY}"}}')]  # an endpoint that echoes it
+    run("--format", "json")
+    site.fake.plan = [status(400, f"bad key {KEY}")]
+    run()
+    site.fake.sites["www.shop-site.org"] = {f"/{KEY}.txt": b"another-key-entirely"}
+    run()
+    site.fake.sites["www.shop-site.org"] = {}
+    run("--format", "json")
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_OUTPUT", str(outputs))
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    site.fake.sites["www.shop-site.org"] = {f"/{KEY}.txt": KEY.encode()}
+    result = site.run()
+    assert result.code == 0, result
+    lines = result.out.splitlines()
+    assert lines[0] == f"::add-mask::{KEY}"  # the first line, so GitHub hides it everywhere after
+    seen.extend(["\n".join(lines[1:]), result.err, outputs.read_text(), summary.read_text()])
+    seen.append(site.state.read_text())
+    for text in seen:
+        assert KEY not in text
+    for post in site.fake.posts:
+        assert KEY not in post.path  # the key travels in the POST body only
+    assert all(KEY not in path for path in site.fake.gets if not path.endswith(f"/{KEY}.txt"))
+
+
+def test_the_network_guard_refuses_everything_but_loopback() -> None:
+    """The canary: a test that tried to reach the internet would fail, not leak."""
+    with pytest.raises(ConnectionRefusedError, match="tests never leave the machine"):
+        socket.create_connection(("192.0.2.1", 80), timeout=1)
+    with pytest.raises(socket.gaierror, match="no name lookup"):
+        socket.getaddrinfo("api.indexnow.org", 443)
+    with pytest.raises(requests.ConnectionError, match="no name lookup"):
+        requests.get("http://api.indexnow.org/indexnow", timeout=1)
