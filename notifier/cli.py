@@ -104,11 +104,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _main(command, args)
     except KeyboardInterrupt:
+        if _main_thread():  # CI follows SIGINT with SIGTERM: the second must not cut this message short
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
         sys.stderr.write("notify-changes: interrupted; the batch in flight stays pending and the state is consistent: run again\n")
         return ExitCode.INTERRUPTED
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+            signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _main_thread() -> bool:
