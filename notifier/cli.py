@@ -10,9 +10,9 @@ import argparse
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import FrameType
-from typing import Any, NoReturn, TextIO
+from typing import NoReturn, TextIO
 
 from notifier import __version__
 from notifier.errors import ExitCode, NotifierError, UsageError
@@ -73,6 +73,9 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--clock-skew", metavar="DURATION", help="how far in the future a lastmod may be (default 1h)")
     parser.add_argument("--max-removed", metavar="SHARE", help="mass-removal threshold, e.g. 20%% (default 20%%, at least 10 URLs)")
     parser.add_argument("--sitemap-url", metavar="URL", help="the sitemap's public URL, for url-out-of-scope")
+    parser.add_argument(
+        "--verify-live", metavar="N", help="before submitting, fetch up to N changed pages from the live site (default 0: off)"
+    )
     parser.add_argument("--version", action="version", version=f"notify-changes {__version__}")
     return parser
 
@@ -81,7 +84,8 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt  # CI cancels with SIGINT, then SIGTERM: treat both alike
 
 
-def _progress_printer(stream: TextIO, env: dict[str, str] | os._Environ[str]) -> Any:
+def progress_printer(stream: TextIO, env: Mapping[str, str]) -> Callable[[str], None] | None:
+    """Progress on a terminal only (stderr), never in CI logs."""
     if not stream.isatty() or env.get("CI") or env.get("GITHUB_ACTIONS"):
         return None
 
@@ -128,7 +132,7 @@ def _main(command: str, args: list[str]) -> int:
         settings = build_settings(command, cli)
         if settings.format == "github":  # before anything else is printed: GitHub hides it in logs
             mask_secrets(settings.keys, sys.stdout)
-        progress = _progress_printer(sys.stderr, os.environ)
+        progress = progress_printer(sys.stderr, os.environ)
         try:
             report = execute(settings, Environment(progress=progress))
         finally:
@@ -147,7 +151,12 @@ def _print_report(report: Report, style: str) -> None:
     elif style == "github":
         write_github(report, sys.stdout, os.environ)
     else:
-        sys.stdout.write(render_text(report) + "\n")
+        sys.stdout.write(render_text(report, colour=use_colour(sys.stdout, os.environ)) + "\n")
+
+
+def use_colour(stream: TextIO, env: Mapping[str, str]) -> bool:
+    """Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org)."""
+    return stream.isatty() and not env.get("NO_COLOR") and env.get("TERM") != "dumb"
 
 
 def _key_command(args: list[str]) -> int:

@@ -290,6 +290,20 @@ class Client:
             return f"key file {url} serves {shown!r}, not the key {key[:4]}…; publish the right key file and run again"
         return None
 
+    # -- the live site ---------------------------------------------------------------
+    def check_live(self, url: str) -> str | None:
+        """None when the live site serves ``url`` (2xx, redirects followed); else what is wrong."""
+        try:
+            response, problem, _ = self._with_retries(lambda: self.session.get(url, timeout=self.timeout, stream=True))
+        except requests.RequestException as error:
+            return f"{url} could not be fetched ({type(error).__name__})"
+        if response is None or problem:
+            return f"{url} could not be fetched: {problem}"
+        with response:
+            if not 200 <= response.status_code < 300:
+                return f"{url} answers HTTP {response.status_code}"
+        return None
+
     # -- submissions ---------------------------------------------------------------
     def submit(self, endpoint: str, batch: Batch) -> BatchResult:
         """POST one batch and map the answer to a result; never raises for a server's answer."""

@@ -252,16 +252,35 @@ class _Submissions:
 
     def __init__(self, settings: Settings, client: Client, state: State, endpoints: list[str], env: Environment) -> None:
         self.settings, self.client, self.state, self.endpoints, self.env = settings, client, state, endpoints, env
-        self.key_problems: dict[str, str | None] = {}
+        self.host_problems: dict[str, str | None] = {}
 
     def _preflight(self, batch: Batch) -> str | None:
-        if batch.host not in self.key_problems:
+        """Per host, once: the key file matches, and (--verify-live) changed pages are live."""
+        if batch.host not in self.host_problems:
             scheme = "https" if batch.urls[0].startswith("https:") else "http"
             _, url = self.settings.keys.location_for(batch.host, scheme)
             if self.env.progress is not None:
                 self.env.progress(redact(f"checking key file {url}", batch.key))
-            self.key_problems[batch.host] = self.client.check_key_file(url, batch.key)
-        return self.key_problems[batch.host]
+            problem = self.client.check_key_file(url, batch.key)
+            if problem is None and self.settings.verify_live:
+                problem = self._live_problem(batch.host)
+            self.host_problems[batch.host] = problem
+        return self.host_problems[batch.host]
+
+    def _live_problem(self, host: str) -> str | None:
+        """Up to --verify-live added or changed pages of ``host`` must be served already (CDNs lag)."""
+        sample: dict[str, None] = {}
+        for endpoint in self.endpoints:
+            for loc, item in self.state.pending.get(endpoint, {}).items():
+                if item["reason"] in ("added", "changed") and _host_of(loc) == host:
+                    sample[loc] = None
+                if len(sample) >= self.settings.verify_live:
+                    break
+        for loc in list(sample)[: self.settings.verify_live]:
+            problem = self.client.check_live(loc)
+            if problem is not None:
+                return f"the live site is not serving the new pages yet: {problem}; the URLs stay pending, run again later"
+        return None
 
     def __iter__(self) -> Iterator[tuple[BatchResult, Batch | None]]:
         for endpoint in self.endpoints:

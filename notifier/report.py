@@ -110,19 +110,28 @@ def describe(change: Change) -> str:
     return f"pending  {change.loc}" + (f"  (waiting since {change.since})" if change.since else "")
 
 
-def render_text(report: Report, *, cap_per_rule: int = 20) -> str:
+_COLOURS = {"error": "\x1b[31m", "warn": "\x1b[33m", "summary": "\x1b[1m"}
+_RESET = "\x1b[0m"
+
+
+def _paint(text: str, kind: str, colour: bool) -> str:
+    return f"{_COLOURS[kind]}{text}{_RESET}" if colour else text
+
+
+def render_text(report: Report, *, cap_per_rule: int = 20, colour: bool = False) -> str:
     """The text report: the summary line first, then findings, then batches."""
-    lines = [("dry run: " if report.dry_run else "") + report.summary()]
+    lines = [_paint(("dry run: " if report.dry_run else "") + report.summary(), "summary", colour)]
     lines.extend(f"warning: {note}" for note in report.notes)
     shown: Counter[str] = Counter()
     totals: Counter[str] = Counter(violation.rule for violation in report.violations)
     for violation in report.violations:
         shown[violation.rule] += 1
+        label = _paint(f"{violation.level}[{violation.rule}]", violation.level, colour)
         if shown[violation.rule] <= cap_per_rule:
-            lines.append(f"{violation.level}[{violation.rule}] {violation.url}: {violation.message}")
+            lines.append(f"{label} {violation.url}: {violation.message}")
         elif shown[violation.rule] == cap_per_rule + 1:
             rest = totals[violation.rule] - cap_per_rule
-            lines.append(f"{violation.level}[{violation.rule}] … and {rest} more like this")
+            lines.append(f"{label} … and {rest} more like this")
     for batch in report.batches:
         code = f" (HTTP {batch.http_status})" if batch.http_status else ""
         lines.append(f"batch {batch.endpoint} {batch.host}: {batch.url_count} URLs {batch.status}{code}: {batch.message}")

@@ -58,6 +58,7 @@ class Settings:
     sitemap_url: str | None = None
     bulk: BulkThresholds = BulkThresholds()
     history: HistorySettings | None = None
+    verify_live: int = 0
     config_path: Path | None = None
 
     @property
@@ -162,6 +163,19 @@ def _endpoints(value: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys(convert(item) for item in items))
 
 
+def _count(name: str) -> Callable[[Any], int]:
+    def convert(value: Any) -> int:
+        try:
+            number = int(value)
+        except (TypeError, ValueError):
+            raise UsageError(f"{name}: {value!r} is not a whole number") from None
+        if isinstance(value, float) or number < 0:
+            raise UsageError(f"{name}: {value!r} must be a whole number, 0 or more")
+        return number
+
+    return convert
+
+
 def _str(value: Any) -> str:
     return str(value)
 
@@ -185,6 +199,7 @@ CONVERTERS: dict[str, Callable[[Any], Any]] = {
     "clock-skew": _duration("--clock-skew"),
     "max-removed": _fraction,
     "sitemap-url": _url("--sitemap-url"),
+    "verify-live": _count("--verify-live"),
 }
 PATH_OPTIONS = ("state", "site-dir", "sitemap")
 TABLES = ("rules", "keys", "history", "bulk")
@@ -313,6 +328,7 @@ def build_settings(
         sitemap_url=values.get("sitemap-url"),
         bulk=_bulk(file_values.get("bulk", {}), where),
         history=_history(file_values.get("history"), base, where),
+        verify_live=values.get("verify-live", 0),
         config_path=config_path,
     )
 

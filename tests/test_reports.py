@@ -1,0 +1,65 @@
+"""What people read: the text report's order, colour only on a terminal, progress never in logs."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from notifier.cli import progress_printer, use_colour
+from notifier.report import Report, render_text
+from notifier.rules import Violation
+from tests.conftest import BASE, HOST, Site, pages, urlset
+from tests.fakeindexnow import status
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_summary_first_then_findings_then_batches(site: Site) -> None:
+    site.write(urlset(pages(2)))
+    site.run()
+    site.write(urlset(pages(3) | {"/undated/": None}))
+    assert site.fake is not None
+    site.fake.plan = [status(200)]
+    lines = site.run().out.splitlines()
+    assert lines[0] == "2 added, 0 changed, 0 removed, 2 submitted, 0 pending"
+    assert lines[1].startswith("warn[lastmod-missing]")
+    assert lines[2].startswith(f"batch {site.fake.endpoint} {HOST}: 2 URLs delivered (HTTP 200)")
+
+
+def test_colour_only_on_a_terminal_and_never_with_no_color() -> None:
+    assert use_colour(Terminal(), {}) is True
+    assert use_colour(Terminal(), {"NO_COLOR": "1"}) is False
+    assert use_colour(io.StringIO(), {}) is False
+    assert use_colour(Terminal(), {"TERM": "dumb"}) is False
+    report = Report(command="check", violations=[Violation("lastmod-missing", "warn", f"{BASE}/a/", "no lastmod")])
+    assert "\x1b[33mwarn[lastmod-missing]\x1b[0m" in render_text(report, colour=True)
+    assert "\x1b[" not in render_text(report, colour=False)
+
+
+def test_progress_on_a_terminal_only_never_in_ci() -> None:
+    terminal = Terminal()
+    show = progress_printer(terminal, {})
+    assert show is not None
+    show("reading sitemap.xml")
+    assert "reading sitemap.xml" in terminal.getvalue()
+    assert progress_printer(Terminal(), {"CI": "true"}) is None
+    assert progress_printer(Terminal(), {"GITHUB_ACTIONS": "true"}) is None
+    assert progress_printer(io.StringIO(), {}) is None
+
+
+def test_verify_live_leaves_batches_pending_until_the_pages_are_served(site: Site) -> None:
+    assert site.fake is not None
+    site.write(urlset(pages(2)))
+    site.run()
+    site.write(urlset(pages(4)))
+    result = site.run("--verify-live", "5")
+    assert result.code == 3 and "not serving the new pages yet" in result.out and "HTTP 404" in result.out
+    assert site.fake.posts == []
+    assert len(json.loads(site.state.read_text())["pending"][site.fake.endpoint]) == 2
+    site.fake.sites[HOST].update({"/p/2/": b"<html>2</html>", "/p/3/": b"<html>3</html>"})
+    result = site.run("--verify-live", "5")
+    assert result.code == 0, result.out
+    assert sorted(site.fake.delivered()) == [f"{BASE}/p/2/", f"{BASE}/p/3/"]
