@@ -57,7 +57,8 @@ def _pipeline(settings: Settings, env: Environment, recorded: State | None, stor
             "restore the state from the last deploy, or pick --initial baseline|submit|since:DURATION"
         )
     state = recorded or State()
-    original = encode_state(state) if recorded is not None else None
+    writes = store is not None  # check and --dry-run never write, so never need the old bytes
+    original = encode_state(state) if writes and recorded is not None else None
 
     # parse
     sitemap = read_sitemap(

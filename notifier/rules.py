@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import ipaddress
+import itertools
 import posixpath
 import re
 from collections import Counter
@@ -168,6 +169,7 @@ def _sitemap_empty(context: Context) -> Iterator[_Finding]:
 
 # -- URLs ----------------------------------------------------------------------------
 
+_PLAIN_URL = re.compile(r"(https?)://([A-Za-z0-9.-]+)(/[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]*)?", re.ASCII)
 _UNESCAPED = re.compile(r"[^A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]|%(?![0-9A-Fa-f]{2})")
 _DEV_SUFFIXES = (".local", ".localhost", ".test", ".example", ".invalid", ".internal", ".lan", ".home.arpa")
 _DEV_NAMES = {"localhost", "example.com", "example.net", "example.org"}
@@ -261,14 +263,21 @@ def _urls(context: Context, settings: RuleSettings) -> Iterator[_Finding]:
     check_scope = scope is not None and settings.level("url-out-of-scope") != OFF
     check_dev = settings.level("url-dev-host") != OFF
     host_reasons: dict[str, str | None] = {}
-    for loc in context.diff.current:
-        if check_invalid:
-            problem = url_problem(loc)
-            if problem is not None:
-                yield "url-invalid", loc, problem, None
-                continue
-        split = split_url(loc)
-        netloc = split.netloc.lower()
+    diff = context.diff
+    # URLs recorded by an earlier deploy passed these rules then: judge what this deploy adds or changes
+    for change in itertools.chain(diff.added, diff.changed):
+        loc = change.loc
+        plain = _PLAIN_URL.fullmatch(loc) if len(loc) <= MAX_URL_LENGTH else None
+        if plain is not None:  # the common case, one regex: absolute, ASCII, nothing to escape
+            netloc, path = plain.group(2).lower(), plain.group(3) or "/"
+        else:
+            if check_invalid:
+                problem = url_problem(loc)
+                if problem is not None:
+                    yield "url-invalid", loc, problem, None
+                    continue
+            split = split_url(loc)
+            netloc, path = split.netloc.lower(), split.path or "/"
         if check_dev:
             if netloc not in host_reasons:  # one look per host: a site has few hosts, many URLs
                 host_reasons[netloc] = dev_host_reason(loc)
@@ -281,7 +290,7 @@ def _urls(context: Context, settings: RuleSettings) -> Iterator[_Finding]:
         if check_scope and scope is not None:
             if netloc != scope.host:
                 yield "url-out-of-scope", loc, f"not on the sitemap's host {scope.host}", None
-            elif not (split.path or "/").startswith(scope.folder):
+            elif not path.startswith(scope.folder):
                 yield "url-out-of-scope", loc, f"not under the sitemap's folder {scope.folder}", None
 
 

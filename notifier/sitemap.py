@@ -364,7 +364,6 @@ def _parse_xml(chunks: Iterator[bytes], location: str, file_no: int, sitemap: Si
     def handle(events: Iterable[tuple[str, Any]]) -> None:
         nonlocal root_seen, loc_tag, lastmod_tag, item_tag, is_index, last_line
         for event, element in events:
-            last_line = _line(element) or last_line
             if not root_seen:
                 if event != "start":
                     continue
@@ -381,18 +380,19 @@ def _parse_xml(chunks: Iterator[bytes], location: str, file_no: int, sitemap: Si
                 item_tag = prefix + ("sitemap" if is_index else "url")
                 loc_tag, lastmod_tag = prefix + "loc", prefix + "lastmod"
                 continue
-            if event != "end" or element.tag != item_tag:
+            if event != "end":
+                last_line = _line(element)  # where the parser was, should it stop without saying
                 continue
-            loc: str | None = None
-            lastmod: str | None = None
-            for child in element:
-                tag = child.tag
-                if tag == loc_tag:
-                    loc = (child.text or "").strip()
-                elif tag == lastmod_tag:
-                    lastmod = (child.text or "").strip()
-            line = _line(element)
-            if loc is None or not loc:
+            if element.tag != item_tag:
+                continue
+            loc = element.findtext(loc_tag)  # C-level lookups: this loop runs once per URL
+            lastmod = element.findtext(lastmod_tag)
+            if loc is not None:
+                loc = loc.strip()
+            if lastmod is not None:
+                lastmod = lastmod.strip()
+            line = last_line = _line(element)
+            if not loc:
                 sitemap.findings.append(Finding("url-invalid", f"{location}:{line}", f"<{item_tag.rpartition('}')[2]}> without a <loc>"))
             elif is_index:
                 parts.append(_Part(loc, line))
