@@ -118,8 +118,7 @@ def _pipeline(settings: Settings, env: Environment, recorded: State | None, stor
         report.pending = _pending_urls(state, endpoints)
         return report
     assert store is not None
-    if encode_state(state) != original:
-        store.save(state)
+    store.save_if_changed(state, original)
 
     # submit, recording each acknowledged batch before the next is sent
     delivered: dict[str, None] = {}
@@ -161,8 +160,7 @@ def _pipeline(settings: Settings, env: Environment, recorded: State | None, stor
                 exit_code=int(exit_code),
             )
         )
-    if encode_state(state) != original:
-        store.save(state)
+    store.save_if_changed(state, original)
     if report.pending:
         failed = [batch for batch in report.batches if batch.status not in ("delivered", "accepted")]
         detail = f"; first problem: {failed[0].message}" if failed else ""

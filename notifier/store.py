@@ -197,28 +197,96 @@ class JsonStore:
                         os.unlink(entry.path)
 
     # -- reading and writing -------------------------------------------------------
+    @property
+    def journal_path(self) -> Path:
+        return journal_path(self.path)
+
     def load(self) -> State | None:
-        """The recorded state, or None when there is no state file yet."""
-        return load_state(self.path)
+        """The recorded state, with the deliveries of a killed run's journal folded in."""
+        state = load_state(self.path)
+        if state is not None and self.journal_path.exists():
+            self.save(state)  # load_state applied the journal: make it part of the file, then drop it
+        return state
+
+    def save_if_changed(self, state: State, original: bytes | None) -> bool:
+        """Save unless the encoding equals ``original`` (a rerun leaves the file's bytes alone)."""
+        data = encode_state(state)
+        if data == original and not self.journal_path.exists():
+            return False
+        self._write(data)
+        return True
 
     def save(self, state: State) -> None:
-        """Replace the state file atomically; on any failure the old file stays as it was."""
-        write_atomic(self.path, encode_state(state), self._tmp_prefix())
+        """Replace the state file atomically; on any failure the old file stays as it was.
+
+        The delivery journal is folded into ``state`` by then, so it goes once the new
+        file is in place.
+        """
+        self._write(encode_state(state))
+
+    def _write(self, data: bytes) -> None:
+        write_atomic(self.path, data, self._tmp_prefix())
+        if self.journal_path.exists():
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.journal_path)
+            _fsync_folder(self.path.parent)
 
     def record_delivered(self, state: State, endpoint: str, urls: Iterable[str], at: str) -> None:
-        """An endpoint acknowledged these URLs: they leave its pending set, durably."""
-        items = state.pending.get(endpoint, {})
-        for url in urls:
-            items.pop(url, None)
-            record = state.urls.get(url)
-            if record is not None:
-                record["last_submitted"] = at
+        """An endpoint acknowledged these URLs: they leave its pending set, durably.
+
+        Durably means one fsync'd line appended to the journal beside the state file,
+        not a rewrite of a state that may hold a million URLs; the run's final save (or
+        the next run's load) folds the journal in.
+        """
+        urls = list(urls)
+        _apply_delivery(state, endpoint, urls, at)
+        line = json.dumps({"endpoint": endpoint, "at": at, "urls": urls}, ensure_ascii=False, separators=(",", ":"))
+        try:
+            fd = os.open(self.journal_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+            try:
+                os.write(fd, line.encode("utf-8") + b"\n")
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as error:
+            raise StateError(f"{self.journal_path}: cannot record a delivery ({error.strerror}); the batch stays pending") from None
+
+
+def _apply_delivery(state: State, endpoint: str, urls: Iterable[str], at: str) -> None:
+    items = state.pending.get(endpoint, {})
+    for url in urls:
+        items.pop(url, None)
+        record = state.urls.get(url)
+        if record is not None:
+            record["last_submitted"] = at
+    if at > state.updated:
         state.updated = at
-        self.save(state)
+
+
+def journal_path(path: Path) -> Path:
+    return path.with_name(path.name + ".journal")
+
+
+def _replay_journal(state: State, path: Path) -> None:
+    """Apply the deliveries a killed run recorded after its last full save."""
+    try:
+        data = journal_path(path).read_bytes()
+    except FileNotFoundError:
+        return
+    except OSError as error:
+        raise StateError(f"{journal_path(path)}: cannot read the delivery journal ({error.strerror})") from None
+    for line in data.split(b"\n"):
+        try:
+            entry = json.loads(line)
+            endpoint, at, urls = entry["endpoint"], entry["at"], entry["urls"]
+        except (ValueError, TypeError, KeyError):
+            continue  # a line torn by the crash: that batch was not recorded, so it is resent
+        if isinstance(endpoint, str) and isinstance(at, str) and isinstance(urls, list):
+            _apply_delivery(state, endpoint, [url for url in urls if isinstance(url, str)], at)
 
 
 def load_state(path: Path) -> State | None:
-    """Read a state file without locking (for ``check`` and ``--dry-run``)."""
+    """Read a state file (and its delivery journal) without locking, as ``check`` does."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -227,7 +295,9 @@ def load_state(path: Path) -> State | None:
         raise StateError(f"{path}: is a folder; pass --state with a file path") from None
     except OSError as error:
         raise StateError(f"{path}: cannot read the state file ({error.strerror})") from None
-    return decode_state(data, str(path))
+    state = decode_state(data, str(path))
+    _replay_journal(state, path)
+    return state
 
 
 def write_atomic(path: Path, data: bytes, tmp_prefix: str) -> None:

@@ -134,3 +134,32 @@ def test_encode_decode_round_trip() -> None:
     )
     data = encode_state(state)
     assert encode_state(decode_state(data, "x")) == data
+
+
+def test_deliveries_go_to_a_journal_that_the_next_load_folds_in(tmp_path: Path) -> None:
+    from notifier.store import PendingItem, journal_path, load_state
+
+    path = tmp_path / "s.json"
+    urls = [f"http://a.org/{n}" for n in range(4)]
+    state = State(
+        urls={url: UrlRecord(lastmod="2024-01-01") for url in urls},
+        pending={"e": {url: PendingItem(reason="added", since="2024-01-01T00:00:00Z") for url in urls}},
+    )
+    with JsonStore(path) as store:
+        store.save(state)
+        saved = path.read_bytes()
+        store.record_delivered(state, "e", urls[:2], "2024-02-01T00:00:00Z")
+        store.record_delivered(state, "e", urls[2:3], "2024-02-02T00:00:00Z")
+        # killed here: the state file is untouched, the journal holds the two acknowledged batches
+    assert path.read_bytes() == saved
+    with open(journal_path(path), "ab") as handle:
+        handle.write(b'{"endpoint":"e","at":"2024-02-03T00:00:00Z","urls":["http://a.o')  # torn by the kill
+    seen = load_state(path)  # what `check` sees, without writing
+    assert seen is not None and list(seen.pending["e"]) == [urls[3]]
+    assert journal_path(path).exists() and path.read_bytes() == saved
+    with JsonStore(path) as store:  # the next run folds the journal into the file and drops it
+        loaded = store.load()
+    assert loaded is not None and list(loaded.pending["e"]) == [urls[3]]
+    assert loaded.urls[urls[0]]["last_submitted"] == "2024-02-01T00:00:00Z"
+    assert not journal_path(path).exists()
+    assert list(decode_state(path.read_bytes(), "s").pending["e"]) == [urls[3]]
