@@ -34,6 +34,20 @@ def parse_w3c(value: str) -> dt.datetime | None:
     match = _W3C.fullmatch(value)
     if match is None:
         return None
+    if len(value) >= 10:  # the common forms: let the C parser do the arithmetic
+        try:
+            if len(value) == 10:
+                return dt.datetime.fromisoformat(value).replace(tzinfo=UTC)
+            if value[-1] == "Z" or value[-6] in "+-":
+                parsed = dt.datetime.fromisoformat(value)
+                if parsed.tzinfo is not None and parsed.year > 1:
+                    return parsed.astimezone(UTC)
+        except (ValueError, OverflowError):
+            pass  # e.g. more than six fraction digits: the careful path below decides
+    return _parse_parts(match)
+
+
+def _parse_parts(match: re.Match[str]) -> dt.datetime | None:
     parts = match.groupdict()
     try:
         offset = dt.timedelta(0)

@@ -118,7 +118,8 @@ def _pipeline(settings: Settings, env: Environment, recorded: State | None, stor
         report.pending = _pending_urls(state, endpoints)
         return report
     assert store is not None
-    store.save_if_changed(state, original)
+    if any(state.pending.get(endpoint) for endpoint in endpoints):
+        store.save_if_changed(state, original)  # what must be sent is durable before the first request
 
     # submit, recording each acknowledged batch before the next is sent
     delivered: dict[str, None] = {}

@@ -115,6 +115,16 @@ class Context:
     key_file_missing: list[str] = field(default_factory=list)  # key files expected in the build
     fingerprints: dict[str, str] | None = None  # loc -> built page fingerprint, with --site-dir
     backed_by_history: set[str] = field(default_factory=set)  # lastmod is a commit time of the source
+    _instants: dict[str, dt.datetime | None] = field(default_factory=dict)
+
+    def instant(self, lastmod: str) -> dt.datetime | None:
+        """parse_w3c, once per distinct value in a run (several rules ask about the same dates)."""
+        try:
+            return self._instants[lastmod]
+        except KeyError:
+            value = self._instants[lastmod] = parse_w3c(lastmod)
+            return value
+
     extra: list[Violation] = field(default_factory=list)  # from history and fingerprints
 
 
@@ -347,7 +357,7 @@ def _lastmods(context: Context, settings: RuleSettings) -> Iterator[_Finding]:
                 yield "lastmod-missing", loc, "no lastmod", None
     seen: set[str] = set()
     for change in _dated(diff):
-        instant = parse_w3c(change.new) if change.new is not None else None
+        instant = context.instant(change.new) if change.new is not None else None
         if change.new is not None and instant is None:
             if change.loc not in seen:
                 seen.add(change.loc)
@@ -367,7 +377,7 @@ def _lastmods(context: Context, settings: RuleSettings) -> Iterator[_Finding]:
                 None,
             )
         if change.reason == "changed" and change.old is not None and instant is not None:
-            old_instant = parse_w3c(change.old)
+            old_instant = context.instant(change.old)
             if old_instant is not None and instant < old_instant:
                 yield (
                     "lastmod-regressed",
@@ -391,7 +401,7 @@ def _bulk(context: Context, settings: RuleSettings) -> Iterator[_Finding]:
     counts: Counter[dt.datetime] = Counter()
     for change in candidates:
         assert change.new is not None
-        instant = parse_w3c(change.new)
+        instant = context.instant(change.new)
         if instant is not None:
             counts[instant] += 1
     if not counts:
@@ -399,7 +409,7 @@ def _bulk(context: Context, settings: RuleSettings) -> Iterator[_Finding]:
     instant, shared = counts.most_common(1)[0]
     total_site = len(context.diff.current)
     if shared >= bulk.min_urls and shared >= bulk.ratio * len(candidates) and shared >= bulk.site_ratio * total_site:
-        example = next(change for change in candidates if change.new is not None and parse_w3c(change.new) == instant)
+        example = next(change for change in candidates if change.new is not None and context.instant(change.new) == instant)
         what = "added" if context.first_run else "changed"
         yield (
             "lastmod-bulk",

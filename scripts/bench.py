@@ -61,9 +61,7 @@ def write_part(path: Path, rows: list[tuple[str, str]]) -> None:
 
 
 def write_index(site: Path, part_count: int) -> None:
-    rows = "".join(
-        f"<sitemap><loc>http://{HOST}/sitemaps/part-{n:03d}.xml.gz</loc></sitemap>\n" for n in range(part_count)
-    )
+    rows = "".join(f"<sitemap><loc>http://{HOST}/sitemaps/part-{n:03d}.xml.gz</loc></sitemap>\n" for n in range(part_count))
     (site / "sitemap.xml").write_text(f'<?xml version="1.0" encoding="UTF-8"?>\n<sitemapindex xmlns="{NS}">\n{rows}</sitemapindex>\n')
 
 
@@ -183,7 +181,6 @@ USP = textwrap.dedent(
     import sys
     from pathlib import Path
     from usp.fetch_parse import SitemapFetcher  # noqa: F401  (import cost counted)
-    from usp.objects.sitemap import IndexXMLSitemap
     from usp.tree import sitemap_from_str
     count = 0
     for path in sorted(Path(sys.argv[1]).glob("sitemaps/*.xml.gz")):
@@ -248,9 +245,7 @@ def history_bench(folder: Path, files: int) -> dict[str, float]:
     sample = 500  # one process per file, timed on a sample and scaled
     started = time.perf_counter()
     for n in range(sample):
-        subprocess.run(
-            ["git", "log", "--format=%at %ct", "--", f"content/page-{n:05d}.md"], cwd=repo, capture_output=True, check=True
-        )
+        subprocess.run(["git", "log", "--format=%at %ct", "--", f"content/page-{n:05d}.md"], cwd=repo, capture_output=True, check=True)
     per_file = (time.perf_counter() - started) / sample * files
     return {"files": files, "one_pass_s": one_pass, "per_file_s": per_file}
 
@@ -343,7 +338,7 @@ def main() -> int:
 
     floors = {row["name"]: float(row["seconds"]) for row in results}
     print(f"\n{args.urls:,} URLs, {args.rounds} rounds, medians; ratios against the floor they must sit near\n")
-    print(f"| measurement | median s | peak MiB | ratio |\n|---|---:|---:|---:|")
+    print("| measurement | median s | peak MiB | ratio |\n|---|---:|---:|---:|")
     for row in results:
         name = str(row["name"])
         base = floors.get("submit-floor") if name.startswith("submit-all") else floors.get("floor")
@@ -352,8 +347,10 @@ def main() -> int:
     if "history" in notes:
         history = notes["history"]
         assert isinstance(history, dict)
-        print(f"\nhistory of {history['files']:,} files: one git log pass {history['one_pass_s']:.2f} s, "
-              f"one process per file {history['per_file_s']:.1f} s ({history['per_file_s'] / history['one_pass_s']:.0f}x)")
+        print(
+            f"\nhistory of {history['files']:,} files: one git log pass {history['one_pass_s']:.2f} s, "
+            f"one process per file {history['per_file_s']:.1f} s ({history['per_file_s'] / history['one_pass_s']:.0f}x)"
+        )
     if args.json:
         Path(args.json).write_text(json.dumps({"notes": notes, "results": results}, indent=2))
     return 0
