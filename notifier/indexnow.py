@@ -272,13 +272,20 @@ class Client:
         problem = self._check_key_file(url, key)
         return redact(problem, key) if problem is not None else None
 
-    def _check_key_file(self, url: str, key: str) -> str | None:
+    def _get(self, url: str, label: str, **options: object) -> tuple[requests.Response | None, str | None]:
+        """A GET under the retry policy: (the final response, None) or (None, what went wrong)."""
         try:
-            response, problem, _ = self._with_retries(lambda: self.session.get(url, timeout=self.timeout, allow_redirects=False))
+            response, problem, _ = self._with_retries(lambda: self.session.get(url, timeout=self.timeout, **options))  # type: ignore[arg-type]
         except requests.RequestException as error:
-            return f"key file {url} could not be fetched ({type(error).__name__})"
+            return None, f"{label} could not be fetched ({type(error).__name__})"
         if response is None or problem:
-            return f"key file {url} could not be fetched: {problem}"
+            return None, f"{label} could not be fetched: {problem}"
+        return response, None
+
+    def _check_key_file(self, url: str, key: str) -> str | None:
+        response, problem = self._get(url, f"key file {url}", allow_redirects=False)
+        if response is None:
+            return problem
         with response:
             if 300 <= response.status_code < 400:
                 return f"key file {url} redirects to {response.headers.get('Location', '?')}; serve it at that URL directly"
@@ -293,12 +300,9 @@ class Client:
     # -- the live site ---------------------------------------------------------------
     def check_live(self, url: str) -> str | None:
         """None when the live site serves ``url`` (2xx, redirects followed); else what is wrong."""
-        try:
-            response, problem, _ = self._with_retries(lambda: self.session.get(url, timeout=self.timeout, stream=True))
-        except requests.RequestException as error:
-            return f"{url} could not be fetched ({type(error).__name__})"
-        if response is None or problem:
-            return f"{url} could not be fetched: {problem}"
+        response, problem = self._get(url, url, stream=True)
+        if response is None:
+            return problem
         with response:
             if not 200 <= response.status_code < 300:
                 return f"{url} answers HTTP {response.status_code}"

@@ -21,7 +21,7 @@ from notifier.report import PlannedBatch, Report
 from notifier.rules import Context, RuleSettings, Violation, verify
 from notifier.settings import HistorySettings, Settings
 from notifier.sitemap import ReadOptions, Sitemap, read_sitemap
-from notifier.store import JsonStore, RunRecord, State, encode_state, load_state
+from notifier.store import JsonStore, RunRecord, State, load_state, state_digest
 
 
 @dataclass
@@ -58,7 +58,7 @@ def _pipeline(settings: Settings, env: Environment, recorded: State | None, stor
         )
     state = recorded or State()
     writes = store is not None  # check and --dry-run never write, so never need the old bytes
-    original = encode_state(state) if writes and recorded is not None else None
+    original = state_digest(state) if writes and recorded is not None else None
 
     # parse
     sitemap = read_sitemap(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import hashlib
 import json
 import os
 import tempfile
@@ -73,9 +74,27 @@ class State:
         }
 
 
+def state_text(state: State) -> str:
+    """The exact text written for ``state`` (compact JSON: a state can hold a million URLs)."""
+    return json.dumps(state.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
 def encode_state(state: State) -> bytes:
-    """The exact bytes written for ``state`` (compact JSON: a state can hold a million URLs)."""
-    return json.dumps(state.to_json(), ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+    """The exact bytes written for ``state``."""
+    return state_text(state).encode("utf-8")
+
+
+def state_digest(state: State) -> bytes:
+    """A fingerprint of the encoded state: what a run compares to leave unchanged files alone,
+    without holding a second copy of a state that may take a hundred megabytes."""
+    return _digest(state_text(state))
+
+
+def _digest(text: str) -> bytes:
+    digest = hashlib.blake2b(digest_size=32)
+    for start in range(0, len(text), 1 << 22):
+        digest.update(text[start : start + (1 << 22)].encode("utf-8"))
+    return digest.digest()
 
 
 def decode_state(data: bytes, name: str) -> State:
@@ -209,11 +228,11 @@ class JsonStore:
         return state
 
     def save_if_changed(self, state: State, original: bytes | None) -> bool:
-        """Save unless the encoding equals ``original`` (a rerun leaves the file's bytes alone)."""
-        data = encode_state(state)
-        if data == original and not self.journal_path.exists():
+        """Save unless the encoding has the digest ``original`` (a rerun leaves the file's bytes alone)."""
+        text = state_text(state)
+        if _digest(text) == original and not self.journal_path.exists():
             return False
-        self._write(data)
+        self._write(text)
         return True
 
     def save(self, state: State) -> None:
@@ -222,9 +241,9 @@ class JsonStore:
         The delivery journal is folded into ``state`` by then, so it goes once the new
         file is in place.
         """
-        self._write(encode_state(state))
+        self._write(state_text(state))
 
-    def _write(self, data: bytes) -> None:
+    def _write(self, data: str) -> None:
         write_atomic(self.path, data, self._tmp_prefix())
         if self.journal_path.exists():
             with contextlib.suppress(FileNotFoundError):
@@ -300,7 +319,7 @@ def load_state(path: Path) -> State | None:
     return state
 
 
-def write_atomic(path: Path, data: bytes, tmp_prefix: str) -> None:
+def write_atomic(path: Path, data: str, tmp_prefix: str) -> None:
     """Temporary file in the same folder, fsync, rename, fsync of the folder."""
     folder = path.parent
     try:
@@ -308,7 +327,7 @@ def write_atomic(path: Path, data: bytes, tmp_prefix: str) -> None:
     except OSError as error:
         raise StateError(f"{folder}: cannot write the state file there ({error.strerror}); make it writable") from None
     try:
-        with os.fdopen(fd, "wb") as handle:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:  # encodes in chunks: no bytes copy
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
