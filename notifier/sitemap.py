@@ -13,7 +13,7 @@ import itertools
 import os
 import urllib.parse
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -64,6 +64,8 @@ class SitemapFile:
     url_count: int = 0
     digest: str = ""  # BLAKE2b of the raw bytes, to notice an unchanged part
     public_url: str | None = None  # the URL an index listed it under
+    key: str = ""  # stable identity across deploys: the path under the site dir, or the URL
+    skipped: bool = False  # its bytes equal the recorded ones: not parsed, its URLs come from the state
 
 
 @dataclass
@@ -88,6 +90,7 @@ class ReadOptions:
     site_dir: Path | None = None
     request_timeout: float = 30.0
     progress: Callable[[str], None] | None = None
+    known_digests: Mapping[str, str] | None = None  # key -> digest of parts recorded last deploy
 
 
 def read_sitemap(location: str, options: ReadOptions = ReadOptions()) -> Sitemap:
@@ -124,8 +127,12 @@ def _read_one(
         options.progress(f"reading {location}")
     raw = _Source(location, options.request_timeout)
     file_no = len(sitemap.files)
-    info = SitemapFile(name=location, kind="urlset", public_url=public_url)
+    info = SitemapFile(name=location, kind="urlset", public_url=public_url, key=_file_key(location, base_dir))
     sitemap.files.append(info)
+    known = options.known_digests.get(info.key) if options.known_digests else None
+    if known is not None and not _is_url(location) and _file_digest(location) == known:
+        info.digest, info.skipped = known, True  # same bytes as last deploy: nothing to parse
+        return
     chunks = raw.chunks()
     first = next(chunks, b"")
     if raw.is_text and raw.text_by_content_type and first.lstrip(_BOM + _WHITESPACE).startswith(b"<"):
@@ -156,6 +163,25 @@ def _read_one(
                 f"{info.url_count} {what} in one file, over the limit of {MAX_URLS_PER_FILE}; split it",
             )
         )
+
+
+def _file_key(location: str, base_dir: Path | None) -> str:
+    if base_dir is None or _is_url(location):
+        return location
+    path = Path(location).resolve()
+    return path.relative_to(base_dir).as_posix() if _inside(path, base_dir) else str(path)
+
+
+def _file_digest(location: str) -> str:
+    """The digest ``_Source`` computes while reading, from the raw bytes alone."""
+    digest = hashlib.blake2b(digest_size=16)
+    try:
+        with open(location, "rb") as handle:
+            while chunk := handle.read(CHUNK):
+                digest.update(chunk)
+    except OSError:
+        return ""  # unreadable: the parse says why
+    return digest.hexdigest()
 
 
 def _resolve_part(

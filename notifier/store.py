@@ -33,11 +33,17 @@ class UrlRecord(TypedDict, total=False):
     fingerprint: str  # of the built page file, when --site-dir is used
     first_seen: str
     last_submitted: str
+    part: int  # index into State.parts: the sitemap file that listed it
 
 
 class PendingItem(TypedDict):
     reason: str  # added | changed | removed | initial
     since: str
+
+
+class PartRecord(TypedDict):
+    name: str  # the file's path under the site dir, or its URL
+    digest: str  # BLAKE2b-128 of its raw bytes
 
 
 class RunRecord(TypedDict, total=False):
@@ -58,6 +64,7 @@ class State:
     urls: dict[str, UrlRecord] = field(default_factory=dict)
     pending: dict[str, dict[str, PendingItem]] = field(default_factory=dict)
     runs: list[RunRecord] = field(default_factory=list)
+    parts: list[PartRecord] = field(default_factory=list)  # the sitemap files read last deploy
     created: str = ""
     updated: str = ""
 
@@ -68,6 +75,7 @@ class State:
         if self.updated:
             document["updated"] = self.updated
         return document | {
+            "parts": self.parts,
             "urls": self.urls,
             "pending": {endpoint: items for endpoint, items in self.pending.items() if items},
             "runs": self.runs[-MAX_RUNS_KEPT:],
@@ -130,11 +138,17 @@ def decode_state(data: bytes, name: str) -> State:
         for url, item in items.items():
             if type(item) is not dict or not isinstance(item.get("reason"), str) or not isinstance(item.get("since"), str):
                 raise StateError(f"{name}: pending item {url} for {endpoint} is malformed; {hint}")
+    parts = document.get("parts", [])
+    if not isinstance(parts, list) or not all(
+        isinstance(part, dict) and isinstance(part.get("name"), str) and isinstance(part.get("digest"), str) for part in parts
+    ):
+        raise StateError(f'{name}: "parts" is malformed; {hint}')
     created, updated = document.get("created", ""), document.get("updated", "")
     return State(
         urls=urls,
         pending=pending,
         runs=cast(list[RunRecord], [run for run in runs if isinstance(run, dict)]),
+        parts=cast(list[PartRecord], parts),
         created=created if isinstance(created, str) else "",
         updated=updated if isinstance(updated, str) else "",
     )
