@@ -24,7 +24,7 @@ import requests
 import tenacity
 
 from notifier.errors import UsageError
-from notifier.urls import split_url
+from notifier.urls import locate, split_url
 
 DEFAULT_ENDPOINT = "https://api.indexnow.org/indexnow"
 MAX_BATCH = 10_000  # IndexNow: at most 10,000 URLs per POST
@@ -135,12 +135,11 @@ def make_batches(urls: Iterable[str], keys: Keys, batch_size: int) -> tuple[list
     by_host: dict[tuple[str, str], list[str]] = {}
     unsendable: list[tuple[str, str]] = []
     for url in urls:
-        split = split_url(url)
-        host = split.netloc.lower()
-        if split.scheme not in ("http", "https") or not host:
+        where = locate(url)
+        if where.scheme not in ("http", "https") or not where.host:
             unsendable.append((url, "not an absolute http(s) URL"))
             continue
-        by_host.setdefault((host, split.scheme), []).append(url)
+        by_host.setdefault((where.host, where.scheme), []).append(url)
     batches: list[Batch] = []
     for (host, scheme), host_urls in by_host.items():
         key = keys.key_for(host)
@@ -149,13 +148,14 @@ def make_batches(urls: Iterable[str], keys: Keys, batch_size: int) -> tuple[list
             continue
         key_location, _ = keys.location_for(host, scheme)
         scope = key_scope(key_location)
-        inside: list[str] = []
-        for url in host_urls:
-            path = split_url(url).path or "/"
-            if path.startswith(scope):
-                inside.append(url)
-            else:
-                unsendable.append((url, f"outside {scope}, the folder its key file {key_location} covers"))
+        inside: list[str] = host_urls
+        if scope != "/":  # a key file in a folder covers only the URLs under that folder
+            inside = []
+            for url in host_urls:
+                if locate(url).path.startswith(scope):
+                    inside.append(url)
+                else:
+                    unsendable.append((url, f"outside {scope}, the folder its key file {key_location} covers"))
         for start in range(0, len(inside), batch_size):
             batches.append(Batch(host, key, key_location, inside[start : start + batch_size]))
     return batches, unsendable

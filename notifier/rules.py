@@ -20,7 +20,7 @@ from notifier.dates import parse_w3c
 from notifier.diff import Change, Diff
 from notifier.sitemap import Sitemap
 from notifier.store import State
-from notifier.urls import split_url
+from notifier.urls import PLAIN_URL, split_url
 
 ERROR, WARN, OFF = "error", "warn", "off"
 LEVELS = (ERROR, WARN, OFF)
@@ -179,7 +179,6 @@ def _sitemap_empty(context: Context) -> Iterator[_Finding]:
 
 # -- URLs ----------------------------------------------------------------------------
 
-_PLAIN_URL = re.compile(r"(https?)://([A-Za-z0-9.-]+)(/[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]*)?", re.ASCII)
 _UNESCAPED = re.compile(r"[^A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]|%(?![0-9A-Fa-f]{2})")
 _DEV_SUFFIXES = (".local", ".localhost", ".test", ".example", ".invalid", ".internal", ".lan", ".home.arpa")
 _DEV_NAMES = {"localhost", "example.com", "example.net", "example.org"}
@@ -277,7 +276,7 @@ def _urls(context: Context, settings: RuleSettings) -> Iterator[_Finding]:
     # URLs recorded by an earlier deploy passed these rules then: judge what this deploy adds or changes
     for change in itertools.chain(diff.added, diff.changed):
         loc = change.loc
-        plain = _PLAIN_URL.fullmatch(loc) if len(loc) <= MAX_URL_LENGTH else None
+        plain = PLAIN_URL.fullmatch(loc) if len(loc) <= MAX_URL_LENGTH else None
         if plain is not None:  # the common case, one regex: absolute, ASCII, nothing to escape
             netloc, path = plain.group(2).lower(), plain.group(3) or "/"
         else:

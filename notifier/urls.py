@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import urllib.parse
+from typing import NamedTuple
 
 _NOTHING = urllib.parse.SplitResult("", "", "", "", "")
 
@@ -16,3 +18,25 @@ def split_url(url: str) -> urllib.parse.SplitResult:
     except ValueError:
         return _NOTHING
     return result
+
+
+# An absolute http(s) URL with a plain host and nothing to escape: nearly every loc of a
+# real sitemap. One regex tells it and its parts apart, a few times faster than urlsplit.
+PLAIN_URL = re.compile(r"(https?)://([A-Za-z0-9.-]+)(/[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]*)?", re.ASCII)
+
+
+class Where(NamedTuple):
+    scheme: str
+    host: str  # lower case, with the port if any
+    path: str  # "/" when empty, without query or fragment
+
+
+def locate(url: str) -> Where:
+    """Scheme, host and path of ``url``, cheaply for the common case; empty for a broken URL."""
+    plain = PLAIN_URL.fullmatch(url)
+    if plain is not None:
+        rest = plain.group(3) or "/"
+        path = rest.partition("?")[0].partition("#")[0] or "/"
+        return Where(plain.group(1), plain.group(2).lower(), path)
+    split = split_url(url)
+    return Where(split.scheme, split.netloc.lower(), split.path or "/")
