@@ -155,11 +155,15 @@ def apply_to_state(
             record["fingerprint"] = fingerprints[loc]
     for change in diff.removed:
         urls.pop(change.loc, None)
+    fresh = {reason: PendingItem(reason=reason, since=now) for reason in ("added", "changed", "removed")}
     for endpoint in endpoints:
         items = state.pending.setdefault(endpoint, {})
         for change in to_submit:
             waiting = items.get(change.loc)
-            items[change.loc] = PendingItem(reason=change.reason, since=waiting["since"] if waiting else now)
+            if waiting is None:  # items are never changed in place: one object serves every URL alike
+                items[change.loc] = fresh[change.reason]
+            else:
+                items[change.loc] = PendingItem(reason=change.reason, since=waiting["since"])
     if not state.created:
         state.created = now
     state.updated = now
