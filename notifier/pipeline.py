@@ -22,7 +22,7 @@ from notifier.report import PlannedBatch, Report
 from notifier.rules import Context, RuleSettings, Violation, verify
 from notifier.settings import HistorySettings, Settings
 from notifier.sitemap import Entry, ReadOptions, Sitemap, read_sitemap
-from notifier.store import JsonStore, PartRecord, RunRecord, State, load_state, state_digest
+from notifier.store import PartRecord, RunRecord, State, StateStore, open_store, read_state, state_digest
 
 
 @dataclass
@@ -53,13 +53,13 @@ def execute(settings: Settings, env: Environment | None = None) -> Report:
 
 def _execute(settings: Settings, env: Environment) -> Report:
     if settings.command == "check" or settings.dry_run:
-        return _pipeline(settings, env, load_state(settings.state), store=None)
-    store = JsonStore(settings.state, lock_timeout=settings.lock_timeout, clock=env.clock, sleep=env.sleep)
+        return _pipeline(settings, env, read_state(settings.state), store=None)
+    store = open_store(settings.state, lock_timeout=settings.lock_timeout, clock=env.clock, sleep=env.sleep)
     with store:
         return _pipeline(settings, env, store.load(), store=store)
 
 
-def _pipeline(settings: Settings, env: Environment, recorded: State | None, store: JsonStore | None) -> Report:
+def _pipeline(settings: Settings, env: Environment, recorded: State | None, store: StateStore | None) -> Report:
     now = env.now()
     stamp = format_utc(now)
     report = Report(command=settings.command, dry_run=settings.dry_run)

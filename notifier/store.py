@@ -163,8 +163,33 @@ def decode_state(data: bytes, name: str) -> State:
     )
 
 
-class JsonStore:
-    """A state file on disk with its lock. Use as a context manager around a run."""
+def open_store(path: Path, **options: Any) -> StateStore:
+    """The store for ``path``: SQLite for a ``.sqlite`` or ``.db`` name, else the JSON file."""
+    if path.suffix in SQLITE_SUFFIXES:
+        from notifier.sqlite_store import SqliteStore
+
+        return SqliteStore(path, **options)
+    return JsonStore(path, **options)
+
+
+def read_state(path: Path) -> State | None:
+    """The recorded state without locking or writing (``check``, ``--dry-run``), either store."""
+    if path.suffix in SQLITE_SUFFIXES:
+        from notifier.sqlite_store import read_sqlite_state
+
+        return read_sqlite_state(path)
+    return load_state(path)
+
+
+SQLITE_SUFFIXES = (".sqlite", ".db")
+
+
+class StateStore:
+    """A state on disk with its lock: the part every store shares. Use around a run.
+
+    A store loads the State, saves it whole, and records each acknowledged batch
+    durably before the next is sent (``record_delivered``).
+    """
 
     def __init__(
         self,
@@ -185,7 +210,7 @@ class JsonStore:
     def lock_path(self) -> Path:
         return self.path.with_name(self.path.name + ".lock")
 
-    def __enter__(self) -> JsonStore:
+    def __enter__(self) -> StateStore:
         self.acquire()
         return self
 
@@ -238,7 +263,27 @@ class JsonStore:
                     with contextlib.suppress(OSError):
                         os.unlink(entry.path)
 
-    # -- reading and writing -------------------------------------------------------
+    # -- the interface -------------------------------------------------------------
+    def load(self) -> State | None:
+        raise NotImplementedError
+
+    def save(self, state: State) -> None:
+        raise NotImplementedError
+
+    def save_if_changed(self, state: State, original: bytes | None) -> bool:
+        """Save unless the state's digest is ``original`` (a rerun leaves the file alone)."""
+        if state_digest(state) == original:
+            return False
+        self.save(state)
+        return True
+
+    def record_delivered(self, state: State, endpoint: str, urls: Iterable[str], at: str) -> None:
+        raise NotImplementedError
+
+
+class JsonStore(StateStore):
+    """The state as one JSON file (the default), with a delivery journal beside it."""
+
     @property
     def journal_path(self) -> Path:
         return journal_path(self.path)
@@ -281,7 +326,7 @@ class JsonStore:
         the next run's load) folds the journal in.
         """
         urls = list(urls)
-        _apply_delivery(state, endpoint, urls, at)
+        apply_delivery(state, endpoint, urls, at)
         line = json.dumps({"endpoint": endpoint, "at": at, "urls": urls}, ensure_ascii=False, separators=(",", ":"))
         try:
             fd = os.open(self.journal_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
@@ -294,7 +339,7 @@ class JsonStore:
             raise StateError(f"{self.journal_path}: cannot record a delivery ({error.strerror}); the batch stays pending") from None
 
 
-def _apply_delivery(state: State, endpoint: str, urls: Iterable[str], at: str) -> None:
+def apply_delivery(state: State, endpoint: str, urls: Iterable[str], at: str) -> None:
     items = state.pending.get(endpoint, {})
     for url in urls:
         items.pop(url, None)
@@ -324,7 +369,7 @@ def _replay_journal(state: State, path: Path) -> None:
         except (ValueError, TypeError, KeyError):
             continue  # a line torn by the crash: that batch was not recorded, so it is resent
         if isinstance(endpoint, str) and isinstance(at, str) and isinstance(urls, list):
-            _apply_delivery(state, endpoint, [url for url in urls if isinstance(url, str)], at)
+            apply_delivery(state, endpoint, [url for url in urls if isinstance(url, str)], at)
 
 
 def load_state(path: Path) -> State | None:

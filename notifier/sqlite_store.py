@@ -1,0 +1,159 @@
+"""The state in SQLite (``--state something.sqlite`` or ``.db``), for the largest sites.
+
+Same contract as the JSON file: the same lock, the same version rule (a newer version is
+refused and left untouched), a whole save in one transaction, and each acknowledged batch
+committed in a transaction of its own (no journal needed: SQLite's own is durable).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import cast
+
+from notifier.errors import StateError
+from notifier.store import (
+    FORMAT_VERSION,
+    MAX_RUNS_KEPT,
+    PartRecord,
+    PendingItem,
+    RunRecord,
+    State,
+    StateStore,
+    UrlRecord,
+    apply_delivery,
+)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS parts (id INTEGER PRIMARY KEY, name TEXT NOT NULL, digest TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS urls (
+    loc TEXT PRIMARY KEY, lastmod TEXT, part INTEGER, fingerprint TEXT, first_seen TEXT, last_submitted TEXT
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS pending (
+    endpoint TEXT NOT NULL, loc TEXT NOT NULL, reason TEXT NOT NULL, since TEXT NOT NULL, UNIQUE (endpoint, loc)
+);
+CREATE TABLE IF NOT EXISTS runs (id INTEGER PRIMARY KEY, record TEXT NOT NULL);
+"""
+_URL_FIELDS = ("lastmod", "part", "fingerprint", "first_seen", "last_submitted")
+
+
+def _hint(path: Path) -> str:
+    return f"restore {path} from a backup, or move it away to record a new baseline"
+
+
+@contextlib.contextmanager
+def _connect(path: Path, *, write: bool) -> Iterator[sqlite3.Connection]:
+    uri = f"file:{path}?mode={'rwc' if write else 'ro'}"
+    try:
+        connection = sqlite3.connect(uri, uri=True, isolation_level=None)
+    except sqlite3.Error as error:
+        raise StateError(f"{path}: cannot open the SQLite state ({error}); {_hint(path)}") from None
+    try:
+        connection.execute("PRAGMA synchronous = FULL")  # a committed batch survives a power cut
+        yield connection
+    except sqlite3.DatabaseError as error:
+        raise StateError(f"{path}: not a readable notify-changes SQLite state ({error}); {_hint(path)}") from None
+    finally:
+        connection.close()
+
+
+def read_sqlite_state(path: Path) -> State | None:
+    """The recorded state, or None when there is none yet; never writes."""
+    if not path.exists():
+        return None
+    if path.is_dir():
+        raise StateError(f"{path}: is a folder; pass --state with a file path")
+    with _connect(path, write=False) as connection:
+        return _read(connection, path)
+
+
+def _read(connection: sqlite3.Connection, path: Path) -> State | None:
+    tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if not tables:
+        return None  # an empty file: nothing was ever recorded
+    if "meta" not in tables:
+        raise StateError(f"{path}: not a notify-changes state (no meta table); {_hint(path)}")
+    meta = dict(connection.execute("SELECT key, value FROM meta").fetchall())
+    try:
+        version = int(meta.get("version", ""))
+    except ValueError:
+        raise StateError(f"{path}: no valid format version; {_hint(path)}") from None
+    if version > FORMAT_VERSION:
+        raise StateError(
+            f"{path}: state format version {version} is newer than this notify-changes knows ({FORMAT_VERSION}); "
+            "upgrade notify-changes (the file was left untouched)"
+        )
+    state = State(created=meta.get("created", ""), updated=meta.get("updated", ""))
+    state.parts = [
+        PartRecord(name=name, digest=digest) for name, digest in connection.execute("SELECT name, digest FROM parts ORDER BY id")
+    ]
+    shared: dict[str, str] = {}
+    urls = state.urls
+    for loc, *values in connection.execute(f"SELECT loc, {', '.join(_URL_FIELDS)} FROM urls"):
+        record = UrlRecord(lastmod=values[0])
+        for field, value in zip(_URL_FIELDS[1:], values[1:], strict=True):
+            if value is not None:
+                record[field] = shared.setdefault(value, value) if isinstance(value, str) else value  # type: ignore[literal-required]
+        urls[loc] = record
+    items: dict[tuple[str, str], PendingItem] = {}
+    for endpoint, loc, reason, since in connection.execute("SELECT endpoint, loc, reason, since FROM pending ORDER BY rowid"):
+        state.pending.setdefault(endpoint, {})[loc] = items.setdefault((reason, since), PendingItem(reason=reason, since=since))
+    state.runs = [cast(RunRecord, json.loads(record)) for (record,) in connection.execute("SELECT record FROM runs ORDER BY id")]
+    return state
+
+
+class SqliteStore(StateStore):
+    """The state as an SQLite database, under the same lock as the JSON file."""
+
+    def load(self) -> State | None:
+        return read_sqlite_state(self.path)
+
+    def save(self, state: State) -> None:
+        """Replace everything in one transaction: a crash leaves the old state or the new one."""
+        try:
+            with _connect(self.path, write=True) as connection:
+                connection.executescript(_SCHEMA)
+                connection.execute("BEGIN IMMEDIATE")
+                for table in ("meta", "parts", "urls", "pending", "runs"):
+                    connection.execute(f"DELETE FROM {table}")
+                connection.executemany(
+                    "INSERT INTO meta VALUES (?, ?)",
+                    [("version", str(FORMAT_VERSION)), ("created", state.created), ("updated", state.updated)],
+                )
+                connection.executemany(
+                    "INSERT INTO parts VALUES (?, ?, ?)", [(n, part["name"], part["digest"]) for n, part in enumerate(state.parts)]
+                )
+                connection.executemany(
+                    "INSERT INTO urls VALUES (?, ?, ?, ?, ?, ?)",
+                    ((loc, *(record.get(field) for field in _URL_FIELDS)) for loc, record in state.urls.items()),
+                )
+                connection.executemany(
+                    "INSERT INTO pending VALUES (?, ?, ?, ?)",
+                    (
+                        (endpoint, loc, item["reason"], item["since"])
+                        for endpoint, items in state.pending.items()
+                        for loc, item in items.items()
+                    ),
+                )
+                connection.executemany("INSERT INTO runs (record) VALUES (?)", [(json.dumps(run),) for run in state.runs[-MAX_RUNS_KEPT:]])
+                connection.execute("COMMIT")
+        except sqlite3.OperationalError as error:
+            raise StateError(f"{self.path}: cannot write the SQLite state ({error}); nothing was changed") from None
+
+    def record_delivered(self, state: State, endpoint: str, urls: Iterable[str], at: str) -> None:
+        """One transaction per acknowledged batch: it leaves the pending set, durably."""
+        urls = list(urls)
+        apply_delivery(state, endpoint, urls, at)
+        try:
+            with _connect(self.path, write=True) as connection:
+                connection.execute("BEGIN IMMEDIATE")
+                connection.executemany("DELETE FROM pending WHERE endpoint = ? AND loc = ?", [(endpoint, url) for url in urls])
+                connection.executemany("UPDATE urls SET last_submitted = ? WHERE loc = ?", [(at, url) for url in urls])
+                connection.execute("UPDATE meta SET value = ? WHERE key = 'updated' AND value < ?", (at, at))
+                connection.execute("COMMIT")
+        except sqlite3.OperationalError as error:
+            raise StateError(f"{self.path}: cannot record a delivery ({error}); the batch stays pending") from None

@@ -1,0 +1,165 @@
+"""The same contract for both stores: the JSON file (default) and SQLite (.sqlite / .db)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from notifier.store import read_state
+from tests.conftest import BASE, KEY, Site, pages, urlset
+from tests.fakeindexnow import hang, status, wait_until
+
+STORES = ["notify-changes.json", "notify-changes.sqlite", "notify-changes.db"]
+
+
+@pytest.fixture(params=STORES)
+def any_site(site: Site, request: pytest.FixtureRequest) -> Site:
+    site.state = site.root / "state" / request.param
+    return site
+
+
+def pending_of(site: Site) -> dict[str, list[str]]:
+    state = read_state(site.state)
+    assert state is not None
+    return {endpoint: sorted(items) for endpoint, items in state.pending.items() if items}
+
+
+def test_baseline_then_a_silent_rerun_that_leaves_the_file_alone(any_site: Site) -> None:
+    any_site.write(urlset(pages(4)))
+    assert any_site.run().code == 0
+    state = read_state(any_site.state)
+    assert state is not None and len(state.urls) == 4 and state.parts
+    before = any_site.state_bytes()
+    assert any_site.run().code == 0
+    assert any_site.fake is not None and any_site.fake.posts == []
+    assert any_site.state_bytes() == before
+
+
+def test_changes_are_sent_and_recorded(any_site: Site) -> None:
+    any_site.write(urlset(pages(4)))
+    any_site.run()
+    any_site.write(urlset(pages(6)))
+    result = any_site.run("--batch-size", "1")
+    assert result.code == 0 and result.out.startswith("2 added, 0 changed, 0 removed, 2 submitted, 0 pending")
+    state = read_state(any_site.state)
+    assert state is not None and len(state.urls) == 6 and pending_of(any_site) == {}
+    assert state.urls[f"{BASE}/p/5/"].get("last_submitted")
+    assert any_site.run().code == 0 and any_site.fake is not None and len(any_site.fake.posts) == 2
+
+
+def test_undelivered_urls_stay_pending_per_endpoint(any_site: Site) -> None:
+    any_site.write(urlset(pages(2)))
+    any_site.run()
+    any_site.write(urlset(pages(5)))
+    assert any_site.fake is not None
+    any_site.fake.plan = [status(200), status(503)] + [status(503)] * 20
+    assert any_site.run("--batch-size", "2").code == 3
+    assert pending_of(any_site) == {any_site.fake.endpoint: [f"{BASE}/p/4/"]}
+    any_site.fake.plan = []
+    assert any_site.run().code == 0 and pending_of(any_site) == {}
+    assert any_site.fake.delivered() == [f"{BASE}/p/2/", f"{BASE}/p/3/", f"{BASE}/p/4/"]
+
+
+def test_check_and_dry_run_never_create_or_write_it(any_site: Site) -> None:
+    any_site.write(urlset(pages(3)))
+    assert any_site.check().code == 0 and any_site.run("--dry-run").code == 0
+    assert not any_site.state.exists()
+    any_site.run()
+    before = any_site.state_bytes()
+    any_site.write(urlset(pages(5)))
+    assert any_site.check().code == 0 and any_site.run("--dry-run").code == 0
+    assert any_site.state_bytes() == before
+
+
+def test_a_verification_failure_leaves_it_untouched(any_site: Site) -> None:
+    any_site.write(urlset(pages(3)))
+    any_site.run()
+    before = any_site.state_bytes()
+    any_site.write(urlset({"http://localhost:1313/": "2024-01-01"}))
+    assert any_site.run().code == 1 and any_site.state_bytes() == before
+
+
+def test_a_newer_version_is_refused_and_left_alone(any_site: Site) -> None:
+    any_site.write(urlset(pages(3)))
+    any_site.run()
+    if any_site.state.suffix == ".json":
+        any_site.state.write_text('{"version": 99, "urls": {}}')
+    else:
+        with sqlite3.connect(any_site.state) as connection:
+            connection.execute("UPDATE meta SET value = '99' WHERE key = 'version'")
+        connection.close()
+    before = any_site.state_bytes()
+    result = any_site.run()
+    assert result.code == 2 and "newer than this notify-changes knows" in result.err
+    assert any_site.state_bytes() == before
+
+
+def test_a_corrupt_file_is_exit_2_and_left_alone(any_site: Site) -> None:
+    any_site.write(urlset(pages(3)))
+    any_site.state.parent.mkdir(parents=True)
+    any_site.state.write_bytes(b"this is not a state file at all" * 10)
+    result = any_site.run()
+    assert result.code == 2 and str(any_site.state) in result.err and result.err.count("\n") == 1
+    assert any_site.state.read_bytes() == b"this is not a state file at all" * 10
+
+
+def test_the_lock_is_shared(any_site: Site) -> None:
+    import fcntl
+
+    any_site.write(urlset(pages(2)))
+    any_site.state.parent.mkdir(parents=True)
+    fd = os.open(str(any_site.state) + ".lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        assert any_site.run("--lock-timeout", "0.1").code == 4
+    finally:
+        os.close(fd)
+
+
+def test_a_kill_between_batches_resends_only_the_batch_in_flight(any_site: Site) -> None:
+    any_site.write(urlset(pages(2)))
+    any_site.run()
+    any_site.write(urlset(pages(8)))
+    assert any_site.fake is not None
+    any_site.fake.plan = [status(200), hang(60)]
+    env = dict(os.environ, INDEXNOW_KEY=KEY)
+    argv = [
+        sys.executable,
+        "-m",
+        "notifier",
+        str(any_site.sitemap),
+        "--state",
+        str(any_site.state),
+        "--endpoint",
+        any_site.fake.endpoint,
+        "--batch-size",
+        "2",
+    ]
+    process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert wait_until(lambda: len(any_site.fake.posts) == 2, timeout=20)  # type: ignore[union-attr]
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.communicate()
+    any_site.fake.plan = []
+    assert subprocess.run(argv, env=env, capture_output=True, check=False).returncode == 0
+    sent = [post.json["urlList"] for post in any_site.fake.posts if post.answer == 200]
+    assert sent[0] == [f"{BASE}/p/2/", f"{BASE}/p/3/"]
+    assert sorted(url for batch in sent[1:] for url in batch) == [f"{BASE}/p/{n}/" for n in range(4, 8)]
+    assert pending_of(any_site) == {}
+
+
+def test_an_empty_sqlite_file_is_no_state(site: Site) -> None:
+    site.state = site.root / "state" / "s.sqlite"
+    site.state.parent.mkdir(parents=True)
+    site.state.write_bytes(b"")
+    site.write(urlset(pages(2)))
+    result = site.run()
+    assert result.code == 0 and "no state file" in result.out
+    assert Path(site.state).stat().st_size > 0
