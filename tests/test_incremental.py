@@ -7,6 +7,7 @@ import json
 import pytest
 
 import notifier.sitemap
+from notifier.sitemap import ReadOptions, read_sitemap
 from tests.conftest import BASE, Site, index, pages, urlset
 
 
@@ -34,7 +35,12 @@ def three_parts() -> list[dict[str, str | None]]:
     return [pages(5, prefix="/a/"), pages(5, prefix="/b/"), pages(5, prefix="/c/")]
 
 
-def test_only_the_changed_part_is_parsed(site: Site, parsed: list[str]) -> None:
+def known(site: Site) -> dict[str, str]:
+    return {part["name"]: part["digest"] for part in json.loads(site.state.read_text())["parts"]}
+
+
+def test_only_the_changed_part_is_parsed(site: Site, parsed: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(notifier.sitemap, "_workers", lambda: 1)  # in this process, where the spy sees it
     parts = three_parts()
     build(site, parts)
     assert site.run().code == 0
@@ -52,6 +58,47 @@ def test_only_the_changed_part_is_parsed(site: Site, parsed: list[str]) -> None:
     rerun = site.state_bytes()
     assert site.run().code == 0 and parsed == ["sitemap.xml"]
     assert site.state_bytes() == rerun
+
+
+def test_parts_read_in_parallel_are_skipped_alike(site: Site) -> None:
+    parts = three_parts()
+    build(site, parts)
+    site.run()
+    parts[1] |= {"/b/new/": "2024-09-01"}
+    build(site, parts)
+    sitemap = read_sitemap(str(site.sitemap), ReadOptions(known_digests=known(site)))
+    assert [(info.key, info.skipped) for info in sitemap.files] == [
+        ("sitemap.xml", False),
+        ("sitemaps/part-0.xml", True),
+        ("sitemaps/part-1.xml", False),
+        ("sitemaps/part-2.xml", True),
+    ]
+    assert [entry.loc for entry in sitemap.entries] == [f"{BASE}/b/{n}/" for n in range(5)] + [f"{BASE}/b/new/"]
+
+
+def test_the_parallel_and_the_serial_reader_agree(offline_site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
+    for number in range(4):
+        offline_site.write(urlset(pages(30, prefix=f"/s{number}/") | {"/dup/": "2024-01-01"}), f"sitemaps/part-{number}.xml")
+    offline_site.write("not-xml at all", "sitemaps/broken.xml")
+    offline_site.write(index({f"/sitemaps/part-{number}.xml": None for number in range(4)}))
+    parallel = read_sitemap(str(offline_site.sitemap))
+    monkeypatch.setattr(notifier.sitemap, "_workers", lambda: 1)
+    serial = read_sitemap(str(offline_site.sitemap))
+    assert parallel.entries == serial.entries and len(parallel.entries) == 124
+    assert [(f.key, f.kind, f.url_count, f.digest) for f in parallel.files] == [
+        (f.key, f.kind, f.url_count, f.digest) for f in serial.files
+    ]
+    assert parallel.findings == serial.findings
+
+
+def test_a_broken_part_read_in_parallel_is_one_clear_error(offline_site: Site) -> None:
+    for number in range(3):
+        offline_site.write(urlset(pages(3, prefix=f"/s{number}/")), f"sitemaps/part-{number}.xml")
+    offline_site.write("<urlset><url>", "sitemaps/part-1.xml")
+    offline_site.write(index({f"/sitemaps/part-{number}.xml": None for number in range(3)}))
+    result = offline_site.check()
+    assert result.code == 2 and "part-1.xml" in result.err and "not well-formed" in result.err
+    assert result.err.count("\n") == 1 and "Traceback" not in result.err
 
 
 def test_removals_and_moves_between_changed_parts(site: Site, parsed: list[str]) -> None:
