@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import gc
+import itertools
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -224,7 +225,9 @@ def _record_parts(sitemap: Sitemap, diff: Diff, state: State) -> None:
 
 def _history(history: HistorySettings, diff: Diff, report: Report) -> HistoryCheck:
     """lastmod-vs-history, with one note for the pages it could not check."""
-    checked = check_history(diff.current.values(), history.sources, history.repo or Path.cwd(), history.tolerance)
+    # like the other rules, history judges the dates this deploy added or changed
+    dated = [diff.current[change.loc] for change in itertools.chain(diff.added, diff.changed)]
+    checked = check_history(dated, history.sources, history.repo or Path.cwd(), history.tolerance)
     if checked.unmapped:
         report.notes.append(
             f"lastmod-vs-history: {checked.unmapped} page(s) have no source file matching [history] sources "
