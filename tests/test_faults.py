@@ -16,26 +16,10 @@ from notifier.report import Report
 from notifier.settings import build_settings
 from tests.conftest import BASE, KEY, Site, pages, urlset
 from tests.fakeindexnow import FakeIndexNow, Fault, hang, reset, status
+from tests.faketime import FakeTime
 
 NOW = dt.datetime(2030, 1, 1, 12, 0, 0, tzinfo=dt.UTC)
 CHANGED = [f"{BASE}/p/{n}/" for n in range(3)]
-
-
-class FakeTime:
-    def __init__(self) -> None:
-        self.offset = 0.0
-        self.sleeps: list[float] = []
-
-    def clock(self) -> float:
-        return self.offset
-
-    def sleep(self, seconds: float) -> None:
-        assert seconds >= 0
-        self.sleeps.append(seconds)
-        self.offset += seconds
-
-    def now(self) -> dt.datetime:
-        return NOW + dt.timedelta(seconds=self.offset)
 
 
 def run_library(site: Site, fake: FakeIndexNow, **options: Any) -> tuple[Report, FakeTime, float]:
@@ -48,7 +32,7 @@ def run_library(site: Site, fake: FakeIndexNow, **options: Any) -> tuple[Report,
         "request-timeout": 0.4,
     }
     cli.update(options)
-    fake_time = FakeTime()
+    fake_time = FakeTime(NOW)
     started = time.monotonic()
     report = execute(build_settings("run", cli), Environment(now=fake_time.now, sleep=fake_time.sleep, clock=fake_time.clock))
     return report, fake_time, time.monotonic() - started

@@ -12,26 +12,9 @@ import pytest
 from notifier.indexnow import Batch, BatchResult, Client, RetryPolicy, parse_retry_after
 from tests.conftest import BASE, HOST, KEY, Site, pages, urlset
 from tests.fakeindexnow import FakeIndexNow, hang, reset, status
+from tests.faketime import FakeTime
 
 NOW = dt.datetime(2024, 6, 1, 12, 0, 0, tzinfo=dt.UTC)
-
-
-class FakeTime:
-    """A clock that only moves when the client sleeps."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-        self.sleeps: list[float] = []
-
-    def clock(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.now += seconds
-
-    def wall(self) -> dt.datetime:
-        return NOW + dt.timedelta(seconds=self.now)
 
 
 def client(fake_time: FakeTime, budget: float = 120.0, request_timeout: float = 2.0) -> Client:
@@ -40,7 +23,7 @@ def client(fake_time: FakeTime, budget: float = 120.0, request_timeout: float = 
         request_timeout=request_timeout,
         sleep=fake_time.sleep,
         clock=fake_time.clock,
-        wall_clock=fake_time.wall,
+        wall_clock=fake_time.now,
         rng=random.Random(7),
     )
 
@@ -57,7 +40,7 @@ def send(fake: FakeIndexNow, fake_time: FakeTime, **options: float) -> BatchResu
 
 
 def test_a_good_post_is_delivered(fake: FakeIndexNow) -> None:
-    result = send(fake, FakeTime())
+    result = send(fake, FakeTime(NOW))
     assert (result.status, result.http_status, result.attempts) == ("delivered", 200, 1)
     body = fake.posts[0].json
     assert body == {"host": HOST, "key": KEY, "urlList": [f"{BASE}/a/", f"{BASE}/b/"]}
@@ -65,14 +48,14 @@ def test_a_good_post_is_delivered(fake: FakeIndexNow) -> None:
 
 def test_202_counts_as_delivered_and_says_so(fake: FakeIndexNow) -> None:
     fake.success_status = 202
-    result = send(fake, FakeTime())
+    result = send(fake, FakeTime(NOW))
     assert result.status == "accepted" and "validate the key later" in result.message
 
 
 @pytest.mark.parametrize("code", [500, 502, 503])
 def test_server_errors_are_retried_with_backoff(fake: FakeIndexNow, code: int) -> None:
     fake.plan = [status(code), status(code)]
-    fake_time = FakeTime()
+    fake_time = FakeTime(NOW)
     result = send(fake, fake_time)
     assert result.status == "delivered" and result.attempts == 3 and len(fake.posts) == 3
     assert len(fake_time.sleeps) == 2
@@ -81,14 +64,14 @@ def test_server_errors_are_retried_with_backoff(fake: FakeIndexNow, code: int) -
 
 def test_retry_after_seconds_is_honoured(fake: FakeIndexNow) -> None:
     fake.plan = [status(429, Retry_After="7")]
-    fake_time = FakeTime()
+    fake_time = FakeTime(NOW)
     result = send(fake, fake_time)
     assert result.status == "delivered" and fake_time.sleeps == [7.0]
 
 
 def test_retry_after_http_date_is_honoured(fake: FakeIndexNow) -> None:
     fake.plan = [status(429, Retry_After="Sat, 01 Jun 2024 12:00:30 GMT")]
-    fake_time = FakeTime()
+    fake_time = FakeTime(NOW)
     assert send(fake, fake_time).status == "delivered"
     assert fake_time.sleeps == [30.0]
 
@@ -96,14 +79,14 @@ def test_retry_after_http_date_is_honoured(fake: FakeIndexNow) -> None:
 @pytest.mark.parametrize("value", [None, "soon", "-5", "1.5e3", "Sat, 99 Foo 2024"])
 def test_429_without_a_usable_retry_after_backs_off(fake: FakeIndexNow, value: str | None) -> None:
     fake.plan = [status(429, **({"Retry_After": value} if value is not None else {}))]
-    fake_time = FakeTime()
+    fake_time = FakeTime(NOW)
     assert send(fake, fake_time).status == "delivered"
     assert len(fake_time.sleeps) == 1 and 1 <= fake_time.sleeps[0] <= 2
 
 
 def test_retry_after_beyond_the_budget_leaves_the_batch_pending_without_sleeping(fake: FakeIndexNow) -> None:
     fake.plan = [status(429, Retry_After="86400")]
-    fake_time = FakeTime()
+    fake_time = FakeTime(NOW)
     started = time.monotonic()
     result = send(fake, fake_time, budget=120)
     assert result.status == "failed" and result.http_status == 429
@@ -114,13 +97,13 @@ def test_retry_after_beyond_the_budget_leaves_the_batch_pending_without_sleeping
 
 def test_a_huge_retry_after_never_raises(fake: FakeIndexNow) -> None:
     fake.plan = [status(429, Retry_After="9" * 40)]
-    result = send(fake, FakeTime())
+    result = send(fake, FakeTime(NOW))
     assert result.status == "failed" and len(fake.posts) == 1
 
 
 def test_the_budget_bounds_retries(fake: FakeIndexNow) -> None:
     fake.plan = [status(503)] * 50
-    fake_time = FakeTime()
+    fake_time = FakeTime(NOW)
     result = send(fake, fake_time, budget=30)
     assert result.status == "failed" and "HTTP 503" in result.message
     assert sum(fake_time.sleeps) <= 30
@@ -129,13 +112,13 @@ def test_the_budget_bounds_retries(fake: FakeIndexNow) -> None:
 
 def test_a_connection_reset_is_retried(fake: FakeIndexNow) -> None:
     fake.plan = [reset()]
-    result = send(fake, FakeTime())
+    result = send(fake, FakeTime(NOW))
     assert result.status == "delivered" and len(fake.posts) == 2
 
 
 def test_a_server_that_never_answers_is_bounded_by_the_timeouts(fake: FakeIndexNow) -> None:
     fake.plan = [hang(30), hang(30), hang(30)]
-    fake_time = FakeTime()
+    fake_time = FakeTime(NOW)
     started = time.monotonic()
     result = send(fake, fake_time, budget=1.5, request_timeout=0.3)
     elapsed = time.monotonic() - started
@@ -145,7 +128,7 @@ def test_a_server_that_never_answers_is_bounded_by_the_timeouts(fake: FakeIndexN
 
 def test_a_hang_then_an_answer_is_delivered(fake: FakeIndexNow) -> None:
     fake.plan = [hang(30)]
-    result = send(fake, FakeTime(), request_timeout=0.3)
+    result = send(fake, FakeTime(NOW), request_timeout=0.3)
     assert result.status == "delivered" and result.attempts == 2
 
 
@@ -153,7 +136,7 @@ def test_a_redirect_is_never_followed(fake: FakeIndexNow) -> None:
     other = FakeIndexNow()
     try:
         fake.plan = [status(307, Location=other.endpoint)]
-        result = send(fake, FakeTime())
+        result = send(fake, FakeTime(NOW))
         assert result.status == "failed" and result.http_status == 307
         assert other.endpoint in result.message and "--endpoint" in result.message
         assert other.posts == [] and other.gets == [] and len(fake.posts) == 1
@@ -173,14 +156,14 @@ def test_a_redirect_is_never_followed(fake: FakeIndexNow) -> None:
 )
 def test_client_errors_are_not_retried_and_say_what_to_fix(fake: FakeIndexNow, answer: object, expected: str) -> None:
     fake.plan = [answer]  # type: ignore[list-item]
-    fake_time = FakeTime()
+    fake_time = FakeTime(NOW)
     result = send(fake, fake_time)
     assert result.status == "failed" and expected in result.message
     assert len(fake.posts) == 1 and fake_time.sleeps == []
 
 
 def test_the_fake_enforces_the_protocol(fake: FakeIndexNow) -> None:
-    the_client = client(FakeTime())
+    the_client = client(FakeTime(NOW))
     off_host = Batch(HOST, KEY, None, ["http://elsewhere.org/x/"])
     assert the_client.submit(fake.endpoint, off_host).http_status == 422
     wrong_key = Batch(HOST, "ffffffffffffffff", None, [f"{BASE}/a/"])
