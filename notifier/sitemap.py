@@ -10,33 +10,28 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
-import hashlib
 import itertools
 import multiprocessing
 import os
 import urllib.parse
-import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import requests
 from lxml import etree
 
 from notifier.errors import InputError
+from notifier.source import CHUNK, Source, file_digest, is_url
 from notifier.urls import split_url
 
-MAX_FILE_BYTES = 50 * 1024 * 1024  # sitemaps.org: at most 50 MB (52,428,800 bytes) uncompressed
 MAX_URLS_PER_FILE = 50_000  # sitemaps.org: at most 50,000 URLs per file, 50,000 parts per index
 MAX_INDEX_DEPTH = 2  # an index inside an index is a finding; one more level is refused
-CHUNK = 1 << 20
 
 NS_09 = "http://www.sitemaps.org/schemas/sitemap/0.9"
 NS_084 = "http://www.google.com/schemas/sitemap/0.84"  # the old namespace, read like 0.9
 NAMESPACES = (NS_09, NS_084, "")
 
-_GZIP_MAGIC = b"\x1f\x8b"
 _WHITESPACE = b" \t\r\n"
 _BOM = b"\xef\xbb\xbf"
 
@@ -99,7 +94,7 @@ class ReadOptions:
 def read_sitemap(location: str, options: ReadOptions = ReadOptions()) -> Sitemap:
     """Read SITEMAP (a path or an http(s) URL) and, for an index, every part it lists."""
     sitemap = Sitemap()
-    remote = _is_url(location)
+    remote = is_url(location)
     if remote:
         sitemap.root_url = location
         base_dir = None
@@ -122,18 +117,18 @@ def _read_one(
     visited: set[str],
     depth: int,
 ) -> None:
-    key = location if _is_url(location) else str(Path(location).resolve())
+    key = location if is_url(location) else str(Path(location).resolve())
     if key in visited:
         raise InputError(f"{location}: the sitemap index lists this file twice or lists itself; fix the index")
     visited.add(key)
     if options.progress is not None:
         options.progress(f"reading {location}")
-    raw = _Source(location, options.request_timeout)
+    raw = Source(location, options.request_timeout)
     file_no = len(sitemap.files)
     info = SitemapFile(name=location, kind="urlset", public_url=public_url, key=_file_key(location, base_dir))
     sitemap.files.append(info)
     known = options.known_digests.get(info.key) if options.known_digests else None
-    if known is not None and not _is_url(location) and _file_digest(location) == known:
+    if known is not None and not is_url(location) and file_digest(location) == known:
         info.digest, info.skipped = known, True  # same bytes as last deploy: nothing to parse
         return
     chunks = raw.chunks()
@@ -224,22 +219,10 @@ def _read_part_job(
 
 
 def _file_key(location: str, base_dir: Path | None) -> str:
-    if base_dir is None or _is_url(location):
+    if base_dir is None or is_url(location):
         return location
     path = Path(location).resolve()
     return path.relative_to(base_dir).as_posix() if _inside(path, base_dir) else str(path)
-
-
-def _file_digest(location: str) -> str:
-    """The digest ``_Source`` computes while reading, from the raw bytes alone."""
-    digest = hashlib.blake2b(digest_size=16)
-    try:
-        with open(location, "rb") as handle:
-            while chunk := handle.read(CHUNK):
-                digest.update(chunk)
-    except OSError:
-        return ""  # unreadable: the parse says why
-    return digest.hexdigest()
 
 
 def _resolve_part(
@@ -253,7 +236,7 @@ def _resolve_part(
         )
     if base_dir is None:  # a remote index: fetch its parts from where it points
         url = urllib.parse.urljoin(index_url or index_location, part.loc)
-        if not _is_url(url):
+        if not is_url(url):
             raise InputError(f"{index_location}, line {part.line}: cannot fetch index part {part.loc!r}")
         return url, url
     if split.scheme or split.netloc:
@@ -277,116 +260,6 @@ def _resolve_part(
 
 def _inside(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
-
-
-def _is_url(location: str) -> bool:
-    return location.startswith(("http://", "https://"))
-
-
-class _Source:
-    """The bytes of one sitemap file, capped and gunzipped by the reader itself."""
-
-    def __init__(self, location: str, request_timeout: float) -> None:
-        self.location = location
-        self._hash = hashlib.blake2b(digest_size=16)
-        self._response: requests.Response | None = None
-        name = location.lower().split("?", 1)[0]
-        if name.endswith(".gz"):
-            name = name[:-3]
-        self.is_text = name.endswith(".txt")
-        self.text_by_content_type = False
-        if _is_url(location):
-            self._response = _fetch(location, request_timeout)
-            content_type = self._response.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
-            self.text_by_content_type = not self.is_text and content_type == "text/plain"
-            self.is_text = self.is_text or self.text_by_content_type
-        else:
-            try:
-                size = os.stat(location).st_size
-            except FileNotFoundError:
-                raise InputError(f"{location}: no such file; build the site first or pass the right path") from None
-            except OSError as error:
-                raise InputError(f"{location}: cannot read it ({error.strerror})") from None
-            if Path(location).is_dir():
-                raise InputError(f"{location}: is a folder; pass the sitemap file inside it")
-            if size > MAX_FILE_BYTES:
-                raise InputError(
-                    f"{location}: {size} bytes, over the sitemap limit of {MAX_FILE_BYTES} bytes; split it into an index with parts"
-                )
-
-    def digest(self) -> str:
-        return self._hash.hexdigest()
-
-    def _raw(self) -> Iterator[bytes]:
-        if self._response is not None:
-            try:
-                yield from self._response.iter_content(CHUNK)
-            except requests.RequestException as error:
-                raise InputError(f"{self.location}: download failed ({type(error).__name__}); try again") from None
-            finally:
-                self._response.close()
-            return
-        try:
-            with open(self.location, "rb") as handle:
-                while chunk := handle.read(CHUNK):
-                    yield chunk
-        except OSError as error:
-            raise InputError(f"{self.location}: cannot read it ({error.strerror})") from None
-
-    def chunks(self) -> Iterator[bytes]:
-        """The file's content, decompressed if it is gzip, never more than MAX_FILE_BYTES."""
-        decompressor: zlib._Decompress | None = None
-        started = member_open = False
-        total_raw = produced = 0
-        for chunk in self._raw():
-            if not chunk:
-                continue
-            if not started:
-                started = True
-                if chunk.startswith(_GZIP_MAGIC):  # by content, not by name: ".gz" at any level
-                    decompressor = zlib.decompressobj(wbits=31)
-            total_raw += len(chunk)
-            if total_raw > MAX_FILE_BYTES:
-                raise InputError(f"{self.location}: over {MAX_FILE_BYTES} bytes; split it into an index with parts")
-            self._hash.update(chunk)
-            if decompressor is None:
-                yield chunk
-                continue
-            data = chunk
-            while data:
-                member_open = True
-                try:
-                    out = decompressor.decompress(data, CHUNK)
-                except zlib.error as error:
-                    raise InputError(f"{self.location}: broken gzip data ({error}); rebuild the file") from None
-                produced += len(out)
-                if produced > MAX_FILE_BYTES:
-                    raise InputError(
-                        f"{self.location}: more than {MAX_FILE_BYTES} bytes once uncompressed, over the sitemap "
-                        "limit; split it into an index with parts"
-                    )
-                if out:
-                    yield out
-                if decompressor.eof:  # a multi-member gzip file goes on; trailing junk does not count
-                    member_open = False
-                    rest = decompressor.unused_data
-                    decompressor = zlib.decompressobj(wbits=31)
-                    data = rest if rest.startswith(_GZIP_MAGIC) else b""
-                else:
-                    data = decompressor.unconsumed_tail
-        if member_open:
-            raise InputError(f"{self.location}: truncated gzip data; rebuild the file")
-
-
-def _fetch(url: str, timeout: float) -> requests.Response:
-    try:
-        response = requests.get(url, stream=True, timeout=(min(timeout, 10.0), timeout), allow_redirects=True)
-    except requests.RequestException as error:
-        raise InputError(f"{url}: cannot fetch the sitemap ({type(error).__name__}); check the URL and the network") from None
-    if response.status_code != 200:
-        response.close()
-        raise InputError(f"{url}: the server answered {response.status_code}, not the sitemap; check the URL")
-    return response
 
 
 def _parse_text(chunks: Iterator[bytes], location: str, file_no: int, sitemap: Sitemap) -> None:

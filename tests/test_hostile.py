@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from notifier.sitemap import MAX_FILE_BYTES
+from notifier.source import MAX_FILE_BYTES
 from tests.conftest import BASE, NS, Site, index, pages, urlset
 from tests.fakeindexnow import FakeIndexNow
 

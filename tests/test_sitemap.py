@@ -8,7 +8,8 @@ import os
 import pytest
 
 from notifier.errors import InputError
-from notifier.sitemap import MAX_FILE_BYTES, NS_084, ReadOptions, read_sitemap
+from notifier.sitemap import NS_084, ReadOptions, read_sitemap
+from notifier.source import MAX_FILE_BYTES
 from tests.conftest import BASE, Site, index, pages, urlset
 from tests.fakeindexnow import FakeIndexNow
 

@@ -1,0 +1,143 @@
+"""The bytes of one sitemap file: read by the tool itself, capped, and gunzipped with a bound.
+
+lxml is never handed a path or a URL (it would decompress any file it is given, and
+could fetch); it only ever sees the bytes this module yields, at most 50 MB of them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import requests
+
+from notifier.errors import InputError
+
+MAX_FILE_BYTES = 50 * 1024 * 1024  # sitemaps.org: at most 50 MB (52,428,800 bytes) uncompressed
+CHUNK = 1 << 20
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def is_url(location: str) -> bool:
+    return location.startswith(("http://", "https://"))
+
+
+class Source:
+    """The bytes of one sitemap file, capped and gunzipped by the reader itself."""
+
+    def __init__(self, location: str, request_timeout: float) -> None:
+        self.location = location
+        self._hash = hashlib.blake2b(digest_size=16)
+        self._response: requests.Response | None = None
+        name = location.lower().split("?", 1)[0]
+        if name.endswith(".gz"):
+            name = name[:-3]
+        self.is_text = name.endswith(".txt")
+        self.text_by_content_type = False
+        if is_url(location):
+            self._response = fetch(location, request_timeout)
+            content_type = self._response.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
+            self.text_by_content_type = not self.is_text and content_type == "text/plain"
+            self.is_text = self.is_text or self.text_by_content_type
+        else:
+            try:
+                size = os.stat(location).st_size
+            except FileNotFoundError:
+                raise InputError(f"{location}: no such file; build the site first or pass the right path") from None
+            except OSError as error:
+                raise InputError(f"{location}: cannot read it ({error.strerror})") from None
+            if Path(location).is_dir():
+                raise InputError(f"{location}: is a folder; pass the sitemap file inside it")
+            if size > MAX_FILE_BYTES:
+                raise InputError(
+                    f"{location}: {size} bytes, over the sitemap limit of {MAX_FILE_BYTES} bytes; split it into an index with parts"
+                )
+
+    def digest(self) -> str:
+        return self._hash.hexdigest()
+
+    def _raw(self) -> Iterator[bytes]:
+        if self._response is not None:
+            try:
+                yield from self._response.iter_content(CHUNK)
+            except requests.RequestException as error:
+                raise InputError(f"{self.location}: download failed ({type(error).__name__}); try again") from None
+            finally:
+                self._response.close()
+            return
+        try:
+            with open(self.location, "rb") as handle:
+                while chunk := handle.read(CHUNK):
+                    yield chunk
+        except OSError as error:
+            raise InputError(f"{self.location}: cannot read it ({error.strerror})") from None
+
+    def chunks(self) -> Iterator[bytes]:
+        """The file's content, decompressed if it is gzip, never more than MAX_FILE_BYTES."""
+        decompressor: zlib._Decompress | None = None
+        started = member_open = False
+        total_raw = produced = 0
+        for chunk in self._raw():
+            if not chunk:
+                continue
+            if not started:
+                started = True
+                if chunk.startswith(_GZIP_MAGIC):  # by content, not by name: ".gz" at any level
+                    decompressor = zlib.decompressobj(wbits=31)
+            total_raw += len(chunk)
+            if total_raw > MAX_FILE_BYTES:
+                raise InputError(f"{self.location}: over {MAX_FILE_BYTES} bytes; split it into an index with parts")
+            self._hash.update(chunk)
+            if decompressor is None:
+                yield chunk
+                continue
+            data = chunk
+            while data:
+                member_open = True
+                try:
+                    out = decompressor.decompress(data, CHUNK)
+                except zlib.error as error:
+                    raise InputError(f"{self.location}: broken gzip data ({error}); rebuild the file") from None
+                produced += len(out)
+                if produced > MAX_FILE_BYTES:
+                    raise InputError(
+                        f"{self.location}: more than {MAX_FILE_BYTES} bytes once uncompressed, over the sitemap "
+                        "limit; split it into an index with parts"
+                    )
+                if out:
+                    yield out
+                if decompressor.eof:  # a multi-member gzip file goes on; trailing junk does not count
+                    member_open = False
+                    rest = decompressor.unused_data
+                    decompressor = zlib.decompressobj(wbits=31)
+                    data = rest if rest.startswith(_GZIP_MAGIC) else b""
+                else:
+                    data = decompressor.unconsumed_tail
+        if member_open:
+            raise InputError(f"{self.location}: truncated gzip data; rebuild the file")
+
+
+def fetch(url: str, timeout: float) -> requests.Response:
+    try:
+        response = requests.get(url, stream=True, timeout=(min(timeout, 10.0), timeout), allow_redirects=True)
+    except requests.RequestException as error:
+        raise InputError(f"{url}: cannot fetch the sitemap ({type(error).__name__}); check the URL and the network") from None
+    if response.status_code != 200:
+        response.close()
+        raise InputError(f"{url}: the server answered {response.status_code}, not the sitemap; check the URL")
+    return response
+
+
+def file_digest(location: str) -> str:
+    """The digest ``_Source`` computes while reading, from the raw bytes alone."""
+    digest = hashlib.blake2b(digest_size=16)
+    try:
+        with open(location, "rb") as handle:
+            while chunk := handle.read(CHUNK):
+                digest.update(chunk)
+    except OSError:
+        return ""  # unreadable: the parse says why
+    return digest.hexdigest()
