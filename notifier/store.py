@@ -12,7 +12,6 @@ import contextlib
 import errno
 import fcntl
 import hashlib
-import json
 import os
 import tempfile
 import time
@@ -20,6 +19,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict, cast
+
+import orjson
 
 from notifier.errors import LockTimeout, StateError
 
@@ -82,34 +83,30 @@ class State:
         }
 
 
-def state_text(state: State) -> str:
-    """The exact text written for ``state`` (compact JSON: a state can hold a million URLs)."""
-    return json.dumps(state.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n"
-
-
 def encode_state(state: State) -> bytes:
-    """The exact bytes written for ``state``."""
-    return state_text(state).encode("utf-8")
+    """The exact bytes written for ``state``: compact JSON, UTF-8, one line.
+
+    orjson writes the same bytes as ``json.dumps(..., ensure_ascii=False,
+    separators=(",", ":"))``, ten times faster: a state can hold a million URLs.
+    """
+    return orjson.dumps(state.to_json()) + b"\n"
 
 
 def state_digest(state: State) -> bytes:
     """A fingerprint of the encoded state: what a run compares to leave unchanged files alone,
     without holding a second copy of a state that may take a hundred megabytes."""
-    return _digest(state_text(state))
+    return _digest(encode_state(state))
 
 
-def _digest(text: str) -> bytes:
-    digest = hashlib.blake2b(digest_size=32)
-    for start in range(0, len(text), 1 << 22):
-        digest.update(text[start : start + (1 << 22)].encode("utf-8"))
-    return digest.digest()
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=32).digest()
 
 
 def decode_state(data: bytes, name: str) -> State:
     """Parse and check a state file's bytes; anything unexpected is a StateError, never a crash."""
     hint = f"restore {name} from a backup, or move it away to record a new baseline"
     try:
-        document = json.loads(data)
+        document = orjson.loads(data)
     except (ValueError, RecursionError):
         raise StateError(f"{name}: not valid JSON (a truncated or corrupt state file); {hint}") from None
     if not isinstance(document, dict) or "version" not in document:
@@ -297,10 +294,10 @@ class JsonStore(StateStore):
 
     def save_if_changed(self, state: State, original: bytes | None) -> bool:
         """Save unless the encoding has the digest ``original`` (a rerun leaves the file's bytes alone)."""
-        text = state_text(state)
-        if _digest(text) == original and not self.journal_path.exists():
+        data = encode_state(state)
+        if _digest(data) == original and not self.journal_path.exists():
             return False
-        self._write(text)
+        self._write(data)
         return True
 
     def save(self, state: State) -> None:
@@ -309,9 +306,9 @@ class JsonStore(StateStore):
         The delivery journal is folded into ``state`` by then, so it goes once the new
         file is in place.
         """
-        self._write(state_text(state))
+        self._write(encode_state(state))
 
-    def _write(self, data: str) -> None:
+    def _write(self, data: bytes) -> None:
         write_atomic(self.path, data, self._tmp_prefix())
         if self.journal_path.exists():
             with contextlib.suppress(FileNotFoundError):
@@ -327,11 +324,11 @@ class JsonStore(StateStore):
         """
         urls = list(urls)
         apply_delivery(state, endpoint, urls, at)
-        line = json.dumps({"endpoint": endpoint, "at": at, "urls": urls}, ensure_ascii=False, separators=(",", ":"))
+        line = orjson.dumps({"endpoint": endpoint, "at": at, "urls": urls})
         try:
             fd = os.open(self.journal_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
             try:
-                os.write(fd, line.encode("utf-8") + b"\n")
+                os.write(fd, line + b"\n")
                 os.fsync(fd)
             finally:
                 os.close(fd)
@@ -364,7 +361,7 @@ def _replay_journal(state: State, path: Path) -> None:
         raise StateError(f"{journal_path(path)}: cannot read the delivery journal ({error.strerror})") from None
     for line in data.split(b"\n"):
         try:
-            entry = json.loads(line)
+            entry = orjson.loads(line)
             endpoint, at, urls = entry["endpoint"], entry["at"], entry["urls"]
         except (ValueError, TypeError, KeyError):
             continue  # a line torn by the crash: that batch was not recorded, so it is resent
@@ -387,7 +384,7 @@ def load_state(path: Path) -> State | None:
     return state
 
 
-def write_atomic(path: Path, data: str, tmp_prefix: str) -> None:
+def write_atomic(path: Path, data: bytes, tmp_prefix: str) -> None:
     """Temporary file in the same folder, fsync, rename, fsync of the folder."""
     folder = path.parent
     try:
@@ -395,7 +392,7 @@ def write_atomic(path: Path, data: str, tmp_prefix: str) -> None:
     except OSError as error:
         raise StateError(f"{folder}: cannot write the state file there ({error.strerror}); make it writable") from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:  # encodes in chunks: no bytes copy
+        with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
