@@ -189,13 +189,23 @@ def _read_parts_in_parallel(
     worker_options = dataclasses.replace(options, progress=None)
     context = multiprocessing.get_context("fork")
     with concurrent.futures.ProcessPoolExecutor(max_workers=_workers(), mp_context=context, initializer=_quiet_worker) as pool:
-        jobs = [pool.submit(_read_part_job, location, url, worker_options, base_dir, set(visited)) for location, url in resolved]
+        # Part i most likely becomes file number ``first + i`` (one file a part): the worker
+        # numbers its entries so, and they need no rebuilding here unless a part was an index.
+        first = len(sitemap.files)
+        jobs = [
+            pool.submit(_read_part_job, location, url, worker_options, base_dir, set(visited), first + number)
+            for number, (location, url) in enumerate(resolved)
+        ]
         try:
-            for job in jobs:
+            for number, job in enumerate(jobs):
                 files, rows, findings = job.result()
                 offset = len(sitemap.files)
                 sitemap.files.extend(files)
-                sitemap.entries.extend(Entry(loc, lastmod, file_no + offset, line) for loc, lastmod, file_no, line in rows)
+                if offset == first + number:
+                    sitemap.entries.extend(map(Entry._make, rows))
+                else:
+                    shift = offset - first - number
+                    sitemap.entries.extend(Entry(loc, lastmod, file_no + shift, line) for loc, lastmod, file_no, line in rows)
                 sitemap.findings.extend(findings)
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
@@ -209,13 +219,13 @@ def _quiet_worker() -> None:
 
 
 def _read_part_job(
-    location: str, public_url: str | None, options: ReadOptions, base_dir: Path, visited: set[str]
+    location: str, public_url: str | None, options: ReadOptions, base_dir: Path, visited: set[str], base: int
 ) -> tuple[list[SitemapFile], list[tuple[str, str | None, int, int]], list[Finding]]:
     part = Sitemap()
     visited.discard(str(Path(location).resolve()))
     _read_one(location, public_url, part, options, base_dir, visited, depth=1)
     # plain tuples cross the process boundary several times faster than NamedTuples
-    return part.files, [tuple(entry) for entry in part.entries], part.findings  # type: ignore[misc]
+    return part.files, [(loc, lastmod, file_no + base, line) for loc, lastmod, file_no, line in part.entries], part.findings
 
 
 def _file_key(location: str, base_dir: Path | None) -> str:

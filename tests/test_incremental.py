@@ -80,11 +80,15 @@ def test_the_parallel_and_the_serial_reader_agree(offline_site: Site, monkeypatc
     for number in range(4):
         offline_site.write(urlset(pages(30, prefix=f"/s{number}/") | {"/dup/": "2024-01-01"}), f"sitemaps/part-{number}.xml")
     offline_site.write("not-xml at all", "sitemaps/broken.xml")
-    offline_site.write(index({f"/sitemaps/part-{number}.xml": None for number in range(4)}))
+    offline_site.write(urlset(pages(7, prefix="/nested/")), "sitemaps/leaf.xml")
+    offline_site.write(index({"/sitemaps/leaf.xml": None}), "sitemaps/inner.xml")  # a part that is an index
+    parts = ["/sitemaps/part-0.xml", "/sitemaps/inner.xml", "/sitemaps/part-1.xml", "/sitemaps/part-2.xml", "/sitemaps/part-3.xml"]
+    offline_site.write(index(dict.fromkeys(parts)))
     parallel = read_sitemap(str(offline_site.sitemap))
     monkeypatch.setattr(notifier.sitemap, "_workers", lambda: 1)
     serial = read_sitemap(str(offline_site.sitemap))
-    assert parallel.entries == serial.entries and len(parallel.entries) == 124
+    assert parallel.entries == serial.entries and len(parallel.entries) == 131
+    assert [entry.file for entry in parallel.entries][-1] == len(parallel.files) - 1
     assert [(f.key, f.kind, f.url_count, f.digest) for f in parallel.files] == [
         (f.key, f.kind, f.url_count, f.digest) for f in serial.files
     ]
