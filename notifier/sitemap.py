@@ -13,6 +13,7 @@ import dataclasses
 import itertools
 import multiprocessing
 import os
+import threading
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -167,6 +168,10 @@ def _read_one(
 
 
 def _workers() -> int:
+    """How many processes may parse parts: the usable cores, but one in a threaded process,
+    where fork could copy a lock some other thread holds (a Python program using the API)."""
+    if threading.active_count() > 1:
+        return 1
     return min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1), 8)
 
 

@@ -76,6 +76,7 @@ def test_parts_read_in_parallel_are_skipped_alike(site: Site) -> None:
     assert [entry.loc for entry in sitemap.entries] == [f"{BASE}/b/{n}/" for n in range(5)] + [f"{BASE}/b/new/"]
 
 
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")  # Python 3.12+
 def test_the_parallel_and_the_serial_reader_agree(offline_site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
     for number in range(4):
         offline_site.write(urlset(pages(30, prefix=f"/s{number}/") | {"/dup/": "2024-01-01"}), f"sitemaps/part-{number}.xml")
@@ -84,7 +85,17 @@ def test_the_parallel_and_the_serial_reader_agree(offline_site: Site, monkeypatc
     offline_site.write(index({"/sitemaps/leaf.xml": None}), "sitemaps/inner.xml")  # a part that is an index
     parts = ["/sitemaps/part-0.xml", "/sitemaps/inner.xml", "/sitemaps/part-1.xml", "/sitemaps/part-2.xml", "/sitemaps/part-3.xml"]
     offline_site.write(index(dict.fromkeys(parts)))
+    calls: list[int] = []
+    real = notifier.sitemap._read_parts_in_parallel
+
+    def spy(resolved, *args):  # type: ignore[no-untyped-def]
+        calls.append(len(resolved))
+        return real(resolved, *args)
+
+    monkeypatch.setattr(notifier.sitemap, "_read_parts_in_parallel", spy)
+    monkeypatch.setattr(notifier.sitemap, "_workers", lambda: 2)  # whatever threads other tests left running
     parallel = read_sitemap(str(offline_site.sitemap))
+    assert calls == [5]
     monkeypatch.setattr(notifier.sitemap, "_workers", lambda: 1)
     serial = read_sitemap(str(offline_site.sitemap))
     assert parallel.entries == serial.entries and len(parallel.entries) == 131
