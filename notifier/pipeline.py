@@ -140,12 +140,13 @@ def _pipeline(settings: Settings, env: Environment, recorded: State | None, stor
         report.pending = _pending_urls(state, endpoints)
         return report
     assert store is not None
-    if any(state.pending.get(endpoint) for endpoint in endpoints):
+    to_send = any(state.pending.get(endpoint) for endpoint in endpoints)
+    if to_send:
         store.save_if_changed(state, original)  # what must be sent is durable before the first request
 
     # submit, recording each acknowledged batch before the next is sent
     delivered: dict[str, None] = {}
-    if any(state.pending.get(endpoint) for endpoint in endpoints):
+    if to_send:
         client = Client(
             policy=RetryPolicy(budget=settings.retry_timeout),
             request_timeout=settings.request_timeout,
