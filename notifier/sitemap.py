@@ -9,6 +9,7 @@ grows with the number of URLs, not with the size of the files.
 from __future__ import annotations
 
 import concurrent.futures
+import concurrent.futures.process
 import dataclasses
 import itertools
 import multiprocessing
@@ -203,7 +204,15 @@ def _read_parts_in_parallel(
         ]
         try:
             for number, job in enumerate(jobs):
-                files, rows, findings = job.result()
+                try:
+                    files, rows, findings = job.result()
+                except concurrent.futures.process.BrokenProcessPool:
+                    # a worker died (killed for memory, say): read the rest here, one by one
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    for location, url in resolved[number:]:
+                        visited.discard(str(Path(location).resolve()))
+                        _read_one(location, url, sitemap, options, base_dir, visited, depth=1)
+                    return
                 offset = len(sitemap.files)
                 sitemap.files.extend(files)
                 if offset == first + number:

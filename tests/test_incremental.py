@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -148,3 +149,24 @@ def test_duplicates_with_an_unchanged_part_are_still_seen(site: Site) -> None:
     build(site, parts)
     result = site.check()
     assert f"warn[url-duplicate] {BASE}/a/1/" in result.out
+
+
+_REAL_JOB = notifier.sitemap._read_part_job
+
+
+def _dying_job(location, *args):  # type: ignore[no-untyped-def]
+    if location.endswith("part-1.xml"):
+        os._exit(9)  # as if the kernel had killed the worker
+    return _REAL_JOB(location, *args)
+
+
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")  # Python 3.12+
+def test_a_worker_that_dies_falls_back_to_reading_here(offline_site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
+    for number in range(3):
+        offline_site.write(urlset(pages(4, prefix=f"/s{number}/")), f"sitemaps/part-{number}.xml")
+    offline_site.write(index({f"/sitemaps/part-{number}.xml": None for number in range(3)}))
+    monkeypatch.setattr(notifier.sitemap, "_read_part_job", _dying_job)
+    monkeypatch.setattr(notifier.sitemap, "_workers", lambda: 2)
+    sitemap = read_sitemap(str(offline_site.sitemap))
+    assert len(sitemap.entries) == 12
+    assert [info.key for info in sitemap.files][1:] == [f"sitemaps/part-{n}.xml" for n in range(3)]
