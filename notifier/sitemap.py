@@ -227,9 +227,12 @@ def _read_parts_in_parallel(
 
 
 def _quiet_worker() -> None:
+    """A parse worker leaves interrupts to the main process and dies quietly on SIGTERM
+    (CI cancels a whole process group: no worker may print a traceback)."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _read_part_job(

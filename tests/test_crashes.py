@@ -248,3 +248,28 @@ def test_two_runs_at_once_one_waits_then_exits_4_and_nothing_is_lost(site: Site)
     assert sorted(url for batch in batches_sent(site) for url in batch) == sorted(urls)
     state = json.loads(site.state.read_text())
     assert state["pending"] == {} and len(state["urls"]) == 4
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_cancel_of_the_whole_process_group_while_parts_are_parsed(site: Site, signum: int) -> None:
+    """CI signals every process of the job: the parse workers must go quietly, the run exits 130."""
+    from tests.conftest import index
+
+    for number in range(6):
+        bulk = {f"/s{number}/{n}/": f"2024-0{1 + n % 6}-{1 + n % 28:02d}T0{n % 10}:{n % 60:02d}:00Z" for n in range(40000)}
+        site.write(urlset(bulk), f"sitemaps/part-{number}.xml")
+    site.write(index({f"/sitemaps/part-{number}.xml": None for number in range(6)}))
+    env = dict(os.environ, INDEXNOW_KEY=KEY)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "notifier", "check", str(site.sitemap), "--state", str(site.state)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    time.sleep(0.8)  # the workers are parsing by now
+    os.killpg(process.pid, signum)
+    _, err = process.communicate(timeout=10)
+    assert process.returncode in (130, -signum), err
+    assert "Traceback" not in err
