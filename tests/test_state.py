@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 from pathlib import Path
@@ -64,20 +63,6 @@ def test_a_second_run_waits_for_the_lock_then_gives_up(tmp_path: Path) -> None:
     assert 3 <= now[0] < 3.2
     with JsonStore(path, lock_timeout=0):  # free again once released
         pass
-
-
-def test_locked_state_is_exit_4(site: Site) -> None:
-    site.write(urlset(pages(3)))
-    site.state.parent.mkdir(parents=True)
-    fd = os.open(str(site.state) + ".lock", os.O_RDWR | os.O_CREAT)
-    fcntl.flock(fd, fcntl.LOCK_EX)
-    try:
-        result = site.run("--lock-timeout", "0.2")
-    finally:
-        os.close(fd)
-    assert result.code == 4
-    assert "holds the state lock" in result.err and result.err.count("\n") == 1
-    assert not site.state.exists()
 
 
 def test_newer_state_version_is_refused_and_left_byte_identical(site: Site) -> None:

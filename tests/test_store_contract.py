@@ -117,9 +117,12 @@ def test_the_lock_is_shared(any_site: Site) -> None:
     fd = os.open(str(any_site.state) + ".lock", os.O_RDWR | os.O_CREAT)
     fcntl.flock(fd, fcntl.LOCK_EX)
     try:
-        assert any_site.run("--lock-timeout", "0.1").code == 4
+        result = any_site.run("--lock-timeout", "0.1")
     finally:
         os.close(fd)
+    assert result.code == 4
+    assert "holds the state lock" in result.err and result.err.count("\n") == 1
+    assert not any_site.state.exists()
 
 
 def test_a_kill_between_batches_resends_only_the_batch_in_flight(any_site: Site) -> None:
