@@ -37,7 +37,6 @@ class Diff:
     pending: list[Change] = field(default_factory=list)  # waiting from an earlier run only
     unchanged: int = 0
     rewritten: int = 0  # same instant written differently: recorded, never announced
-    fingerprint_changed: set[str] = field(default_factory=set)
 
     @property
     def announced(self) -> list[Change]:
@@ -101,7 +100,6 @@ def compute_diff(
             old_fingerprint = record.get("fingerprint")
             if fingerprint is not None and old_fingerprint is not None and fingerprint != old_fingerprint:
                 fingerprint_moved = True
-                result.fingerprint_changed.add(loc)
         if new is None:
             moved = fingerprint_moved  # no date to go by: the page file decides
         elif old == new:
