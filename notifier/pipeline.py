@@ -24,6 +24,7 @@ from notifier.rules import Context, RuleSettings, Violation, verify
 from notifier.settings import HistorySettings, Settings
 from notifier.sitemap import Entry, ReadOptions, Sitemap, read_sitemap
 from notifier.store import PartRecord, RunRecord, State, StateStore, open_store, read_state, state_digest
+from notifier.urls import locate
 
 
 @dataclass
@@ -366,16 +367,15 @@ def _missing_key_files(settings: Settings, sitemap: Sitemap) -> list[str]:
     missing: list[str] = []
     hosts: dict[str, str] = {}
     for entry in sitemap.entries:
-        parts = entry.loc.split("/", 3)
-        if len(parts) >= 3 and parts[0] in ("http:", "https:") and parts[2] and parts[2].lower() not in hosts:
-            hosts[parts[2].lower()] = parts[0][:-1]
+        where = locate(entry.loc)
+        if where.scheme in ("http", "https") and where.host:
+            hosts.setdefault(where.host, where.scheme)
     for host, scheme in hosts.items():
         key = settings.keys.key_for(host)
         if key is None:
             continue
         _, url = settings.keys.location_for(host, scheme)
-        path = url.split("/", 3)[3] if url.count("/") >= 3 else f"{key}.txt"
-        candidate = Path(settings.site_dir) / path
+        candidate = Path(settings.site_dir) / locate(url).path.lstrip("/")
         if not candidate.is_file():
             missing.append(str(candidate))
         else:
@@ -389,8 +389,7 @@ def _missing_key_files(settings: Settings, sitemap: Sitemap) -> list[str]:
 
 
 def _host_of(loc: str) -> str:
-    parts = loc.split("/", 3)
-    return parts[2].lower() if len(parts) >= 3 and parts[2] else "?"
+    return locate(loc).host or "?"
 
 
 def _require_keys(settings: Settings, to_submit: list[Change], state: State, endpoints: list[str]) -> None:
