@@ -37,7 +37,8 @@ def make_parser() -> argparse.ArgumentParser:
         description=(
             "Tell IndexNow (Bing, Yandex, Seznam, Naver, Yep) exactly which pages of a freshly built sitemap "
             "were added, changed or removed since the last deploy, and fail the deploy when the sitemap's "
-            "dates lie. Commands: run (the default; check, submit, record) and check (verify only)."
+            "dates lie. Commands: run (the default; check, submit, record), check (verify only), "
+            "and key new [--write DIR] (make an IndexNow key and its key file)."
         ),
         epilog="Exit codes: 0 done, 1 verification failed, 2 usage or input error, 3 submission incomplete, "
         "4 state locked by another run, 130 interrupted.",
