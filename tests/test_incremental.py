@@ -170,3 +170,18 @@ def test_a_worker_that_dies_falls_back_to_reading_here(offline_site: Site, monke
     sitemap = read_sitemap(str(offline_site.sitemap))
     assert len(sitemap.entries) == 12
     assert [info.key for info in sitemap.files][1:] == [f"sitemaps/part-{n}.xml" for n in range(3)]
+
+
+def test_an_unchanged_part_still_has_its_pages_fingerprinted(site: Site) -> None:
+    """A part's bytes can stay the same while a page it lists changes (no lastmod): still announced."""
+    parts = [{"/a/": None, "/b/": "2024-01-01"}, {"/c/": "2024-01-02"}]
+    build(site, parts)
+    for path, body in (("a", "A"), ("b", "B"), ("c", "C")):
+        (site.public / path).mkdir(exist_ok=True)
+        (site.public / path / "index.html").write_text(body)
+    args = ("--site-dir", str(site.public), "--rule", "lastmod-missing=off")
+    assert site.run(*args).code == 0
+    (site.public / "a" / "index.html").write_text("A, edited")  # the sitemap does not change at all
+    result = site.run(*args)
+    assert result.code == 0, result
+    assert site.fake is not None and site.fake.delivered() == [f"{BASE}/a/"]
