@@ -19,6 +19,7 @@ from notifier.dates import UTC, parse_w3c, period_of
 from notifier.errors import HistoryError
 from notifier.rules import Violation
 from notifier.sitemap import Entry
+from notifier.source import is_inside
 from notifier.urls import split_url
 
 _COMMIT_MARK = "\x1ecommit "
@@ -117,7 +118,7 @@ def source_for(loc: str, templates: Iterable[str], base: Path, top: Path) -> str
     path = template_path(loc)
     for template in templates:
         candidate = (base / template.replace("{path}", path)).resolve()
-        if candidate.is_file() and (candidate == top or top in candidate.parents):
+        if candidate.is_file() and is_inside(candidate, top):
             return candidate.relative_to(top).as_posix()
     return None
 

@@ -7,6 +7,7 @@ import urllib.parse
 from collections.abc import Iterable
 from pathlib import Path
 
+from notifier.source import is_inside
 from notifier.urls import split_url
 
 
@@ -16,7 +17,7 @@ def page_file(loc: str, site_dir: Path) -> Path | None:
     candidates = [f"{path}/index.html", f"{path}.html", path] if path else ["index.html"]
     for candidate in candidates:
         full = (site_dir / candidate).resolve()
-        if (full == site_dir or site_dir in full.parents) and full.is_file():
+        if is_inside(full, site_dir) and full.is_file():
             return full
     return None
 

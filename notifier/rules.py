@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from notifier.dates import parse_w3c
-from notifier.diff import Change, Diff
+from notifier.diff import Change, Diff, same_instant
 from notifier.sitemap import Sitemap
 from notifier.store import State
 from notifier.urls import PLAIN_URL, split_url
@@ -307,7 +307,7 @@ def _duplicates(context: Context, settings: RuleSettings) -> Iterator[_Finding]:
     files = context.sitemap.files
     for first, repeat in context.diff.duplicates:
         where = f"{files[repeat.file].name} line {repeat.line}"
-        if same_lastmod(first.lastmod, repeat.lastmod):
+        if same_instant(first.lastmod, repeat.lastmod):
             yield "url-duplicate", repeat.loc, f"listed twice ({where}); keep one", None
         else:
             level = ERROR if settings.levels.get("url-duplicate") is None else None
@@ -317,14 +317,6 @@ def _duplicates(context: Context, settings: RuleSettings) -> Iterator[_Finding]:
                 f"listed twice with different lastmods {first.lastmod} and {repeat.lastmod} ({where}); keep one",
                 level,
             )
-
-
-def same_lastmod(a: str | None, b: str | None) -> bool:
-    if a == b:
-        return True
-    if a is None or b is None:
-        return False
-    return parse_w3c(a) == parse_w3c(b) is not None
 
 
 # -- lastmods ------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from notifier.dates import parse_duration
 from notifier.errors import UsageError
 from notifier.indexnow import DEFAULT_ENDPOINT, MAX_BATCH, Keys, validate_key
 from notifier.rules import LEVELS, RULES, BulkThresholds
+from notifier.source import is_url
 
 DEFAULT_STATE = Path("state/notify-changes.json")
 DEFAULT_CONFIG = "notify-changes.toml"
@@ -69,7 +70,6 @@ class Settings:
         return None
 
 
-# name -> (converter, default). The names are the long options and the config keys.
 def _positive_float(name: str) -> Callable[[Any], float]:
     def convert(value: Any) -> float:
         try:
@@ -83,14 +83,19 @@ def _positive_float(name: str) -> Callable[[Any], float]:
     return convert
 
 
-def _batch_size(value: Any) -> int:
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise UsageError(f"--batch-size: {value!r} is not a whole number; use 1..{MAX_BATCH}") from None
-    if isinstance(value, float) or not 1 <= number <= MAX_BATCH:
-        raise UsageError(f"--batch-size: {value!r} is out of range; use 1..{MAX_BATCH}")
-    return number
+def _whole_number(name: str, minimum: int, maximum: int | None = None) -> Callable[[Any], int]:
+    allowed = f"{minimum}..{maximum}" if maximum is not None else f"{minimum} or more"
+
+    def convert(value: Any) -> int:
+        try:
+            number = int(value)
+        except (TypeError, ValueError):
+            raise UsageError(f"{name}: {value!r} is not a whole number; use {allowed}") from None
+        if isinstance(value, float) or number < minimum or (maximum is not None and number > maximum):
+            raise UsageError(f"{name}: {value!r} is out of range; use {allowed}")
+        return number
+
+    return convert
 
 
 def _choice(name: str, choices: tuple[str, ...]) -> Callable[[Any], str]:
@@ -148,7 +153,7 @@ def _bool(name: str) -> Callable[[Any], bool]:
 def _url(name: str) -> Callable[[Any], str]:
     def convert(value: Any) -> str:
         text = str(value)
-        if not text.startswith(("http://", "https://")):
+        if not is_url(text):
             raise UsageError(f"{name}: {value!r} is not an http(s) URL")
         return text
 
@@ -163,23 +168,11 @@ def _endpoints(value: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys(convert(item) for item in items))
 
 
-def _count(name: str) -> Callable[[Any], int]:
-    def convert(value: Any) -> int:
-        try:
-            number = int(value)
-        except (TypeError, ValueError):
-            raise UsageError(f"{name}: {value!r} is not a whole number") from None
-        if isinstance(value, float) or number < 0:
-            raise UsageError(f"{name}: {value!r} must be a whole number, 0 or more")
-        return number
-
-    return convert
-
-
 def _str(value: Any) -> str:
     return str(value)
 
 
+# option name -> converter. The names are the long options and the config keys.
 CONVERTERS: dict[str, Callable[[Any], Any]] = {
     "sitemap": _str,
     "state": _str,
@@ -187,7 +180,7 @@ CONVERTERS: dict[str, Callable[[Any], Any]] = {
     "key-location": _url("--key-location"),
     "endpoint": _endpoints,
     "site-dir": _str,
-    "batch-size": _batch_size,
+    "batch-size": _whole_number("--batch-size", 1, MAX_BATCH),
     "dry-run": _bool("--dry-run"),
     "format": _choice("--format", FORMATS),
     "retry-timeout": _positive_float("--retry-timeout"),
@@ -199,7 +192,7 @@ CONVERTERS: dict[str, Callable[[Any], Any]] = {
     "clock-skew": _duration("--clock-skew"),
     "max-removed": _fraction,
     "sitemap-url": _url("--sitemap-url"),
-    "verify-live": _count("--verify-live"),
+    "verify-live": _whole_number("--verify-live", 0),
 }
 PATH_OPTIONS = ("state", "site-dir", "sitemap")
 TABLES = ("rules", "keys", "history", "bulk")
@@ -266,7 +259,7 @@ def build_settings(
     merged: dict[str, Any] = {}
     for name, value in file_values.items():
         if name in CONVERTERS:
-            if name in PATH_OPTIONS and isinstance(value, str) and not _is_url(value):
+            if name in PATH_OPTIONS and isinstance(value, str) and not is_url(value):
                 value = str(base / value)
             merged[name] = value
     if env.get("INDEXNOW_KEY"):
@@ -275,7 +268,7 @@ def build_settings(
         merged["format"] = "github"
     for name, value in cli.items():
         if name in CONVERTERS and value is not None:
-            if name in PATH_OPTIONS and isinstance(value, str) and not _is_url(value):
+            if name in PATH_OPTIONS and isinstance(value, str) and not is_url(value):
                 value = str(cwd / value)
             merged[name] = value
 
@@ -331,10 +324,6 @@ def build_settings(
         verify_live=values.get("verify-live", 0),
         config_path=config_path,
     )
-
-
-def _is_url(value: str) -> bool:
-    return value.startswith(("http://", "https://"))
 
 
 def _rule_levels(table: Any, where: str) -> dict[str, str]:

@@ -21,6 +21,11 @@ CHUNK = 1 << 20
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
+def is_inside(path: Path, root: Path) -> bool:
+    """Whether a resolved ``path`` is ``root`` or below it (no ``..`` escapes the site)."""
+    return path == root or root in path.parents
+
+
 def is_url(location: str) -> bool:
     return location.startswith(("http://", "https://"))
 
