@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import concurrent.futures.process
+import contextlib
 import dataclasses
 import itertools
 import multiprocessing
@@ -24,7 +25,7 @@ from typing import Any, NamedTuple
 from lxml import etree
 
 from notifier.errors import InputError
-from notifier.source import CHUNK, Source, file_digest, is_url
+from notifier.source import CHUNK, Source, file_digest, is_inside, is_url
 from notifier.urls import split_url
 
 MAX_URLS_PER_FILE = 50_000  # sitemaps.org: at most 50,000 URLs per file, 50,000 parts per index
@@ -183,7 +184,7 @@ def _read_parts_in_parallel(
 
     Each worker reads one part into a Sitemap of its own, exactly as the serial reader
     would; the results are merged in index order, so nothing depends on which finished
-    first. Workers ignore SIGINT: the main process decides, and stops them.
+    first. Workers ignore interrupts: the main process decides, and stops them.
     """
     for part_location, _ in resolved:
         key = str(Path(part_location).resolve())
@@ -227,12 +228,18 @@ def _read_parts_in_parallel(
 
 
 def _quiet_worker() -> None:
-    """A parse worker leaves interrupts to the main process and dies quietly on SIGTERM
-    (CI cancels a whole process group: no worker may print a traceback)."""
+    """A parse worker leaves SIGINT and SIGTERM to the main process (CI signals the whole
+    process group): killed in the middle of sending its result, it would leave the pool's
+    manager thread waiting forever for the rest, and the run could never exit. It finishes
+    its part, sends it whole, and stops when the main process shuts the pool down. Should
+    the main process die, the kernel kills the worker too (Linux: PR_SET_PDEATHSIG)."""
+    import ctypes
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
 
 
 def _read_part_job(
@@ -249,7 +256,7 @@ def _file_key(location: str, base_dir: Path | None) -> str:
     if base_dir is None or is_url(location):
         return location
     path = Path(location).resolve()
-    return path.relative_to(base_dir).as_posix() if _inside(path, base_dir) else str(path)
+    return path.relative_to(base_dir).as_posix() if is_inside(path, base_dir) else str(path)
 
 
 def _resolve_part(
@@ -270,9 +277,9 @@ def _resolve_part(
         relative = split.path
     else:  # a relative loc (Hugo with an empty baseURL, static exporters): beside the index
         index_dir = Path(index_location).resolve().parent
-        relative = str((index_dir / split.path).relative_to(base_dir)) if _inside(index_dir, base_dir) else split.path
+        relative = str((index_dir / split.path).relative_to(base_dir)) if is_inside(index_dir, base_dir) else split.path
     candidate = (base_dir / urllib.parse.unquote(relative).lstrip("/")).resolve()
-    if not _inside(candidate, base_dir):
+    if not is_inside(candidate, base_dir):
         raise InputError(
             f"{index_location}, line {part.line}: index part {part.loc!r} points outside the site dir {base_dir}; refusing to read it"
         )
@@ -283,10 +290,6 @@ def _resolve_part(
         )
     public = part.loc if split.scheme and split.netloc else None
     return str(candidate), public
-
-
-def _inside(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
 
 
 def _parse_text(chunks: Iterator[bytes], location: str, file_no: int, sitemap: Sitemap) -> None:

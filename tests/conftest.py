@@ -11,9 +11,14 @@ from typing import Any
 from xml.sax.saxutils import escape
 
 import pytest
+from hypothesis import settings
 
 from notifier.cli import main
 from tests.fakeindexnow import FakeIndexNow
+
+# No timed assertions on shared machines: hypothesis's per-example deadline is one.
+settings.register_profile("notify-changes", deadline=None)
+settings.load_profile("notify-changes")
 
 HOST = "www.shop-site.org"
 BASE = f"http://{HOST}"
