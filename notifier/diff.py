@@ -3,16 +3,24 @@
 Every URL lands in exactly one of the five groups. ``changed`` compares lastmods as
 instants (``2024-01-01`` and ``2024-01-01T00:00:00Z`` are the same date); a URL without
 a lastmod is changed only when its page file's fingerprint changed.
+
+The comparison runs file by file while the sitemap is read (``DiffBuilder.add_file``):
+each file is compared with the records of the same file at the last deploy, so memory
+holds one file's records at a time, not the whole site twice. A URL that moved to
+another file is matched at the end (``finish``). A file whose bytes did not change since
+the last deploy is not read at all: its part of the state stays as it was, and only
+its index of URL fingerprints is consulted when a URL of another file might be its.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from notifier.dates import parse_w3c
 from notifier.sitemap import Entry
-from notifier.store import PendingItem, State, UrlRecord
+from notifier.store import FINGERPRINT, LASTMOD, Part, PendingItem, Record, State, fingerprint_of, new_record, origins_of
 
 
 class Change(NamedTuple):
@@ -23,13 +31,22 @@ class Change(NamedTuple):
     old: str | None = None  # the recorded lastmod
     new: str | None = None  # the sitemap's lastmod
     since: str | None = None  # for pending: when it first waited
+    recorded: str | None = None  # for changed: when the old lastmod was recorded (or last sent)
+
+
+class PageFinding(NamedTuple):
+    """A lastmod and a built page file that disagree (with --site-dir fingerprints)."""
+
+    rule: str  # "lastmod-without-change" | "change-without-lastmod"
+    loc: str
+    old: str | None
+    new: str | None
 
 
 @dataclass
 class Diff:
     """The outcome of comparing the sitemap with the state."""
 
-    current: dict[str, Entry] = field(default_factory=dict)  # first entry of each loc
     duplicates: list[tuple[Entry, Entry]] = field(default_factory=list)  # (first, repeat)
     added: list[Change] = field(default_factory=list)
     changed: list[Change] = field(default_factory=list)
@@ -37,22 +54,16 @@ class Diff:
     pending: list[Change] = field(default_factory=list)  # waiting from an earlier run only
     unchanged: int = 0
     rewritten: int = 0  # same instant written differently: recorded, never announced
+    total: int = 0  # distinct URLs the sitemap lists, read or not
+    missing: list[str] = field(default_factory=list)  # URLs without a lastmod
+    origins: list[str] = field(default_factory=list)  # scheme://host of the URLs, first seen first
+    page_findings: list[PageFinding] = field(default_factory=list)
+    parts: list[Part] = field(default_factory=list)  # the state's parts after this deploy (when built)
 
     @property
     def announced(self) -> list[Change]:
         """What this run found new: added, changed and removed, in sitemap order."""
         return self.added + self.changed + self.removed
-
-
-def index_entries(entries: list[Entry]) -> tuple[dict[str, Entry], list[tuple[Entry, Entry]]]:
-    """loc -> its first entry, and every repeated loc with the entry it repeats."""
-    current: dict[str, Entry] = {}
-    duplicates: list[tuple[Entry, Entry]] = []
-    for entry in entries:
-        first = current.setdefault(entry.loc, entry)
-        if first is not entry:
-            duplicates.append((first, entry))
-    return current, duplicates
 
 
 def same_instant(old: str | None, new: str | None) -> bool:
@@ -67,92 +78,268 @@ def same_instant(old: str | None, new: str | None) -> bool:
     return old_instant == new_instant
 
 
+class _Unmatched(NamedTuple):
+    loc: str
+    lastmod: str | None
+    part: int  # index into the new parts (-1 when not building)
+    fingerprint: str | None
+
+
+class DiffBuilder:
+    """Compare the sitemap with ``state`` file by file, as the reader delivers them.
+
+    With ``build``, the state's parts after this deploy are made too (a ``run``); a
+    ``check`` only counts. ``fingerprints`` gives a file's built-page fingerprints.
+    """
+
+    def __init__(
+        self,
+        state: State,
+        *,
+        endpoints: list[str],
+        now: str = "",
+        build: bool = False,
+        fingerprints: Callable[[list[str]], dict[str, str]] | None = None,
+    ) -> None:
+        self.state, self.now, self.build, self.fingerprints = state, now, build, fingerprints
+        self.result = Diff()
+        self.old_parts: dict[str, Part] = {}
+        for part in state.parts:
+            self.old_parts.setdefault(part.name, part)
+        self.used: set[str] = set()  # names of old parts compared already
+        self.pending_since: dict[str, str] = {}
+        for endpoint in endpoints:
+            for loc, item in state.pending.get(endpoint, {}).items():
+                since = self.pending_since.get(loc)
+                if since is None or item["since"] < since:
+                    self.pending_since[loc] = item["since"]
+        self.seen: dict[str, str | None] = {}  # loc -> its first lastmod, over the files read
+        self.new_records: dict[str, Record] | None = None
+        self.unmatched_new: list[_Unmatched] = []
+        self.unmatched_old: dict[str, Record] = {}
+        self.origins: dict[str, None] = {}
+        self.kept: list[tuple[int, Part]] = []  # unread files: (position among the new parts, old part)
+        self.new_parts: list[Part | None] = []
+
+    # -- one file ------------------------------------------------------------------------
+    def add_file(self, key: str, digest: str, entries: list[Entry] | None) -> None:
+        """Compare one urlset or text file; ``entries`` None: not read (same bytes as recorded)."""
+        old = self.old_parts.get(key)
+        if old is not None and key in self.used:
+            old = None  # the index lists one file twice: the reader refuses that, but never compare twice
+        if old is not None:
+            self.used.add(key)
+        if entries is None:
+            assert old is not None, "only a file recorded last deploy is left unread"
+            self.kept.append((len(self.new_parts), old))
+            self.new_parts.append(old)
+            self.origins.update(dict.fromkeys(old.origins))
+            return
+        result = self.result
+        seen = self.seen
+        recorded = old.urls() if old is not None else {}
+        prints = self.fingerprints([entry.loc for entry in entries]) if self.fingerprints is not None else None
+        part_no = len(self.new_parts)
+        urls: dict[str, Record] = {}
+        matched: set[str] = set()
+        for entry in entries:
+            loc, lastmod = entry.loc, entry.lastmod
+            if loc in seen:
+                result.duplicates.append((Entry(loc, seen[loc], -1, 0), entry))
+                continue
+            seen[loc] = lastmod
+            if lastmod is None:
+                result.missing.append(loc)
+            fingerprint = prints.get(loc) if prints is not None else None
+            record = recorded.get(loc)
+            if record is None:
+                self.unmatched_new.append(_Unmatched(loc, lastmod, part_no if self.build else -1, fingerprint))
+                if self.build:
+                    urls[loc] = new_record(lastmod, self.now, None, fingerprint)
+                continue
+            matched.add(loc)
+            self._classify(loc, lastmod, record, fingerprint)
+            if self.build:
+                urls[loc] = _updated(record, lastmod, fingerprint)
+        if len(matched) < len(recorded):  # recorded here, not listed here any more: moved or removed
+            for loc, record in recorded.items():
+                if loc not in matched:
+                    self.unmatched_old[loc] = record
+        origins = origins_of(entry.loc for entry in entries)
+        self.origins.update(dict.fromkeys(origins))
+        if self.build:
+            part = Part(key, digest, urls, origins=origins)
+            part.freeze()  # its encoding is what the state needs; the records go
+            self.new_parts.append(part)
+        else:
+            self.new_parts.append(None)
+        if old is not None:
+            old.unload()
+
+    def _classify(self, loc: str, lastmod: str | None, record: Record, fingerprint: str | None) -> None:
+        result = self.result
+        old = record[LASTMOD]
+        old_print = fingerprint_of(record)
+        print_moved = fingerprint is not None and old_print is not None and fingerprint != old_print
+        if lastmod is None:
+            moved = print_moved  # no date to go by: the page file decides
+        elif old == lastmod:
+            moved = False
+        elif same_instant(old, lastmod):
+            moved = False
+            result.rewritten += 1
+        else:
+            moved = True
+        if fingerprint is not None and old_print is not None:
+            if moved and lastmod is not None and not print_moved:
+                result.page_findings.append(PageFinding("lastmod-without-change", loc, old, lastmod))
+            elif not moved and lastmod is not None and print_moved:
+                result.page_findings.append(PageFinding("change-without-lastmod", loc, old, lastmod))
+        if moved:
+            result.changed.append(Change(loc, "changed", old, lastmod, None, record[2] or record[1] or self.state.updated or None))
+        elif loc in self.pending_since:
+            result.pending.append(Change(loc, "pending", old, lastmod, self.pending_since[loc]))
+        else:
+            result.unchanged += 1
+
+    # -- the end -------------------------------------------------------------------------
+    def finish(self) -> Diff:
+        """Match what moved between files, consult the unread files, count, and return."""
+        result = self.result
+        seen = self.seen
+        kept = [part for _, part in self.kept]
+        # records of files no longer in the sitemap, or no longer listing a URL
+        for name, part in self.old_parts.items():
+            if name not in self.used:
+                for loc, gone in part.urls().items():
+                    self.unmatched_old.setdefault(loc, gone)
+                part.unload()
+        # URLs new to the files read may be recorded elsewhere: moved, or listed twice
+        confirmed_in_kept: dict[str, Record] = {}
+        if kept:
+            candidates = [item.loc for item in self.unmatched_new if item.loc not in self.unmatched_old]
+            candidates += [loc for loc in self.unmatched_old if loc not in seen]
+            candidates += [loc for loc in self.pending_since if loc not in seen]
+            confirmed_in_kept = _look_up(candidates, kept)
+        fixes: dict[int, list[tuple[str, Record]]] = {}
+        for item in self.unmatched_new:
+            record = self.unmatched_old.pop(item.loc, None)
+            if record is None:
+                kept_record = confirmed_in_kept.get(item.loc)
+                if kept_record is not None:  # also listed by an unread file: it keeps the record there
+                    result.duplicates.append((Entry(item.loc, kept_record[LASTMOD], -1, 0), Entry(item.loc, item.lastmod, -1, 0)))
+                    result.unchanged += 1
+                    if item.part >= 0:
+                        fixes.setdefault(item.part, []).append((item.loc, []))
+                    continue
+                result.added.append(Change(item.loc, "added", None, item.lastmod))
+                continue
+            self._classify(item.loc, item.lastmod, record, item.fingerprint)
+            if item.part >= 0:
+                fixes.setdefault(item.part, []).append((item.loc, _updated(record, item.lastmod, item.fingerprint)))
+        if self.build:
+            for number, replacements in fixes.items():
+                fixed = self.new_parts[number]
+                assert fixed is not None
+                urls = fixed.urls()
+                for loc, record in replacements:
+                    if record:
+                        urls[loc] = record
+                    else:
+                        del urls[loc]
+                fixed.touch()
+                fixed.freeze()
+        # what no file lists any more
+        if seen or kept:  # an empty sitemap is a broken build, never "every page was removed"
+            for loc, old_record in self.unmatched_old.items():
+                if loc not in seen and loc not in confirmed_in_kept:
+                    result.removed.append(Change(loc, "removed", old_record[LASTMOD], None))
+        removed = {change.loc for change in result.removed}
+        for loc, since in self.pending_since.items():
+            if loc in seen or loc in removed:
+                continue
+            kept_record = confirmed_in_kept.get(loc)
+            if kept_record is not None:  # unchanged in an unread file, still to be delivered
+                result.pending.append(Change(loc, "pending", kept_record[LASTMOD], kept_record[LASTMOD], since))
+                result.unchanged -= 1
+            else:  # removed earlier (or the sitemap is empty), still not delivered
+                result.pending.append(Change(loc, "pending", None, None, since))
+        # the unread files: their URLs are unchanged; those without a lastmod are listed
+        kept_only = 0
+        for part in kept:
+            kept_only += part.count
+            if part.missing:
+                result.missing.extend(loc for loc, record in part.urls().items() if record[LASTMOD] is None and loc not in seen)
+                part.unload()
+        duplicated = sum(1 for loc in confirmed_in_kept if loc in seen)
+        result.unchanged += kept_only - duplicated
+        result.total = len(seen) + kept_only - duplicated
+        result.origins = list(self.origins)
+        if self.build:
+            result.parts = [part for part in self.new_parts if part is not None]
+        self.seen = {}
+        return result
+
+
+def _updated(record: Record, lastmod: str | None, fingerprint: str | None) -> Record:
+    """The record as this deploy leaves it: the sitemap's lastmod, the new fingerprint."""
+    record[LASTMOD] = lastmod
+    if fingerprint is not None:
+        if len(record) > FINGERPRINT:
+            record[FINGERPRINT] = fingerprint
+        else:
+            record.append(fingerprint)
+    return record
+
+
+def _look_up(locs: Iterable[str], parts: list[Part]) -> dict[str, Record]:
+    """The records that ``parts`` (unread files) hold for ``locs``: each part's index first,
+    then only the parts it points to are decoded."""
+    locs = list(dict.fromkeys(locs))
+    found: dict[str, Record] = {}
+    if not locs:
+        return found
+    for part in parts:
+        hits = [loc for loc in locs if loc not in found and part.may_hold(loc)] if len(locs) < 5000 else locs
+        if not hits:
+            continue
+        urls = part.urls()
+        for loc in hits:
+            record = urls.get(loc)
+            if record is not None and loc not in found:
+                found[loc] = record
+        part.unload()
+    return found
+
+
 def compute_diff(
     entries: list[Entry],
     state: State,
     *,
     endpoints: list[str],
     fingerprints: dict[str, str] | None = None,
+    now: str = "",
 ) -> Diff:
-    """Group every URL of the sitemap and of the state. Pure: ``state`` is not touched.
-
-    Only the pending sets of ``endpoints`` (the ones configured now) count.
-    """
-    current, duplicates = index_entries(entries)
-    result = Diff(current=current, duplicates=duplicates)
-    recorded = state.urls
-    pending_since: dict[str, str] = {}
-    for endpoint in endpoints:
-        for loc, item in state.pending.get(endpoint, {}).items():
-            since = pending_since.get(loc)
-            if since is None or item["since"] < since:
-                pending_since[loc] = item["since"]
-    for loc, entry in current.items():
-        record = recorded.get(loc)
-        if record is None:
-            result.added.append(Change(loc, "added", None, entry.lastmod))
-            continue
-        old = record.get("lastmod")
-        new = entry.lastmod
-        fingerprint_moved = False
-        if fingerprints is not None:
-            fingerprint = fingerprints.get(loc)
-            old_fingerprint = record.get("fingerprint")
-            if fingerprint is not None and old_fingerprint is not None and fingerprint != old_fingerprint:
-                fingerprint_moved = True
-        if new is None:
-            moved = fingerprint_moved  # no date to go by: the page file decides
-        elif old == new:
-            moved = False
-        elif same_instant(old, new):
-            moved = False
-            result.rewritten += 1
-        else:
-            moved = True
-        if moved:
-            result.changed.append(Change(loc, "changed", old, new))
-        elif loc in pending_since:
-            result.pending.append(Change(loc, "pending", old, new, pending_since[loc]))
-        else:
-            result.unchanged += 1
-    if current:  # an empty sitemap is a broken build, never "every page was removed"
-        for loc, record in recorded.items():
-            if loc not in current:
-                result.removed.append(Change(loc, "removed", record.get("lastmod"), None))
-    removed = {change.loc for change in result.removed}
-    for loc, since in pending_since.items():  # removed earlier (or the sitemap is empty), still not delivered
-        if loc not in current and loc not in removed:
-            result.pending.append(Change(loc, "pending", None, None, since))
-    return result
+    """The diff of a whole list of entries (one file), for tests and small callers."""
+    builder = DiffBuilder(
+        state,
+        endpoints=endpoints,
+        now=now,
+        build=True,
+        fingerprints=(lambda locs: {loc: fingerprints[loc] for loc in locs if loc in fingerprints}) if fingerprints is not None else None,
+    )
+    builder.add_file("\0entries", "", entries)
+    return builder.finish()
 
 
-def apply_to_state(
-    diff: Diff,
-    state: State,
-    *,
-    endpoints: list[str],
-    to_submit: list[Change],
-    now: str,
-    fingerprints: dict[str, str] | None = None,
-) -> None:
+def apply_to_state(diff: Diff, state: State, *, endpoints: list[str], to_submit: list[Change], now: str) -> None:
     """Record the sitemap as the new truth and add ``to_submit`` to every endpoint's pending set.
 
     The pending sets are then what each endpoint is sent (older pending first). This is
     written durably before the first request, so a run killed mid-way resends what was
     not acknowledged; each acknowledged batch then leaves the pending set.
     """
-    urls = state.urls
-    for loc, entry in diff.current.items():
-        record = urls.get(loc)
-        if record is None:
-            record = UrlRecord(lastmod=entry.lastmod, first_seen=now)
-            urls[loc] = record
-        else:
-            record["lastmod"] = entry.lastmod
-        if fingerprints is not None and loc in fingerprints:
-            record["fingerprint"] = fingerprints[loc]
-    for change in diff.removed:
-        urls.pop(change.loc, None)
+    state.parts = diff.parts
     fresh = {reason: PendingItem(reason=reason, since=now) for reason in ("added", "changed", "removed")}
     for endpoint in endpoints:
         items = state.pending.setdefault(endpoint, {})

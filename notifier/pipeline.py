@@ -14,7 +14,7 @@ from pathlib import Path
 import requests
 
 from notifier.dates import format_utc, parse_w3c
-from notifier.diff import Change, Diff, apply_to_state, compute_diff
+from notifier.diff import Change, Diff, DiffBuilder, apply_to_state
 from notifier.errors import ExitCode, InputError, UsageError
 from notifier.history import HistoryCheck, check_history
 from notifier.indexnow import Batch, BatchResult, Client, RetryPolicy, make_batches, redact
@@ -22,8 +22,8 @@ from notifier.pages import fingerprints
 from notifier.report import PlannedBatch, Report
 from notifier.rules import Context, RuleSettings, Violation, verify
 from notifier.settings import HistorySettings, Settings
-from notifier.sitemap import Entry, ReadOptions, Sitemap, read_sitemap
-from notifier.store import PartRecord, RunRecord, State, StateStore, open_store, read_state, state_digest
+from notifier.sitemap import Entry, ReadOptions, read_sitemap
+from notifier.store import RunRecord, State, StateStore, open_store, read_state, state_digest
 from notifier.urls import locate
 
 
@@ -75,22 +75,29 @@ def _pipeline(settings: Settings, env: Environment, recorded: State | None, stor
     writes = store is not None  # check and --dry-run never write, so never need the old bytes
     original = state_digest(state) if writes and recorded is not None else None
 
-    # parse (files whose bytes did not change since the last deploy are not parsed again)
-    known = {part["name"]: part["digest"] for part in state.parts}
+    # parse and diff, file by file (a file whose bytes did not change since the last deploy is
+    # not parsed again; with --site-dir every page is fingerprinted, so every file is read)
+    endpoints = list(settings.endpoints)
+    site_dir = settings.site_dir
+    builder = DiffBuilder(
+        state,
+        endpoints=endpoints,
+        now=stamp,
+        build=writes,
+        fingerprints=(lambda locs: fingerprints(locs, site_dir)) if site_dir is not None else None,
+    )
+    known = {part.name: part.digest for part in state.parts if part.name} if site_dir is None else None
     sitemap = read_sitemap(
         settings.sitemap,
         ReadOptions(
-            site_dir=settings.site_dir,
+            site_dir=site_dir,
             request_timeout=settings.request_timeout,
             progress=env.progress,
             known_digests=known,
         ),
+        sink=lambda info, entries: builder.add_file(info.key, info.digest, entries),
     )
-    _restore_skipped(sitemap, state)
-    # diff
-    endpoints = list(settings.endpoints)
-    prints = fingerprints(dict.fromkeys(entry.loc for entry in sitemap.entries), settings.site_dir) if settings.site_dir else None
-    diff = compute_diff(sitemap.entries, state, endpoints=endpoints, fingerprints=prints)
+    diff = builder.finish()
     report.added, report.changed, report.removed = diff.added, diff.changed, diff.removed
     report.unchanged = diff.unchanged
     # verify
@@ -106,8 +113,7 @@ def _pipeline(settings: Settings, env: Environment, recorded: State | None, stor
             diff=diff,
             state=state,
             first_run=first_run,
-            key_file_missing=_missing_key_files(settings, sitemap),
-            fingerprints=prints,
+            key_file_missing=_missing_key_files(settings, diff.origins),
             backed_by_history=backed,
             extra=extra,
         ),
@@ -131,8 +137,7 @@ def _pipeline(settings: Settings, env: Environment, recorded: State | None, stor
     # record what this deploy changed, and what each endpoint must now be told
     to_submit = _choose(settings, diff, first_run, now, report)
     _require_keys(settings, to_submit, state, endpoints)
-    apply_to_state(diff, state, endpoints=endpoints, to_submit=to_submit, now=stamp, fingerprints=prints)
-    _record_parts(sitemap, diff, state)
+    apply_to_state(diff, state, endpoints=endpoints, to_submit=to_submit, now=stamp)
     report.reasons = _reasons(diff, to_submit, state, endpoints)
     if settings.dry_run:
         if settings.keys.default is None and not settings.keys.per_host:
@@ -195,40 +200,10 @@ def _pipeline(settings: Settings, env: Environment, recorded: State | None, stor
     return report
 
 
-def _restore_skipped(sitemap: Sitemap, state: State) -> None:
-    """The URLs of files that were not parsed (same bytes as last deploy), as the state recorded them."""
-    old_ids = {part["name"]: number for number, part in enumerate(state.parts)}
-    skipped = {old_ids[info.key]: file_no for file_no, info in enumerate(sitemap.files) if info.skipped}
-    if not skipped:
-        return
-    entries = sitemap.entries
-    for loc, record in state.urls.items():
-        file_no = skipped.get(record.get("part", -1))
-        if file_no is not None:
-            entries.append(Entry(loc, record.get("lastmod"), file_no, 0))
-            sitemap.files[file_no].url_count += 1
-
-
-def _record_parts(sitemap: Sitemap, diff: Diff, state: State) -> None:
-    """Which file listed each URL, and each file's digest, for the next deploy to skip."""
-    ids: dict[int, int] = {}
-    state.parts = []
-    for file_no, info in enumerate(sitemap.files):
-        if info.kind != "index":
-            ids[file_no] = len(state.parts)
-            state.parts.append(PartRecord(name=info.key, digest=info.digest))
-    urls = state.urls
-    for loc, entry in diff.current.items():
-        part = ids.get(entry.file)
-        record = urls.get(loc)
-        if part is not None and record is not None and record.get("part") != part:
-            record["part"] = part
-
-
 def _history(history: HistorySettings, diff: Diff, report: Report) -> HistoryCheck:
     """lastmod-vs-history, with one note for the pages it could not check."""
     # like the other rules, history judges the dates this deploy added or changed
-    dated = [diff.current[change.loc] for change in itertools.chain(diff.added, diff.changed)]
+    dated = [Entry(change.loc, change.new, -1, 0) for change in itertools.chain(diff.added, diff.changed)]
     checked = check_history(dated, history.sources, history.repo or Path.cwd(), history.tolerance)
     if checked.unmapped:
         report.notes.append(
@@ -360,14 +335,14 @@ class _Submissions:
                     yield BatchResult(endpoint, batch.host, len(batch.urls), "skipped", None, message, 0), batch
 
 
-def _missing_key_files(settings: Settings, sitemap: Sitemap) -> list[str]:
+def _missing_key_files(settings: Settings, origins: list[str]) -> list[str]:
     """Key files expected in the build (with --site-dir and a key) that are not there."""
     if settings.site_dir is None:
         return []
     missing: list[str] = []
     hosts: dict[str, str] = {}
-    for entry in sitemap.entries:
-        where = locate(entry.loc)
+    for origin in origins:
+        where = locate(origin + "/")
         if where.scheme in ("http", "https") and where.host:
             hosts.setdefault(where.host, where.scheme)
     for host, scheme in hosts.items():

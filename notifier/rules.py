@@ -113,7 +113,6 @@ class Context:
     state: State
     first_run: bool
     key_file_missing: list[str] = field(default_factory=list)  # key files expected in the build
-    fingerprints: dict[str, str] | None = None  # loc -> built page fingerprint, with --site-dir
     backed_by_history: set[str] = field(default_factory=set)  # lastmod is a commit time of the source
     _instants: dict[str, dt.datetime | None] = field(default_factory=dict)
 
@@ -167,7 +166,7 @@ def _all_findings(context: Context, settings: RuleSettings) -> Iterator[_Finding
 
 
 def _sitemap_empty(context: Context) -> Iterator[_Finding]:
-    if not context.sitemap.entries:
+    if not context.diff.total:
         root = context.sitemap.files[0].name if context.sitemap.files else "sitemap"
         yield (
             "sitemap-empty",
@@ -251,15 +250,15 @@ class Scope(NamedTuple):
     folder: str  # ends with "/"
 
 
-def sitemap_scope(sitemap: Sitemap, sitemap_url: str | None) -> Scope | None:
+def sitemap_scope(sitemap: Sitemap, sitemap_url: str | None, origins: list[str]) -> Scope | None:
     """The host and folder every loc must be under (SPEC: url-out-of-scope)."""
     public = sitemap_url or sitemap.root_url
     if public:
         split = split_url(public)
         folder = posixpath.dirname(split.path) if not split.path.endswith("/") else split.path
         return Scope(split.netloc.lower(), folder.rstrip("/") + "/")
-    for entry in sitemap.entries:  # a local root: the first URL's host, the site root
-        split = split_url(entry.loc)
+    for origin in origins:  # a local root: the first URL's host, the site root
+        split = split_url(origin + "/")
         if split.scheme in ("http", "https") and split.netloc:
             return Scope(split.netloc.lower(), "/")
     return None
@@ -267,7 +266,7 @@ def sitemap_scope(sitemap: Sitemap, sitemap_url: str | None) -> Scope | None:
 
 def _urls(context: Context, settings: RuleSettings) -> Iterator[_Finding]:
     sitemap = context.sitemap
-    scope = sitemap_scope(sitemap, settings.sitemap_url)
+    scope = sitemap_scope(sitemap, settings.sitemap_url, context.diff.origins)
     check_invalid = settings.level("url-invalid") != OFF
     check_scope = scope is not None and settings.level("url-out-of-scope") != OFF
     check_dev = settings.level("url-dev-host") != OFF
@@ -306,7 +305,7 @@ def _urls(context: Context, settings: RuleSettings) -> Iterator[_Finding]:
 def _duplicates(context: Context, settings: RuleSettings) -> Iterator[_Finding]:
     files = context.sitemap.files
     for first, repeat in context.diff.duplicates:
-        where = f"{files[repeat.file].name} line {repeat.line}"
+        where = f"{files[repeat.file].name} line {repeat.line}" if repeat.file >= 0 else "in two sitemap files"
         if same_instant(first.lastmod, repeat.lastmod):
             yield "url-duplicate", repeat.loc, f"listed twice ({where}); keep one", None
         else:
@@ -322,21 +321,16 @@ def _duplicates(context: Context, settings: RuleSettings) -> Iterator[_Finding]:
 # -- lastmods ------------------------------------------------------------------------
 
 
-def _recorded_on(context: Context, loc: str) -> str:
-    record = context.state.urls.get(loc, {})
-    when = record.get("last_submitted") or record.get("first_seen") or context.state.updated
-    return when[:10] if when else "the last deploy"
+def _recorded_on(change: Change) -> str:
+    return change.recorded[:10] if change.recorded else "the last deploy"
 
 
 def _lastmods(context: Context, settings: RuleSettings) -> Iterator[_Finding]:
     diff = context.diff
     limit = settings.now + settings.clock_skew
-    missing = 0
-    for entry in diff.current.values():
-        if entry.lastmod is None:
-            missing += 1
+    missing = len(diff.missing)
     if missing:
-        if missing == len(diff.current):
+        if missing == diff.total:
             yield (
                 "lastmod-missing",
                 "(all URLs)",
@@ -344,7 +338,7 @@ def _lastmods(context: Context, settings: RuleSettings) -> Iterator[_Finding]:
                 None,
             )
         else:
-            for loc in (loc for loc, entry in diff.current.items() if entry.lastmod is None):
+            for loc in diff.missing:
                 yield "lastmod-missing", loc, "no lastmod", None
     seen: set[str] = set()
     for change in _dated(diff):
@@ -373,7 +367,7 @@ def _lastmods(context: Context, settings: RuleSettings) -> Iterator[_Finding]:
                 yield (
                     "lastmod-regressed",
                     change.loc,
-                    f"lastmod {change.new} is earlier than {change.old} recorded on {_recorded_on(context, change.loc)}",
+                    f"lastmod {change.new} is earlier than {change.old} recorded on {_recorded_on(change)}",
                     None,
                 )
 
@@ -398,7 +392,7 @@ def _bulk(context: Context, settings: RuleSettings) -> Iterator[_Finding]:
     if not counts:
         return
     instant, shared = counts.most_common(1)[0]
-    total_site = len(context.diff.current)
+    total_site = context.diff.total
     if shared >= bulk.min_urls and shared >= bulk.ratio * len(candidates) and shared >= bulk.site_ratio * total_site:
         example = next(change for change in candidates if change.new is not None and context.instant(change.new) == instant)
         what = "added" if context.first_run else "changed"
@@ -413,7 +407,7 @@ def _bulk(context: Context, settings: RuleSettings) -> Iterator[_Finding]:
 
 def _mass_removal(context: Context, settings: RuleSettings) -> Iterator[_Finding]:
     removed = len(context.diff.removed)
-    recorded = len(context.state.urls)
+    recorded = context.state.url_count()
     if removed >= settings.max_removed_min and removed > settings.max_removed * recorded:
         yield (
             "mass-removal",
@@ -426,30 +420,19 @@ def _mass_removal(context: Context, settings: RuleSettings) -> Iterator[_Finding
 
 def _page_changes(context: Context) -> Iterator[_Finding]:
     """lastmod-without-change and change-without-lastmod, from the built page files."""
-    prints = context.fingerprints
-    if prints is None:
-        return
-    recorded = context.state.urls
-    moved = {change.loc: change for change in context.diff.changed}
-    for loc, entry in context.diff.current.items():
-        new_print = prints.get(loc)
-        record = recorded.get(loc)
-        old_print = record.get("fingerprint") if record is not None else None
-        if new_print is None or old_print is None:
-            continue
-        change = moved.get(loc)
-        if change is not None and change.new is not None and new_print == old_print:
+    for finding in context.diff.page_findings:
+        if finding.rule == "lastmod-without-change":
             yield (
-                "lastmod-without-change",
-                loc,
-                f"lastmod moved from {change.old} to {change.new} but the built page is byte-identical; "
+                finding.rule,
+                finding.loc,
+                f"lastmod moved from {finding.old} to {finding.new} but the built page is byte-identical; "
                 "take lastmod from the content's history, not the build",
                 None,
             )
-        elif change is None and entry.lastmod is not None and new_print != old_print:
+        else:
             yield (
-                "change-without-lastmod",
-                loc,
-                f"the built page changed but its lastmod {entry.lastmod} did not; update the page's date",
+                finding.rule,
+                finding.loc,
+                f"the built page changed but its lastmod {finding.new} did not; update the page's date",
                 None,
             )

@@ -77,6 +77,9 @@ class Sitemap:
     files: list[SitemapFile] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     root_url: str | None = None  # the sitemap's public URL when known
+    # when set, each urlset or text file's entries go here as soon as it is read, in
+    # document order, instead of into ``entries``; None stands for a file not read
+    sink: Callable[[SitemapFile, list[Entry] | None], None] | None = field(default=None, repr=False)
 
 
 class _Part(NamedTuple):
@@ -94,9 +97,17 @@ class ReadOptions:
     known_digests: Mapping[str, str] | None = None  # key -> digest of parts recorded last deploy
 
 
-def read_sitemap(location: str, options: ReadOptions = ReadOptions()) -> Sitemap:
-    """Read SITEMAP (a path or an http(s) URL) and, for an index, every part it lists."""
-    sitemap = Sitemap()
+def read_sitemap(
+    location: str,
+    options: ReadOptions = ReadOptions(),
+    sink: Callable[[SitemapFile, list[Entry] | None], None] | None = None,
+) -> Sitemap:
+    """Read SITEMAP (a path or an http(s) URL) and, for an index, every part it lists.
+
+    With ``sink``, each file's entries are handed over as soon as the file is read (see
+    ``Sitemap.sink``) and ``entries`` stays empty: memory then holds one file at a time.
+    """
+    sitemap = Sitemap(sink=sink)
     remote = is_url(location)
     if remote:
         sitemap.root_url = location
@@ -133,7 +144,10 @@ def _read_one(
     known = options.known_digests.get(info.key) if options.known_digests else None
     if known is not None and not is_url(location) and file_digest(location) == known:
         info.digest, info.skipped = known, True  # same bytes as last deploy: nothing to parse
+        if sitemap.sink is not None:
+            sitemap.sink(info, None)
         return
+    start = len(sitemap.entries)
     chunks = raw.chunks()
     first = next(chunks, b"")
     if raw.is_text and raw.text_by_content_type and first.lstrip(_BOM + _WHITESPACE).startswith(b"<"):
@@ -158,6 +172,10 @@ def _read_one(
                 for part_location, part_url in resolved:
                     _read_one(part_location, part_url, sitemap, options, base_dir, visited, depth + 1)
     info.digest = raw.digest()
+    if sitemap.sink is not None and info.kind != "index":
+        entries = sitemap.entries[start:]
+        del sitemap.entries[start:]
+        sitemap.sink(info, entries)
     if info.url_count > MAX_URLS_PER_FILE:
         what = "parts" if info.kind == "index" else "URLs"
         sitemap.findings.append(
@@ -217,14 +235,33 @@ def _read_parts_in_parallel(
                 offset = len(sitemap.files)
                 sitemap.files.extend(files)
                 if offset == first + number:
-                    sitemap.entries.extend(map(Entry._make, rows))
+                    entries = list(map(Entry._make, rows))
                 else:
                     shift = offset - first - number
-                    sitemap.entries.extend(Entry(loc, lastmod, file_no + shift, line) for loc, lastmod, file_no, line in rows)
+                    entries = [Entry(loc, lastmod, file_no + shift, line) for loc, lastmod, file_no, line in rows]
                 sitemap.findings.extend(findings)
+                if sitemap.sink is None:
+                    sitemap.entries.extend(entries)
+                else:
+                    _hand_over(sitemap, offset, entries)
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
             raise
+
+
+def _hand_over(sitemap: Sitemap, offset: int, entries: list[Entry]) -> None:
+    """Give the sink the files a worker read (one, or an index's parts), each with its entries."""
+    assert sitemap.sink is not None
+    by_file: dict[int, list[Entry]] = {}
+    if entries and entries[0].file == entries[-1].file:
+        by_file[entries[0].file] = entries
+    else:
+        for entry in entries:
+            by_file.setdefault(entry.file, []).append(entry)
+    for file_no in range(offset, len(sitemap.files)):
+        info = sitemap.files[file_no]
+        if info.kind != "index":
+            sitemap.sink(info, None if info.skipped else by_file.get(file_no, []))
 
 
 def _quiet_worker() -> None:

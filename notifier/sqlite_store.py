@@ -18,27 +18,26 @@ from notifier.errors import StateError
 from notifier.store import (
     FORMAT_VERSION,
     MAX_RUNS_KEPT,
-    PartRecord,
+    Part,
     PendingItem,
     RunRecord,
     State,
     StateStore,
-    UrlRecord,
     apply_delivery,
 )
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS parts (id INTEGER PRIMARY KEY, name TEXT NOT NULL, digest TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS urls (
-    loc TEXT PRIMARY KEY, lastmod TEXT, part INTEGER, fingerprint TEXT, first_seen TEXT, last_submitted TEXT
-) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS parts (
+    id INTEGER PRIMARY KEY, name TEXT NOT NULL, digest TEXT NOT NULL, count INTEGER NOT NULL,
+    missing INTEGER NOT NULL, origins TEXT NOT NULL, fingerprints BLOB NOT NULL, urls BLOB NOT NULL
+);
 CREATE TABLE IF NOT EXISTS pending (
     endpoint TEXT NOT NULL, loc TEXT NOT NULL, reason TEXT NOT NULL, since TEXT NOT NULL, UNIQUE (endpoint, loc)
 );
+CREATE TABLE IF NOT EXISTS delivered (id INTEGER PRIMARY KEY, at TEXT NOT NULL, urls TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (id INTEGER PRIMARY KEY, record TEXT NOT NULL);
 """
-_URL_FIELDS = ("lastmod", "part", "fingerprint", "first_seen", "last_submitted")
 
 
 def _hint(path: Path) -> str:
@@ -87,49 +86,55 @@ def _read(connection: sqlite3.Connection, path: Path) -> State | None:
             f"{path}: state format version {version} is newer than this notify-changes knows ({FORMAT_VERSION}); "
             "upgrade notify-changes (the file was left untouched)"
         )
+    if version < 2:
+        raise StateError(f"{path}: SQLite state format {version} predates this release; move it away to record a new baseline")
     state = State(created=meta.get("created", ""), updated=meta.get("updated", ""))
-    state.parts = [
-        PartRecord(name=name, digest=digest) for name, digest in connection.execute("SELECT name, digest FROM parts ORDER BY id")
-    ]
-    shared: dict[str, str] = {}
-    urls = state.urls
-    for loc, *values in connection.execute(f"SELECT loc, {', '.join(_URL_FIELDS)} FROM urls"):
-        record = UrlRecord(lastmod=values[0])
-        for field, value in zip(_URL_FIELDS[1:], values[1:], strict=True):
-            if value is not None:
-                record[field] = shared.setdefault(value, value) if isinstance(value, str) else value  # type: ignore[literal-required]
-        urls[loc] = record
+    name = str(path)
+    for part_name, digest, count, missing, origins, prints, urls in connection.execute(
+        "SELECT name, digest, count, missing, origins, fingerprints, urls FROM parts ORDER BY id"
+    ):
+        state.parts.append(
+            Part(part_name, digest, raw=urls, count=count, missing=missing, origins=json.loads(origins), index=prints, source=name)
+        )
     items: dict[tuple[str, str], PendingItem] = {}
     for endpoint, loc, reason, since in connection.execute("SELECT endpoint, loc, reason, since FROM pending ORDER BY rowid"):
         state.pending.setdefault(endpoint, {})[loc] = items.setdefault((reason, since), PendingItem(reason=reason, since=since))
+    for at, urls in connection.execute("SELECT at, urls FROM delivered ORDER BY id"):
+        state.submitted.update(dict.fromkeys(json.loads(urls), at))
     state.runs = [cast(RunRecord, json.loads(record)) for (record,) in connection.execute("SELECT record FROM runs ORDER BY id")]
     return state
 
 
 class SqliteStore(StateStore):
-    """The state as an SQLite database, under the same lock as the JSON file."""
+    """The state as an SQLite database, under the same lock as the JSON file.
+
+    One row per sitemap file holds its URLs' records (the JSON of the file format, so
+    ``json_each`` reads them); pending URLs are rows of their own, so that each
+    acknowledged batch is one small transaction.
+    """
 
     def load(self) -> State | None:
         return read_sqlite_state(self.path)
 
     def save(self, state: State) -> None:
         """Replace everything in one transaction: a crash leaves the old state or the new one."""
+        state.settle_submitted()
         try:
             with _connect(self.path, write=True) as connection:
                 connection.executescript(_SCHEMA)
                 connection.execute("BEGIN IMMEDIATE")
-                for table in ("meta", "parts", "urls", "pending", "runs"):
+                for table in ("meta", "parts", "pending", "delivered", "runs"):
                     connection.execute(f"DELETE FROM {table}")
                 connection.executemany(
                     "INSERT INTO meta VALUES (?, ?)",
                     [("version", str(FORMAT_VERSION)), ("created", state.created), ("updated", state.updated)],
                 )
                 connection.executemany(
-                    "INSERT INTO parts VALUES (?, ?, ?)", [(n, part["name"], part["digest"]) for n, part in enumerate(state.parts)]
-                )
-                connection.executemany(
-                    "INSERT INTO urls VALUES (?, ?, ?, ?, ?, ?)",
-                    ((loc, *(record.get(field) for field in _URL_FIELDS)) for loc, record in state.urls.items()),
+                    "INSERT INTO parts VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        (n, part.name, part.digest, part.count, part.missing, json.dumps(part.origins), part.index, part.encoded_urls())
+                        for n, part in enumerate(state.parts)
+                    ),
                 )
                 connection.executemany(
                     "INSERT INTO pending VALUES (?, ?, ?, ?)",
@@ -152,7 +157,7 @@ class SqliteStore(StateStore):
             with _connect(self.path, write=True) as connection:
                 connection.execute("BEGIN IMMEDIATE")
                 connection.executemany("DELETE FROM pending WHERE endpoint = ? AND loc = ?", [(endpoint, url) for url in urls])
-                connection.executemany("UPDATE urls SET last_submitted = ? WHERE loc = ?", [(at, url) for url in urls])
+                connection.execute("INSERT INTO delivered (at, urls) VALUES (?, ?)", (at, json.dumps(urls)))
                 connection.execute("UPDATE meta SET value = ? WHERE key = 'updated' AND value < ?", (at, at))
                 connection.execute("COMMIT")
         except sqlite3.OperationalError as error:

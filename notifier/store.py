@@ -8,14 +8,19 @@ documented in ``state/README.md`` and ``state/schema.json``.
 
 from __future__ import annotations
 
+import array
+import base64
+import bisect
 import contextlib
 import errno
 import fcntl
 import hashlib
 import os
+import re
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+import zlib
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict, cast
@@ -24,27 +29,34 @@ import orjson
 
 from notifier.errors import LockTimeout, StateError
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 1: one "urls" object of records; 2: the records grouped by sitemap file
 MAX_RUNS_KEPT = 20
 _TMP_SUFFIX = ".tmp"
 
+# A URL's record is a list, not an object: a million of them must fit in memory and load
+# fast. [lastmod as written (or None), first_seen, last_submitted (or None)], and the page
+# file's fingerprint as a fourth item when --site-dir fingerprints are kept.
+Record = list[Any]
+LASTMOD, FIRST_SEEN, LAST_SUBMITTED, FINGERPRINT = 0, 1, 2, 3
+FIELDS = ("lastmod", "first_seen", "last_submitted", "fingerprint")
 
-class UrlRecord(TypedDict, total=False):
-    lastmod: str | None  # as written in the sitemap
-    fingerprint: str  # of the built page file, when --site-dir is used
-    first_seen: str
-    last_submitted: str
-    part: int  # index into State.parts: the sitemap file that listed it
+
+def new_record(
+    lastmod: str | None, first_seen: str | None = None, last_submitted: str | None = None, fingerprint: str | None = None
+) -> Record:
+    record: Record = [lastmod, first_seen, last_submitted]
+    if fingerprint is not None:
+        record.append(fingerprint)
+    return record
+
+
+def fingerprint_of(record: Record) -> str | None:
+    return record[FINGERPRINT] if len(record) > FINGERPRINT else None
 
 
 class PendingItem(TypedDict):
     reason: str  # added | changed | removed | initial
     since: str
-
-
-class PartRecord(TypedDict):
-    name: str  # the file's path under the site dir, or its URL
-    digest: str  # BLAKE2b-128 of its raw bytes
 
 
 class RunRecord(TypedDict, total=False):
@@ -58,60 +70,277 @@ class RunRecord(TypedDict, total=False):
     exit_code: int
 
 
+def loc_hash(loc: str) -> int:
+    """A 64-bit fingerprint of a URL, stable across runs and machines (``hash()`` is not)."""
+    data = loc.encode("utf-8", "surrogatepass")
+    return zlib.crc32(data) << 32 | zlib.adler32(data)
+
+
+def make_index(locs: Iterable[str]) -> bytes:
+    """The sorted fingerprints of ``locs``: whether a part may hold a URL, without decoding it."""
+    return array.array("Q", sorted(map(loc_hash, locs))).tobytes()
+
+
+class Part:
+    """The URLs recorded from one sitemap file, and what is known of that file.
+
+    A part read from the state keeps its records as the encoded bytes until something
+    asks for them (``urls()``): a deploy that changed one file of twenty decodes one.
+    ``count``, ``missing`` (URLs without a lastmod), ``origins`` (``scheme://host`` in order
+    of first appearance) and ``index`` (``make_index`` of its URLs) answer the rest.
+    """
+
+    __slots__ = ("_array", "_index", "_raw", "_source", "_urls", "count", "digest", "missing", "name", "origins")
+
+    def __init__(
+        self,
+        name: str,
+        digest: str,
+        urls: dict[str, Record] | None = None,
+        *,
+        raw: bytes | memoryview | None = None,
+        count: int = 0,
+        missing: int = 0,
+        origins: list[str] | None = None,
+        index: bytes | None = None,
+        source: str = "",
+    ) -> None:
+        self.name, self.digest = name, digest
+        self._urls, self._raw, self._source = urls, raw, source
+        self._index = index
+        self._array: array.array[int] | None = None
+        if urls is not None:
+            self.count = len(urls)
+            self.missing = sum(1 for record in urls.values() if record[LASTMOD] is None)
+            self.origins = origins if origins is not None else origins_of(urls)
+        else:
+            self.count, self.missing, self.origins = count, missing, origins or []
+
+    @property
+    def decoded(self) -> bool:
+        return self._urls is not None
+
+    def urls(self) -> dict[str, Record]:
+        """Its records, decoded (and checked) on first use."""
+        if self._urls is None:
+            self._urls = _decode_records(self._raw or b"{}", self._source)
+        return self._urls
+
+    def unload(self) -> None:
+        """Drop the decoded records if their encoding is at hand (memory for the next file)."""
+        if self._raw is not None:
+            self._urls = None
+
+    def touch(self) -> None:
+        """Its records were changed in place: encode them again at the next save."""
+        urls = self.urls()
+        self._raw = None
+        self._index = self._array = None
+        self.count = len(urls)
+        self.missing = sum(1 for record in urls.values() if record[LASTMOD] is None)
+
+    @property
+    def index(self) -> bytes:
+        if self._index is None:
+            self._index = make_index(self.urls())
+        return self._index
+
+    def fingerprints(self) -> array.array[int]:
+        """``index`` as numbers."""
+        if self._array is None:
+            self._array = array.array("Q")
+            self._array.frombytes(self.index)
+        return self._array
+
+    def may_hold(self, loc: str) -> bool:
+        """False when ``loc`` is surely not recorded here; True when it may be (then decode)."""
+        index = self.fingerprints()
+        value = loc_hash(loc)
+        position = bisect.bisect_left(index, value)
+        return position < len(index) and index[position] == value
+
+    def encoded_urls(self) -> bytes | memoryview:
+        if self._raw is not None:
+            return self._raw
+        return orjson.dumps(self._urls if self._urls is not None else {})
+
+    def freeze(self) -> None:
+        """Keep only the encoded records (a tenth of the memory); ``urls()`` decodes again."""
+        if self._urls is not None:
+            self.index  # noqa: B018 (computed while the records are at hand)
+            if self._raw is None:
+                self._raw = orjson.dumps(self._urls)
+            self._urls = None
+
+    def meta(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "digest": self.digest,
+            "count": self.count,
+            "missing": self.missing,
+            "origins": self.origins,
+            "index": base64.b64encode(self.index).decode("ascii"),
+        }
+
+
+def origins_of(locs: Iterable[str]) -> list[str]:
+    """``scheme://host`` of each URL, in order of first appearance (a site has few)."""
+    found: dict[str, None] = {}
+    match = _ORIGIN.match
+    for loc in locs:
+        origin = match(loc)
+        found[origin.group() if origin is not None else ""] = None
+    found.pop("", None)
+    return list(found)
+
+
+_ORIGIN = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*")
+
+
 @dataclass
 class State:
     """The whole recorded state. ``pending`` is per endpoint: endpoint -> url -> why."""
 
-    urls: dict[str, UrlRecord] = field(default_factory=dict)
+    parts: list[Part] = field(default_factory=list)  # the sitemap files read last deploy, with their URLs
     pending: dict[str, dict[str, PendingItem]] = field(default_factory=dict)
     runs: list[RunRecord] = field(default_factory=list)
-    parts: list[PartRecord] = field(default_factory=list)  # the sitemap files read last deploy
     created: str = ""
     updated: str = ""
+    # loc -> when an endpoint acknowledged it, not yet written into its part's record
+    submitted: dict[str, str] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
-        document: dict[str, Any] = {"version": FORMAT_VERSION}
-        if self.created:
-            document["created"] = self.created
-        if self.updated:
-            document["updated"] = self.updated
-        return document | {
-            "parts": self.parts,
-            "urls": self.urls,
-            "pending": {endpoint: items for endpoint, items in self.pending.items() if items},
-            "runs": self.runs[-MAX_RUNS_KEPT:],
-        }
+    @classmethod
+    def from_urls(cls, urls: dict[str, Record], **fields: Any) -> State:
+        """A state whose URLs all belong to one part with no file behind it (tests, conversions)."""
+        return cls(parts=[Part("", "", dict(urls))] if urls else [], **fields)
+
+    def url_count(self) -> int:
+        return sum(part.count for part in self.parts)
+
+    def all_urls(self) -> dict[str, Record]:
+        """Every recorded URL, decoding every part (small states, tests, full checks)."""
+        merged: dict[str, Record] = {}
+        for part in self.parts:
+            for loc, record in part.urls().items():
+                merged.setdefault(loc, record)
+        return merged
+
+    def settle_submitted(self) -> None:
+        """Write the acknowledged times into the records of the parts that hold those URLs."""
+        left = self.submitted
+        wanted: set[int] | None = None
+        for part in self.parts:
+            if not left:
+                break
+            if not part.decoded:  # look in its index before decoding it
+                if wanted is None:
+                    wanted = {loc_hash(loc) for loc in left}
+                if wanted.isdisjoint(part.fingerprints()):
+                    continue
+            urls = part.urls()
+            hits = [loc for loc in left if loc in urls] if len(left) < len(urls) else [loc for loc in urls if loc in left]
+            for loc in hits:
+                urls[loc][LAST_SUBMITTED] = left.pop(loc)
+            if hits:
+                part.touch()
+        self.submitted = {}
+
+
+def _decode_records(raw: bytes | memoryview, name: str) -> dict[str, Record]:
+    hint = f"restore {name or 'the state file'} from a backup, or move it away to record a new baseline"
+    try:
+        urls = orjson.loads(raw)
+    except ValueError:
+        raise StateError(f"{name}: a part's URL records are not valid JSON; {hint}") from None
+    if type(urls) is not dict:
+        raise StateError(f"{name}: a part's URL records are malformed; {hint}")
+    # Checked record by record, and the timestamps that thousands of records share are made
+    # one object again (JSON gives each its own copy: a hundred megabytes at a million URLs).
+    shared: dict[str, str] = {}
+    for loc, record in urls.items():
+        if type(record) is not list or not 3 <= len(record) <= 4 or not (record[0] is None or type(record[0]) is str):
+            raise StateError(f"{name}: the record of {loc} is malformed; {hint}")
+        stamp = record[FIRST_SEEN]
+        if stamp is not None:
+            record[FIRST_SEEN] = shared.setdefault(stamp, stamp)
+        stamp = record[LAST_SUBMITTED]
+        if stamp is not None:
+            record[LAST_SUBMITTED] = shared.setdefault(stamp, stamp)
+    return urls
+
+
+def encode_chunks(state: State) -> Iterator[bytes | memoryview]:
+    """The exact bytes written for ``state``, in pieces: compact UTF-8 JSON, one part a line.
+
+    orjson writes the same bytes as ``json.dumps(..., ensure_ascii=False,
+    separators=(",", ":"))``, ten times faster. The layout (a header line, then one line
+    per part, its records last) lets the next run leave the records of unchanged parts
+    undecoded; any other layout of the same JSON reads too, just slower.
+    """
+    state.settle_submitted()
+    header: dict[str, Any] = {"version": FORMAT_VERSION}
+    if state.created:
+        header["created"] = state.created
+    if state.updated:
+        header["updated"] = state.updated
+    header["pending"] = {endpoint: items for endpoint, items in state.pending.items() if items}
+    header["runs"] = state.runs[-MAX_RUNS_KEPT:]
+    yield orjson.dumps(header)[:-1] + b',"parts":[\n'
+    last = len(state.parts) - 1
+    for number, part in enumerate(state.parts):
+        yield orjson.dumps(part.meta())[:-1] + b',"urls":'
+        yield part.encoded_urls()
+        yield b"},\n" if number < last else b"}\n"
+    yield b"]}\n"
 
 
 def encode_state(state: State) -> bytes:
-    """The exact bytes written for ``state``: compact JSON, UTF-8, one line.
-
-    orjson writes the same bytes as ``json.dumps(..., ensure_ascii=False,
-    separators=(",", ":"))``, ten times faster: a state can hold a million URLs.
-    """
-    return orjson.dumps(state.to_json()) + b"\n"
+    return b"".join(encode_chunks(state))
 
 
 def state_digest(state: State) -> bytes:
     """A fingerprint of the encoded state: what a run compares to leave unchanged files alone,
     without holding a second copy of a state that may take a hundred megabytes."""
-    return _digest(encode_state(state))
-
-
-def _digest(data: bytes) -> bytes:
-    return hashlib.blake2b(data, digest_size=32).digest()
+    digest = hashlib.blake2b(digest_size=32)
+    for chunk in encode_chunks(state):
+        digest.update(chunk)
+    return digest.digest()
 
 
 def decode_state(data: bytes, name: str) -> State:
-    """Parse and check a state file's bytes; anything unexpected is a StateError, never a crash."""
+    """Parse and check a state file's bytes; anything unexpected is a StateError, never a crash.
+
+    The usual layout (``encode_chunks``) is read part by part, each part's records left
+    encoded until asked for; anything else is parsed whole.
+    """
     hint = f"restore {name} from a backup, or move it away to record a new baseline"
+    state = _decode_lazily(data, name)
+    if state is not None:
+        return state
     try:
         document = orjson.loads(data)
     except (ValueError, RecursionError):
         raise StateError(f"{name}: not valid JSON (a truncated or corrupt state file); {hint}") from None
     if not isinstance(document, dict) or "version" not in document:
         raise StateError(f'{name}: not a notify-changes state file (no "version"); {hint}')
-    version = document["version"]
+    _check_version(document["version"], name)
+    state = _state_from_header(document, name)
+    if document["version"] == 1:
+        state.parts = _parts_from_v1(document, name)
+        return state
+    parts = document.get("parts", [])
+    if not isinstance(parts, list):
+        raise StateError(f'{name}: "parts" is malformed; {hint}')
+    for part in parts:
+        meta = _check_part_meta(part, name)
+        urls = part.get("urls")
+        raw = orjson.dumps(urls) if isinstance(urls, dict) else b"[]"
+        state.parts.append(Part(meta["name"], meta["digest"], _decode_records(raw, name)))
+    return state
+
+
+def _check_version(version: object, name: str) -> None:
+    hint = f"restore {name} from a backup, or move it away to record a new baseline"
     if type(version) is not int:
         raise StateError(f'{name}: "version" is not an integer; {hint}')
     if version > FORMAT_VERSION:
@@ -121,43 +350,114 @@ def decode_state(data: bytes, name: str) -> State:
         )
     if version < 1:
         raise StateError(f"{name}: unknown state format version {version}; {hint}")
-    urls = document.get("urls", {})
+
+
+def _decode_lazily(data: bytes, name: str) -> State | None:
+    """The state from ``encode_chunks``' layout, or None for any other text (parsed whole)."""
+    view = memoryview(data)
+    end = data.find(b"\n")
+    if end < 0 or not data.startswith(b'{"version":2') or not data.endswith(b"]}\n"):
+        return None
+    head = view[:end]
+    if bytes(head[-10:]) != b',"parts":[':
+        return None
+    try:
+        header = orjson.loads(bytes(head[:-10]) + b"}")
+    except ValueError:
+        return None
+    if not isinstance(header, dict):
+        return None
+    _check_version(header.get("version"), name)
+    state = _state_from_header(header, name)
+    pos, size = end + 1, len(data)
+    while pos < size - 3:  # the last line is b"]}\n"
+        end = data.find(b"\n", pos)
+        if end < 0:
+            return None
+        stop = end - 1 if data[end - 1] == 0x2C else end  # without the comma between parts
+        split = data.find(b',"urls":{', pos, stop)
+        if split < 0 or data[stop - 2 : stop] != b"}}":
+            return None
+        try:
+            meta = orjson.loads(bytes(view[pos:split]) + b"}")
+        except ValueError:
+            return None
+        raw = view[split + 8 : stop - 1]
+        pos = end + 1
+        meta = _check_part_meta(meta, name)
+        index = meta.get("index")
+        try:
+            index_bytes = base64.b64decode(index, validate=True) if isinstance(index, str) else None
+        except ValueError:
+            index_bytes = None
+        origins = meta.get("origins")
+        state.parts.append(
+            Part(
+                meta["name"],
+                meta["digest"],
+                raw=raw,
+                count=meta["count"] if type(meta.get("count")) is int else 0,
+                missing=meta["missing"] if type(meta.get("missing")) is int else 0,
+                origins=[origin for origin in origins if isinstance(origin, str)] if isinstance(origins, list) else [],
+                index=index_bytes if index_bytes is not None and len(index_bytes) % 8 == 0 else None,
+                source=name,
+            )
+        )
+    return state
+
+
+def _check_part_meta(part: object, name: str) -> dict[str, Any]:
+    if not isinstance(part, dict) or not isinstance(part.get("name"), str) or not isinstance(part.get("digest"), str):
+        raise StateError(f'{name}: "parts" is malformed; restore {name} from a backup, or move it away to record a new baseline')
+    return part
+
+
+def _state_from_header(document: dict[str, Any], name: str) -> State:
+    hint = f"restore {name} from a backup, or move it away to record a new baseline"
     pending = document.get("pending", {})
     runs = document.get("runs", [])
-    if not isinstance(urls, dict) or not isinstance(pending, dict) or not isinstance(runs, list):
+    if not isinstance(pending, dict) or not isinstance(runs, list):
         raise StateError(f'{name}: "urls", "pending" or "runs" has the wrong type; {hint}')
-    # Checked record by record, and the timestamps that thousands of records share are made
-    # one object again (JSON gives each its own copy: a hundred megabytes at a million URLs).
-    shared: dict[str, str] = {}
-    for url, record in urls.items():
-        if type(record) is not dict or not isinstance(record.get("lastmod"), (str, type(None))):
-            raise StateError(f"{name}: the record of {url} is malformed; {hint}")
-        for stamp in ("first_seen", "last_submitted"):
-            value = record.get(stamp)
-            if value is not None:
-                record[stamp] = shared.setdefault(value, value)
-    shared_items: dict[tuple[str, str], dict[str, str]] = {}
+    shared_items: dict[tuple[str, str], PendingItem] = {}
     for endpoint, items in pending.items():
         if type(items) is not dict:
             raise StateError(f"{name}: pending[{endpoint}] is malformed; {hint}")
         for url, item in items.items():
             if type(item) is not dict or not isinstance(item.get("reason"), str) or not isinstance(item.get("since"), str):
                 raise StateError(f"{name}: pending item {url} for {endpoint} is malformed; {hint}")
-            items[url] = shared_items.setdefault((item["reason"], item["since"]), item)
-    parts = document.get("parts", [])
-    if not isinstance(parts, list) or not all(
-        isinstance(part, dict) and isinstance(part.get("name"), str) and isinstance(part.get("digest"), str) for part in parts
-    ):
-        raise StateError(f'{name}: "parts" is malformed; {hint}')
+            items[url] = shared_items.setdefault((item["reason"], item["since"]), cast(PendingItem, item))
     created, updated = document.get("created", ""), document.get("updated", "")
     return State(
-        urls=urls,
         pending=pending,
         runs=cast(list[RunRecord], [run for run in runs if isinstance(run, dict)]),
-        parts=cast(list[PartRecord], parts),
         created=created if isinstance(created, str) else "",
         updated=updated if isinstance(updated, str) else "",
     )
+
+
+def _parts_from_v1(document: dict[str, Any], name: str) -> list[Part]:
+    """Format 1 kept one "urls" object, each record naming its part: regroup them."""
+    hint = f"restore {name} from a backup, or move it away to record a new baseline"
+    urls = document.get("urls", {})
+    parts = document.get("parts", [])
+    if not isinstance(urls, dict):
+        raise StateError(f'{name}: "urls", "pending" or "runs" has the wrong type; {hint}')
+    if not isinstance(parts, list):
+        raise StateError(f'{name}: "parts" is malformed; {hint}')
+    metas = [_check_part_meta(part, name) for part in parts]
+    grouped: list[dict[str, Record]] = [{} for _ in metas]
+    loose: dict[str, Record] = {}
+    for loc, record in urls.items():
+        if type(record) is not dict or not isinstance(record.get("lastmod"), (str, type(None))):
+            raise StateError(f"{name}: the record of {loc} is malformed; {hint}")
+        converted = new_record(record.get("lastmod"), record.get("first_seen"), record.get("last_submitted"), record.get("fingerprint"))
+        number = record.get("part")
+        target = grouped[number] if type(number) is int and 0 <= number < len(grouped) else loose
+        target[loc] = converted
+    result = [Part(meta["name"], meta["digest"], records) for meta, records in zip(metas, grouped, strict=True)]
+    if loose:
+        result.append(Part("", "", loose))  # no file named: parsed again next time
+    return result
 
 
 def open_store(path: Path, **options: Any) -> StateStore:
@@ -294,11 +594,11 @@ class JsonStore(StateStore):
 
     def save_if_changed(self, state: State, original: bytes | None) -> bool:
         """Save unless the encoding has the digest ``original`` (a rerun leaves the file's bytes alone)."""
-        data = encode_state(state)
-        if _digest(data) == original and not self.journal_path.exists():
-            return False
-        self._write(data)
-        return True
+        unless = None if self.journal_path.exists() else original
+        written = write_atomic(self.path, encode_chunks(state), self._tmp_prefix(), unless_digest=unless)
+        if written:
+            self._drop_journal()
+        return written
 
     def save(self, state: State) -> None:
         """Replace the state file atomically; on any failure the old file stays as it was.
@@ -306,10 +606,10 @@ class JsonStore(StateStore):
         The delivery journal is folded into ``state`` by then, so it goes once the new
         file is in place.
         """
-        self._write(encode_state(state))
+        write_atomic(self.path, encode_chunks(state), self._tmp_prefix())
+        self._drop_journal()
 
-    def _write(self, data: bytes) -> None:
-        write_atomic(self.path, data, self._tmp_prefix())
+    def _drop_journal(self) -> None:
         if self.journal_path.exists():
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.journal_path)
@@ -338,11 +638,10 @@ class JsonStore(StateStore):
 
 def apply_delivery(state: State, endpoint: str, urls: Iterable[str], at: str) -> None:
     items = state.pending.get(endpoint, {})
+    submitted = state.submitted
     for url in urls:
         items.pop(url, None)
-        record = state.urls.get(url)
-        if record is not None:
-            record["last_submitted"] = at
+        submitted[url] = at  # written into the URL's record when the state is next encoded
     if at > state.updated:
         state.updated = at
 
@@ -384,16 +683,26 @@ def load_state(path: Path) -> State | None:
     return state
 
 
-def write_atomic(path: Path, data: bytes, tmp_prefix: str) -> None:
-    """Temporary file in the same folder, fsync, rename, fsync of the folder."""
+def write_atomic(path: Path, chunks: Iterable[bytes | memoryview], tmp_prefix: str, *, unless_digest: bytes | None = None) -> bool:
+    """Temporary file in the same folder, fsync, rename, fsync of the folder.
+
+    With ``unless_digest``, bytes whose digest is that are not put in place (the file
+    stays as it was, untouched) and False is returned.
+    """
     folder = path.parent
     try:
         fd, tmp_name = tempfile.mkstemp(prefix=tmp_prefix, suffix=_TMP_SUFFIX, dir=folder)
     except OSError as error:
         raise StateError(f"{folder}: cannot write the state file there ({error.strerror}); make it writable") from None
+    digest = hashlib.blake2b(digest_size=32)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            for chunk in chunks:
+                digest.update(chunk)
+                handle.write(chunk)
+            if digest.digest() == unless_digest:
+                os.unlink(tmp_name)
+                return False
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp_name, path)
@@ -404,6 +713,7 @@ def write_atomic(path: Path, data: bytes, tmp_prefix: str) -> None:
             raise StateError(f"{path}: cannot write the state file ({error.strerror}); nothing was changed") from None
         raise
     _fsync_folder(folder)
+    return True
 
 
 def _fsync_folder(folder: Path) -> None:

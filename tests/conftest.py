@@ -204,3 +204,18 @@ def site(tmp_path: Path, capsys: pytest.CaptureFixture[str], fake: FakeIndexNow)
 def offline_site(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Site:
     """A site for tests that never submit (check, dry runs, input errors)."""
     return Site(tmp_path, capsys, None)
+
+
+def recorded_urls(path: Path) -> dict[str, dict[str, object]]:
+    """Every URL a state file (JSON or SQLite) records, as field -> value (fields that are set),
+    with ``part``: the index of the sitemap file it was recorded under."""
+    from notifier.store import FIELDS, read_state
+
+    state = read_state(path)
+    assert state is not None, f"no state at {path}"
+    found: dict[str, dict[str, object]] = {}
+    for number, part in enumerate(state.parts):
+        for loc, record in part.urls().items():
+            fields: dict[str, object] = {name: value for name, value in zip(FIELDS, record) if value is not None}
+            found.setdefault(loc, fields | {"part": number})
+    return found

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from notifier.store import JsonStore, decode_state
-from tests.conftest import BASE, KEY, Site, pages, urlset
+from tests.conftest import BASE, KEY, Site, pages, recorded_urls, urlset
 from tests.fakeindexnow import hang, status, wait_until
 
 CHANGED = "2024-07-{day:02d}T10:{minute:02d}:00Z"
@@ -61,13 +61,13 @@ WRITER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from notifier.store import JsonStore, State, UrlRecord
+    from notifier.store import JsonStore, State, new_record
     path, start = Path(sys.argv[1]), int(sys.argv[2])
     with JsonStore(path) as store:
         for version in range(start, start + 1000):
-            urls = {f"https://www.shop-site.org/page/{n}/": UrlRecord(lastmod=f"{version}", first_seen="2024-01-01T00:00:00Z")
+            urls = {f"https://www.shop-site.org/page/{n}/": new_record(lastmod=f"{version}", first_seen="2024-01-01T00:00:00Z")
                     for n in range(30000)}
-            store.save(State(urls=urls, created="2024-01-01T00:00:00Z", updated="2024-01-01T00:00:00Z"))
+            store.save(State.from_urls(urls, created="2024-01-01T00:00:00Z", updated="2024-01-01T00:00:00Z"))
             print(version, flush=True)
     """
 )
@@ -75,7 +75,7 @@ WRITER = textwrap.dedent(
 
 def _version(path: Path) -> int:
     state = decode_state(path.read_bytes(), str(path))  # raises on a torn or unreadable file
-    versions = {record["lastmod"] for record in state.urls.values()}
+    versions = {record[0] for record in state.all_urls().values()}
     assert len(versions) == 1, "a mixed state file"
     return int(next(iter(versions)) or 0)
 
@@ -247,7 +247,7 @@ def test_two_runs_at_once_one_waits_then_exits_4_and_nothing_is_lost(site: Site)
     assert code == 0, err
     assert sorted(url for batch in batches_sent(site) for url in batch) == sorted(urls)
     state = json.loads(site.state.read_text())
-    assert state["pending"] == {} and len(state["urls"]) == 4
+    assert state["pending"] == {} and len(recorded_urls(site.state)) == 4
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])

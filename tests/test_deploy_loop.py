@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tests.conftest import BASE, HOST, KEY, Site, pages, urlset
+from tests.conftest import BASE, HOST, KEY, Site, pages, recorded_urls, urlset
 from tests.schema import assert_valid_state
 
 FIVE = {"/": "2024-05-01", "/a/": "2024-05-02T10:00:00Z", "/b/": "2024-05-03T11:00:00+02:00", "/c/": "2024-05-04", "/d/": None}
@@ -16,9 +16,9 @@ def test_first_deploy_records_a_baseline_and_submits_nothing(site: Site) -> None
     assert result.code == 0, result.err
     assert site.fake is not None and site.fake.posts == []
     assert "baseline of 5 URLs" in result.out
-    state = json.loads(site.state.read_text())
-    assert set(state["urls"]) == {BASE + path for path in FIVE}
-    assert state["urls"][BASE + "/b/"]["lastmod"] == "2024-05-03T11:00:00+02:00"  # recorded as written
+    urls = recorded_urls(site.state)
+    assert set(urls) == {BASE + path for path in FIVE}
+    assert urls[BASE + "/b/"]["lastmod"] == "2024-05-03T11:00:00+02:00"  # recorded as written
     assert_valid_state(site.state)
 
 
@@ -53,11 +53,12 @@ def test_a_deploy_announces_exactly_what_was_added_changed_and_removed(site: Sit
     assert post.headers["content-type"] == "application/json; charset=utf-8"
     assert result.out.startswith("1 added, 1 changed, 1 removed, 3 submitted, 0 pending")
     state = json.loads(site.state.read_text())
-    assert BASE + "/c/" not in state["urls"]
-    assert state["urls"][BASE + "/a/"]["lastmod"] == "2024-06-01T09:00:00Z"
-    assert state["urls"][BASE + "/b/"]["lastmod"] == "2024-05-03T09:00:00Z"
+    urls = recorded_urls(site.state)
+    assert BASE + "/c/" not in urls
+    assert urls[BASE + "/a/"]["lastmod"] == "2024-06-01T09:00:00Z"
+    assert urls[BASE + "/b/"]["lastmod"] == "2024-05-03T09:00:00Z"
     assert state["pending"] == {}
-    assert "last_submitted" in state["urls"][BASE + "/a/"]
+    assert "last_submitted" in urls[BASE + "/a/"]
     assert_valid_state(site.state)
     # and the next identical deploy is silent
     assert site.run().code == 0
@@ -72,7 +73,7 @@ def test_no_removed_keeps_deletions_quiet(site: Site) -> None:
     site.write(smaller)
     assert site.run("--no-removed").code == 0
     assert site.fake is not None and site.fake.posts == []
-    assert BASE + "/c/" not in json.loads(site.state.read_text())["urls"]
+    assert BASE + "/c/" not in recorded_urls(site.state)
 
 
 def test_initial_submit_announces_every_url(site: Site) -> None:
@@ -92,7 +93,7 @@ def test_initial_since_announces_only_recent_lastmods(site: Site) -> None:
     result = site.run("--initial", "since:14d")
     assert result.code == 0, result.err
     assert site.fake is not None and site.fake.delivered() == [BASE + "/recent/"]
-    assert len(json.loads(site.state.read_text())["urls"]) == 3
+    assert len(recorded_urls(site.state)) == 3
 
 
 def test_initial_fail_refuses_without_state(site: Site) -> None:

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from notifier.diff import apply_to_state, compute_diff
 from notifier.sitemap import Entry
-from notifier.store import PendingItem, State, UrlRecord
+from notifier.store import PendingItem, State, new_record
 
 ENDPOINT = "https://api.indexnow.org/indexnow"
 NOW = "2024-06-01T00:00:00Z"
@@ -16,8 +16,8 @@ locs = st.sampled_from([f"https://a.org/{n}/" for n in range(12)])
 lastmods = st.one_of(st.none(), st.sampled_from(["2024-01-01", "2024-01-01T00:00:00Z", "2024-02-01", "2024-03-01T10:00:00+02:00"]))
 sitemaps = st.lists(st.tuples(locs, lastmods), max_size=12)
 states = st.builds(
-    lambda urls, pending: State(
-        urls={loc: UrlRecord(lastmod=lastmod) for loc, lastmod in urls},
+    lambda urls, pending: State.from_urls(
+        {loc: new_record(lastmod=lastmod) for loc, lastmod in urls},
         pending={ENDPOINT: {loc: PendingItem(reason="changed", since=NOW) for loc in pending}} if pending else {},
     ),
     st.lists(st.tuples(locs, lastmods), max_size=12),
@@ -34,14 +34,15 @@ def test_every_url_lands_in_exactly_one_group(pairs: list[tuple[str, str | None]
     diff = compute_diff(entries(pairs), state, endpoints=[ENDPOINT])
     groups = [c.loc for c in diff.added + diff.changed + diff.removed + diff.pending]
     assert len(groups) == len(set(groups))
-    everything = set(diff.current) | (set(state.urls) if diff.current else set()) | set(state.pending.get(ENDPOINT, {}))
+    current = {loc for loc, _ in pairs}
+    everything = current | (set(state.all_urls()) if current else set()) | set(state.pending.get(ENDPOINT, {}))
     assert len(groups) + diff.unchanged == len(everything)
 
 
 @given(sitemaps)
 def test_a_state_diffed_with_itself_is_empty(pairs: list[tuple[str, str | None]]) -> None:
     current = dict(pairs[::-1])  # the first entry of each loc wins, as in the sitemap
-    state = State(urls={loc: UrlRecord(lastmod=lastmod) for loc, lastmod in current.items()})
+    state = State.from_urls({loc: new_record(lastmod=lastmod) for loc, lastmod in current.items()})
     diff = compute_diff(entries(pairs), state, endpoints=[ENDPOINT])
     assert diff.announced == [] and diff.pending == []
 
@@ -57,11 +58,11 @@ def test_recording_a_run_then_diffing_again_is_empty(pairs: list[tuple[str, str 
 
 
 def test_an_empty_sitemap_removes_nothing() -> None:
-    state = State(urls={"https://a.org/": UrlRecord(lastmod="2024-01-01")})
+    state = State.from_urls({"https://a.org/": new_record(lastmod="2024-01-01")})
     assert compute_diff([], state, endpoints=[ENDPOINT]).removed == []
 
 
 def test_the_same_instant_written_differently_is_not_a_change() -> None:
-    state = State(urls={"https://a.org/": UrlRecord(lastmod="2024-01-01T02:00:00+02:00")})
+    state = State.from_urls({"https://a.org/": new_record(lastmod="2024-01-01T02:00:00+02:00")})
     diff = compute_diff(entries([("https://a.org/", "2024-01-01T00:00:00Z")]), state, endpoints=[ENDPOINT])
     assert diff.changed == [] and diff.unchanged == 1 and diff.rewritten == 1

@@ -9,7 +9,7 @@ import pytest
 
 import notifier.sitemap
 from notifier.sitemap import ReadOptions, read_sitemap
-from tests.conftest import BASE, Site, index, pages, urlset
+from tests.conftest import BASE, Site, index, pages, recorded_urls, urlset
 
 
 @pytest.fixture
@@ -47,7 +47,7 @@ def test_only_the_changed_part_is_parsed(site: Site, parsed: list[str], monkeypa
     assert site.run().code == 0
     state = json.loads(site.state.read_text())
     assert [part["name"] for part in state["parts"]] == ["sitemaps/part-0.xml", "sitemaps/part-1.xml", "sitemaps/part-2.xml"]
-    assert state["urls"][f"{BASE}/b/0/"]["part"] == 1
+    assert recorded_urls(site.state)[f"{BASE}/b/0/"]["part"] == 1
     parsed.clear()
     parts[2] |= {"/c/new/": "2024-09-01"}
     build(site, parts)
@@ -128,7 +128,7 @@ def test_removals_and_moves_between_changed_parts(site: Site, parsed: list[str])
     result = site.check()
     assert result.out.startswith("0 added, 0 changed, 1 removed")
     assert site.run().code == 0
-    assert json.loads(site.state.read_text())["urls"][f"{BASE}{moved}"]["part"] == 1
+    assert recorded_urls(site.state)[f"{BASE}{moved}"]["part"] == 1
 
 
 def test_a_part_that_vanished_removes_its_urls(site: Site) -> None:

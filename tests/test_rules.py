@@ -9,7 +9,7 @@ import re
 import pytest
 
 from notifier.rules import RULES
-from tests.conftest import BASE, KEY, Result, Site, index, pages, urlset
+from tests.conftest import BASE, KEY, Result, Site, index, pages, recorded_urls, urlset
 
 
 def fired(result: Result) -> set[str]:
@@ -163,7 +163,7 @@ def test_lastmod_without_change(site: Site) -> None:
     build_pages(site, {"/a/": "A", "/b/": "B"})
     site.write(urlset({"/a/": "2024-01-01", "/b/": "2024-01-01"}))
     assert site.run("--site-dir", str(site.public)).code == 0
-    assert "fingerprint" in json.loads(site.state.read_text())["urls"][f"{BASE}/a/"]
+    assert "fingerprint" in recorded_urls(site.state)[f"{BASE}/a/"]
     site.write(urlset({"/a/": "2024-02-01", "/b/": "2024-02-01"}))
     build_pages(site, {"/b/": "B, edited"})
     result = site.check("--site-dir", str(site.public))

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from notifier.errors import LockTimeout, StateError
-from notifier.store import FORMAT_VERSION, JsonStore, State, UrlRecord, decode_state, encode_state
+from notifier.store import FORMAT_VERSION, LAST_SUBMITTED, JsonStore, State, decode_state, encode_state, new_record
 from tests.conftest import Site, pages, urlset
 from tests.schema import assert_valid_state
 
@@ -17,7 +17,7 @@ from tests.schema import assert_valid_state
 def test_save_is_atomic_and_leaves_no_temporary_file(tmp_path: Path) -> None:
     path = tmp_path / "state" / "s.json"
     with JsonStore(path) as store:
-        store.save(State(urls={"http://a.org/": UrlRecord(lastmod="2024-01-01", first_seen="2024-01-01T00:00:00Z")}))
+        store.save(State.from_urls({"http://a.org/": new_record(lastmod="2024-01-01", first_seen="2024-01-01T00:00:00Z")}))
     assert sorted(p.name for p in path.parent.iterdir()) == ["s.json", "s.json.lock"]
     assert_valid_state(path)
 
@@ -33,7 +33,7 @@ def test_a_failed_write_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.M
 
         monkeypatch.setattr(os, "fsync", broken_fsync)
         with pytest.raises(StateError, match="No space left"):
-            store.save(State(urls={"http://a.org/": UrlRecord(lastmod=None)}))
+            store.save(State.from_urls({"http://a.org/": new_record(lastmod=None)}))
     assert path.read_bytes() == before
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
@@ -111,8 +111,8 @@ def test_an_unwritable_state_folder_is_exit_2_with_nothing_sent(site: Site) -> N
 
 
 def test_encode_decode_round_trip() -> None:
-    state = State(
-        urls={"http://a.org/é": UrlRecord(lastmod="2024-01-01", first_seen="2024-01-01T00:00:00Z")},
+    state = State.from_urls(
+        {"http://a.org/é": new_record(lastmod="2024-01-01", first_seen="2024-01-01T00:00:00Z")},
         pending={"http://e/indexnow": {"http://a.org/é": {"reason": "added", "since": "2024-01-01T00:00:00Z"}}},
         created="2024-01-01T00:00:00Z",
         updated="2024-01-01T00:00:00Z",
@@ -126,8 +126,8 @@ def test_deliveries_go_to_a_journal_that_the_next_load_folds_in(tmp_path: Path) 
 
     path = tmp_path / "s.json"
     urls = [f"http://a.org/{n}" for n in range(4)]
-    state = State(
-        urls={url: UrlRecord(lastmod="2024-01-01") for url in urls},
+    state = State.from_urls(
+        {url: new_record(lastmod="2024-01-01") for url in urls},
         pending={"e": {url: PendingItem(reason="added", since="2024-01-01T00:00:00Z") for url in urls}},
     )
     with JsonStore(path) as store:
@@ -145,6 +145,6 @@ def test_deliveries_go_to_a_journal_that_the_next_load_folds_in(tmp_path: Path) 
     with JsonStore(path) as store:  # the next run folds the journal into the file and drops it
         loaded = store.load()
     assert loaded is not None and list(loaded.pending["e"]) == [urls[3]]
-    assert loaded.urls[urls[0]]["last_submitted"] == "2024-02-01T00:00:00Z"
+    assert loaded.all_urls()[urls[0]][LAST_SUBMITTED] == "2024-02-01T00:00:00Z"
     assert not journal_path(path).exists()
     assert list(decode_state(path.read_bytes(), "s").pending["e"]) == [urls[3]]

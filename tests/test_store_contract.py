@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from notifier.store import read_state
-from tests.conftest import BASE, KEY, Site, pages, urlset
+from tests.conftest import BASE, KEY, Site, pages, recorded_urls, urlset
 from tests.fakeindexnow import hang, status, wait_until
 
 STORES = ["notify-changes.json", "notify-changes.sqlite", "notify-changes.db"]
@@ -34,7 +34,7 @@ def test_baseline_then_a_silent_rerun_that_leaves_the_file_alone(any_site: Site)
     any_site.write(urlset(pages(4)))
     assert any_site.run().code == 0
     state = read_state(any_site.state)
-    assert state is not None and len(state.urls) == 4 and state.parts
+    assert state is not None and len(state.all_urls()) == 4 and state.parts
     before = any_site.state_bytes()
     assert any_site.run().code == 0
     assert any_site.fake is not None and any_site.fake.posts == []
@@ -48,8 +48,8 @@ def test_changes_are_sent_and_recorded(any_site: Site) -> None:
     result = any_site.run("--batch-size", "1")
     assert result.code == 0 and result.out.startswith("2 added, 0 changed, 0 removed, 2 submitted, 0 pending")
     state = read_state(any_site.state)
-    assert state is not None and len(state.urls) == 6 and pending_of(any_site) == {}
-    assert state.urls[f"{BASE}/p/5/"].get("last_submitted")
+    assert state is not None and len(state.all_urls()) == 6 and pending_of(any_site) == {}
+    assert recorded_urls(any_site.state)[f"{BASE}/p/5/"].get("last_submitted")
     assert any_site.run().code == 0 and any_site.fake is not None and len(any_site.fake.posts) == 2
 
 
