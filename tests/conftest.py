@@ -216,6 +216,6 @@ def recorded_urls(path: Path) -> dict[str, dict[str, object]]:
     found: dict[str, dict[str, object]] = {}
     for number, part in enumerate(state.parts):
         for loc, record in part.urls().items():
-            fields: dict[str, object] = {name: value for name, value in zip(FIELDS, record) if value is not None}
+            fields: dict[str, object] = {name: value for name, value in zip(FIELDS, record, strict=False) if value is not None}
             found.setdefault(loc, fields | {"part": number})
     return found
