@@ -107,6 +107,7 @@ class DiffBuilder:
         for part in state.parts:
             self.old_parts.setdefault(part.name, part)
         self.used: set[str] = set()  # names of old parts compared already
+        self.nothing_recorded = not state.parts
         self.pending_since: dict[str, str] = {}
         for endpoint in endpoints:
             for loc, item in state.pending.get(endpoint, {}).items():
@@ -153,7 +154,10 @@ class DiffBuilder:
             fingerprint = prints.get(loc) if prints is not None else None
             record = recorded.get(loc)
             if record is None:
-                self.unmatched_new.append(_Unmatched(loc, lastmod, part_no if self.build else -1, fingerprint))
+                if self.nothing_recorded:  # a first run: nothing can have moved here
+                    result.added.append(Change(loc, "added", None, lastmod))
+                else:
+                    self.unmatched_new.append(_Unmatched(loc, lastmod, part_no if self.build else -1, fingerprint))
                 if self.build:
                     urls[loc] = new_record(lastmod, self.now, None, fingerprint)
                 continue

@@ -6,9 +6,11 @@ violation at level ``error`` fails the deploy (exit 1) before anything is submit
 
 from __future__ import annotations
 
+import array
 import datetime as dt
 import ipaddress
 import itertools
+import math
 import posixpath
 import re
 from collections import Counter
@@ -114,17 +116,8 @@ class Context:
     first_run: bool
     key_file_missing: list[str] = field(default_factory=list)  # key files expected in the build
     backed_by_history: set[str] = field(default_factory=set)  # lastmod is a commit time of the source
-    _instants: dict[str, dt.datetime | None] = field(default_factory=dict)
-
-    def instant(self, lastmod: str) -> dt.datetime | None:
-        """parse_w3c, once per distinct value in a run (several rules ask about the same dates)."""
-        try:
-            return self._instants[lastmod]
-        except KeyError:
-            value = self._instants[lastmod] = parse_w3c(lastmod)
-            return value
-
     extra: list[Violation] = field(default_factory=list)  # from history and fingerprints
+    dated: _Dated | None = None  # the added and changed lastmods, parsed (by _dated)
 
 
 def verify(context: Context, settings: RuleSettings) -> list[Violation]:
@@ -340,20 +333,17 @@ def _lastmods(context: Context, settings: RuleSettings) -> Iterator[_Finding]:
         else:
             for loc in diff.missing:
                 yield "lastmod-missing", loc, "no lastmod", None
-    seen: set[str] = set()
-    for change in _dated(diff):
-        instant = context.instant(change.new) if change.new is not None else None
-        if change.new is not None and instant is None:
-            if change.loc not in seen:
-                seen.add(change.loc)
-                yield (
-                    "lastmod-invalid",
-                    change.loc,
-                    f"lastmod {change.new!r} is not a W3C Datetime (e.g. 2024-05-01 or 2024-05-01T12:00:00+00:00)",
-                    None,
-                )
-            continue
-        if instant is not None and instant > limit:
+    dated = _dated(context)
+    for change in dated.invalid:
+        yield (
+            "lastmod-invalid",
+            change.loc,
+            f"lastmod {change.new!r} is not a W3C Datetime (e.g. 2024-05-01 or 2024-05-01T12:00:00+00:00)",
+            None,
+        )
+    limit_stamp = limit.timestamp()
+    for change, stamp in zip(dated.valid, dated.stamps, strict=True):
+        if stamp > limit_stamp:
             yield (
                 "lastmod-future",
                 change.loc,
@@ -361,9 +351,9 @@ def _lastmods(context: Context, settings: RuleSettings) -> Iterator[_Finding]:
                 "check the generator's clock and time zone",
                 None,
             )
-        if change.reason == "changed" and change.old is not None and instant is not None:
-            old_instant = context.instant(change.old)
-            if old_instant is not None and instant < old_instant:
+        if change.reason == "changed" and change.old is not None:
+            old_instant = parse_w3c(change.old)
+            if old_instant is not None and stamp < old_instant.timestamp():
                 yield (
                     "lastmod-regressed",
                     change.loc,
@@ -372,37 +362,82 @@ def _lastmods(context: Context, settings: RuleSettings) -> Iterator[_Finding]:
                 )
 
 
-def _dated(diff: Diff) -> list[Change]:
-    return [change for change in diff.added + diff.changed if change.new is not None]
+class _Dated(NamedTuple):
+    valid: list[Change]  # added or changed with a W3C Datetime lastmod
+    stamps: array.array[float]  # their instants, as POSIX timestamps (8 bytes each, not a datetime)
+    invalid: list[Change]  # added or changed with a lastmod that is not one
+
+
+def _dated(context: Context) -> _Dated:
+    """Every added or changed lastmod parsed once (a first run has a million)."""
+    if context.dated is None:
+        dated = _Dated([], array.array("d"), [])
+        for change in itertools.chain(context.diff.added, context.diff.changed):
+            if change.new is None:
+                continue
+            instant = parse_w3c(change.new)
+            if instant is None:
+                dated.invalid.append(change)
+            else:
+                dated.valid.append(change)
+                dated.stamps.append(instant.timestamp())
+        context.dated = dated
+    return context.dated
 
 
 def _bulk(context: Context, settings: RuleSettings) -> Iterator[_Finding]:
     bulk = settings.bulk
+    dated = _dated(context)
     # a date that git history backs is honest however many pages share it (one big commit)
     backed = context.backed_by_history
-    candidates = [change for change in _dated(context.diff) if change.loc not in backed]
-    if len(candidates) < bulk.min_urls:
+    if backed:
+        pairs = [(change, stamp) for change, stamp in zip(dated.valid, dated.stamps, strict=True) if change.loc not in backed]
+        changes, stamps = [change for change, _ in pairs], array.array("d", (stamp for _, stamp in pairs))
+        candidates = len(changes) + sum(1 for change in dated.invalid if change.loc not in backed)
+    else:
+        changes, stamps = dated.valid, dated.stamps
+        candidates = len(changes) + len(dated.invalid)
+    if candidates < bulk.min_urls or not stamps:
         return
-    counts: Counter[dt.datetime] = Counter()
-    for change in candidates:
-        assert change.new is not None
-        instant = context.instant(change.new)
-        if instant is not None:
-            counts[instant] += 1
-    if not counts:
-        return
-    instant, shared = counts.most_common(1)[0]
+    stamp, shared = _most_shared(stamps, bulk.ratio)
     total_site = context.diff.total
-    if shared >= bulk.min_urls and shared >= bulk.ratio * len(candidates) and shared >= bulk.site_ratio * total_site:
-        example = next(change for change in candidates if change.new is not None and context.instant(change.new) == instant)
+    if shared >= bulk.min_urls and shared >= bulk.ratio * candidates and shared >= bulk.site_ratio * total_site:
+        example = changes[stamps.index(stamp)]
         what = "added" if context.first_run else "changed"
         yield (
             "lastmod-bulk",
             example.loc,
-            f"{shared} of {len(candidates)} {what} URLs share one lastmod {example.new}: dates from file mtimes or "
+            f"{shared} of {candidates} {what} URLs share one lastmod {example.new}: dates from file mtimes or "
             "the build clock, not from the content; take lastmod from git or a front-matter field",
             None,
         )
+
+
+def _most_shared(stamps: array.array[float], share: float) -> tuple[float, int]:
+    """The instant most of ``stamps`` share and how many, whenever that is at least ``share``
+    of them (else some instant and its count, below ``share``).
+
+    Misra-Gries: with k counters, every value seen more than n/(k+1) times survives one
+    pass; an exact count of the survivors follows. Memory stays k counters, not a
+    counter per distinct date (a million at a first run).
+    """
+    if share <= 0.001:
+        return Counter(stamps).most_common(1)[0]
+    slots = math.ceil(1 / share)
+    counters: dict[float, int] = {}
+    for value in stamps:
+        if value in counters:
+            counters[value] += 1
+        elif len(counters) < slots:
+            counters[value] = 1
+        else:
+            for key in list(counters):
+                if counters[key] == 1:
+                    del counters[key]
+                else:
+                    counters[key] -= 1
+    exact = Counter(value for value in stamps if value in counters)
+    return exact.most_common(1)[0] if exact else (stamps[0], 1)
 
 
 def _mass_removal(context: Context, settings: RuleSettings) -> Iterator[_Finding]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import array
 import datetime as dt
 import re
 
@@ -323,3 +324,13 @@ def test_rules_can_be_turned_off_in_config(offline_site: Site) -> None:
 
 def test_check_exits_1_only_for_errors() -> None:
     assert {rule.level for rule in RULES.values()} == {"error", "warn"}
+
+
+def test_the_most_shared_instant_is_found_with_a_few_counters() -> None:
+    from notifier.rules import _most_shared
+
+    spread = array.array("d", [float(n) for n in range(1000)])
+    assert _most_shared(spread, 0.5)[1] == 1  # no instant is shared: every counter was knocked out
+    stamped = array.array("d", [7.0 if n % 2 else float(n) for n in range(1000)])
+    assert _most_shared(stamped, 0.5) == (7.0, 500)  # exactly half still counts
+    assert _most_shared(stamped, 0.2) == (7.0, 500)
