@@ -24,7 +24,7 @@ import requests
 import tenacity
 
 from notifier.errors import UsageError
-from notifier.urls import locate, split_url
+from notifier.urls import locate, split_url, where_host
 
 DEFAULT_ENDPOINT = "https://api.indexnow.org/indexnow"
 MAX_BATCH = 10_000  # IndexNow: at most 10,000 URLs per POST
@@ -135,7 +135,7 @@ def make_batches(urls: Iterable[str], keys: Keys, batch_size: int) -> tuple[list
     by_host: dict[tuple[str, str], list[str]] = {}
     unsendable: list[tuple[str, str]] = []
     for url in urls:
-        where = locate(url)
+        where = where_host(url)
         if where.scheme not in ("http", "https") or not where.host:
             unsendable.append((url, "not an absolute http(s) URL"))
             continue

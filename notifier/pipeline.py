@@ -24,7 +24,7 @@ from notifier.rules import Context, RuleSettings, Violation, verify
 from notifier.settings import HistorySettings, Settings
 from notifier.sitemap import Entry, ReadOptions, read_sitemap
 from notifier.store import RunRecord, State, StateStore, open_store, read_state, state_digest
-from notifier.urls import locate
+from notifier.urls import locate, origin, site, where_host
 
 
 @dataclass
@@ -364,14 +364,15 @@ def _missing_key_files(settings: Settings, origins: list[str]) -> list[str]:
 
 
 def _host_of(loc: str) -> str:
-    return locate(loc).host or "?"
+    return where_host(loc).host or "?"
 
 
 def _require_keys(settings: Settings, to_submit: list[Change], state: State, endpoints: list[str]) -> None:
     """A run with something to send needs a key for every host, before anything is written."""
-    hosts = {_host_of(change.loc) for change in to_submit}
+    origins = {origin(change.loc) for change in to_submit}
     for endpoint in endpoints:
-        hosts.update(_host_of(loc) for loc in state.pending.get(endpoint, {}))
+        origins.update(map(origin, state.pending.get(endpoint, {})))
+    hosts = {site(each).host or "?" for each in origins}
     missing = sorted(host for host in hosts if settings.keys.key_for(host) is None)
     if missing and not settings.dry_run:
         raise UsageError(

@@ -1,0 +1,20 @@
+"""The cheap URL helpers agree with the careful ones on every string."""
+
+from __future__ import annotations
+
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from notifier.urls import locate, where_host
+
+PIECES = st.sampled_from(["http", "https", "HTTP", "ftp", "://", ":", "/", "?", "#", "@", "[", "]", "::1", "a.org", "A.Org", ":80", "x", "%", " ", "é"])
+
+
+@given(st.lists(PIECES, max_size=12).map("".join))
+@example("http://a.org?x=1")
+@example("http://[::1")
+@example("https://u@H.org#f/x")
+@example("http://a.org:99999999/")
+def test_scheme_and_host_from_the_origin_equal_those_of_the_whole_url(url: str) -> None:
+    fast, careful = where_host(url), locate(url)
+    assert (fast.scheme, fast.host) == (careful.scheme, careful.host)
