@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from notifier.dates import parse_w3c
-from notifier.sitemap import Entry
-from notifier.store import FINGERPRINT, LASTMOD, Part, PendingItem, Record, State, fingerprint_of, new_record, origins_of
+from notifier.sitemap import Entry, SitemapFile
+from notifier.store import FINGERPRINT, LASTMOD, Part, PendingItem, Record, State, fingerprint_of, new_record
+from notifier.urls import irregular, origins_of
 
 
 class Change(NamedTuple):
@@ -58,6 +59,7 @@ class Diff:
     missing: list[str] = field(default_factory=list)  # URLs without a lastmod
     origins: list[str] = field(default_factory=list)  # scheme://host of the URLs, first seen first
     page_findings: list[PageFinding] = field(default_factory=list)
+    irregular: set[str] = field(default_factory=set)  # URLs of the files read that are not plain (urls.irregular)
     parts: list[Part] = field(default_factory=list)  # the state's parts after this deploy (when built)
 
     @property
@@ -123,8 +125,9 @@ class DiffBuilder:
         self.new_parts: list[Part | None] = []
 
     # -- one file ------------------------------------------------------------------------
-    def add_file(self, key: str, digest: str, entries: list[Entry] | None) -> None:
+    def add_file(self, info: SitemapFile, entries: list[Entry] | None) -> None:
         """Compare one urlset or text file; ``entries`` None: not read (same bytes as recorded)."""
+        key = info.key
         old = self.old_parts.get(key)
         if old is not None and key in self.used:
             old = None  # the index lists one file twice: the reader refuses that, but never compare twice
@@ -169,10 +172,10 @@ class DiffBuilder:
             for loc, record in recorded.items():
                 if loc not in matched:
                     self.unmatched_old[loc] = record
-        origins = origins_of(entry.loc for entry in entries)
-        self.origins.update(dict.fromkeys(origins))
+        self.origins.update(dict.fromkeys(info.origins))
+        result.irregular.update(info.irregular)
         if self.build:
-            part = Part(key, digest, urls, origins=origins)
+            part = Part(key, info.digest, urls, origins=info.origins, index=info.index)
             part.freeze()  # its encoding is what the state needs; the records go
             self.new_parts.append(part)
         else:
@@ -332,7 +335,8 @@ def compute_diff(
         build=True,
         fingerprints=(lambda locs: {loc: fingerprints[loc] for loc in locs if loc in fingerprints}) if fingerprints is not None else None,
     )
-    builder.add_file("\0entries", "", entries)
+    locs = [entry.loc for entry in entries]
+    builder.add_file(SitemapFile("entries", "urlset", key="\0entries", origins=origins_of(locs), irregular=irregular(locs)), entries)
     return builder.finish()
 
 

@@ -94,8 +94,9 @@ def _pipeline(settings: Settings, env: Environment, recorded: State | None, stor
             request_timeout=settings.request_timeout,
             progress=env.progress,
             known_digests=known,
+            index=writes,
         ),
-        sink=lambda info, entries: builder.add_file(info.key, info.digest, entries),
+        sink=builder.add_file,
     )
     diff = builder.finish()
     report.added, report.changed, report.removed = diff.added, diff.changed, diff.removed
@@ -341,8 +342,8 @@ def _missing_key_files(settings: Settings, origins: list[str]) -> list[str]:
         return []
     missing: list[str] = []
     hosts: dict[str, str] = {}
-    for origin in origins:
-        where = locate(origin + "/")
+    for each in origins:
+        where = site(each)
         if where.scheme in ("http", "https") and where.host:
             hosts.setdefault(where.host, where.scheme)
     for host, scheme in hosts.items():

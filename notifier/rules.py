@@ -14,7 +14,7 @@ import math
 import posixpath
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -22,7 +22,7 @@ from notifier.dates import parse_w3c
 from notifier.diff import Change, Diff, same_instant
 from notifier.sitemap import Sitemap
 from notifier.store import State
-from notifier.urls import PLAIN_URL, split_url
+from notifier.urls import MAX_URL_LENGTH, PLAIN_URL, site, split_url
 
 ERROR, WARN, OFF = "error", "warn", "off"
 LEVELS = (ERROR, WARN, OFF)
@@ -56,8 +56,6 @@ RULES: dict[str, Rule] = {
         Rule("key-file-missing", ERROR, "the IndexNow key file is not in the build (--site-dir)"),
     )
 }
-
-MAX_URL_LENGTH = 2048
 
 
 class Violation(NamedTuple):
@@ -266,7 +264,14 @@ def _urls(context: Context, settings: RuleSettings) -> Iterator[_Finding]:
     host_reasons: dict[str, str | None] = {}
     diff = context.diff
     # URLs recorded by an earlier deploy passed these rules then: judge what this deploy adds or changes
-    for change in itertools.chain(diff.added, diff.changed):
+    changes: Iterable[Change] = itertools.chain(diff.added, diff.changed)
+    if not _judged_by_url(diff.origins, scope, check_dev, check_scope):
+        # every origin passes, and the scope is the site's root: a plain URL passes too, so
+        # only the irregular ones need a look (a first run adds a million plain URLs)
+        if not diff.irregular:
+            return
+        changes = (change for change in changes if change.loc in diff.irregular)
+    for change in changes:
         loc = change.loc
         plain = PLAIN_URL.fullmatch(loc) if len(loc) <= MAX_URL_LENGTH else None
         if plain is not None:  # the common case, one regex: absolute, ASCII, nothing to escape
@@ -293,6 +298,18 @@ def _urls(context: Context, settings: RuleSettings) -> Iterator[_Finding]:
                 yield "url-out-of-scope", loc, f"not on the sitemap's host {scope.host}", None
             elif not path.startswith(scope.folder):
                 yield "url-out-of-scope", loc, f"not under the sitemap's folder {scope.folder}", None
+
+
+def _judged_by_url(origins: list[str], scope: Scope | None, check_dev: bool, check_scope: bool) -> bool:
+    """Whether plain URLs must be judged one by one: some origin is a development or
+    placeholder host, off the sitemap's host, or the scope is a folder, not the root."""
+    for each in origins:
+        host = site(each).host
+        if check_dev and (host in _PREFIX_HOSTS or dev_host_reason(each + "/") is not None):
+            return True
+        if check_scope and scope is not None and (host != scope.host or scope.folder != "/"):
+            return True
+    return False
 
 
 def _duplicates(context: Context, settings: RuleSettings) -> Iterator[_Finding]:

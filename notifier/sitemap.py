@@ -26,7 +26,8 @@ from lxml import etree
 
 from notifier.errors import InputError
 from notifier.source import CHUNK, Source, file_digest, is_inside, is_url
-from notifier.urls import split_url
+from notifier.store import make_index
+from notifier.urls import irregular, origins_of, split_url
 
 MAX_URLS_PER_FILE = 50_000  # sitemaps.org: at most 50,000 URLs per file, 50,000 parts per index
 MAX_INDEX_DEPTH = 2  # an index inside an index is a finding; one more level is refused
@@ -67,6 +68,10 @@ class SitemapFile:
     public_url: str | None = None  # the URL an index listed it under
     key: str = ""  # stable identity across deploys: the path under the site dir, or the URL
     skipped: bool = False  # its bytes equal the recorded ones: not parsed, its URLs come from the state
+    # worked out where it was parsed (on every core for an index's parts):
+    origins: list[str] = field(default_factory=list)  # scheme://host of its URLs, first seen first
+    irregular: list[str] = field(default_factory=list)  # its URLs that are not plain (urls.irregular)
+    index: bytes | None = None  # store.make_index of its URLs (ReadOptions.index)
 
 
 @dataclass
@@ -95,6 +100,7 @@ class ReadOptions:
     request_timeout: float = 30.0
     progress: Callable[[str], None] | None = None
     known_digests: Mapping[str, str] | None = None  # key -> digest of parts recorded last deploy
+    index: bool = False  # make each file's index of URL fingerprints (a run that records them)
 
 
 def read_sitemap(
@@ -172,6 +178,12 @@ def _read_one(
                 for part_location, part_url in resolved:
                     _read_one(part_location, part_url, sitemap, options, base_dir, visited, depth + 1)
     info.digest = raw.digest()
+    if info.kind != "index":
+        locs = [entry.loc for entry in itertools.islice(sitemap.entries, start, None)]
+        info.origins = origins_of(locs)
+        info.irregular = irregular(locs)
+        if options.index:
+            info.index = make_index(locs)
     if sitemap.sink is not None and info.kind != "index":
         entries = sitemap.entries[start:]
         del sitemap.entries[start:]

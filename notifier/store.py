@@ -16,7 +16,6 @@ import errno
 import fcntl
 import hashlib
 import os
-import re
 import tempfile
 import time
 import zlib
@@ -28,6 +27,7 @@ from typing import Any, TypedDict, cast
 import orjson
 
 from notifier.errors import LockTimeout, StateError
+from notifier.urls import origins_of
 
 FORMAT_VERSION = 2  # 1: one "urls" object of records; 2: the records grouped by sitemap file
 MAX_RUNS_KEPT = 20
@@ -181,20 +181,6 @@ class Part:
             "origins": self.origins,
             "index": base64.b64encode(self.index).decode("ascii"),
         }
-
-
-def origins_of(locs: Iterable[str]) -> list[str]:
-    """``scheme://host`` of each URL, in order of first appearance (a site has few)."""
-    found: dict[str, None] = {}
-    match = _ORIGIN.match
-    for loc in locs:
-        origin = match(loc)
-        found[origin.group() if origin is not None else ""] = None
-    found.pop("", None)
-    return list(found)
-
-
-_ORIGIN = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*")
 
 
 @dataclass

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import re
 import urllib.parse
+from collections.abc import Iterable
 from typing import NamedTuple
 
 _NOTHING = urllib.parse.SplitResult("", "", "", "", "")
@@ -71,3 +72,19 @@ def site(origin: str) -> Where:
 def where_host(url: str) -> Where:
     """Scheme and host of ``url`` (path "/"): ``locate`` without its per-URL cost."""
     return site(origin(url))
+
+
+def origins_of(urls: Iterable[str]) -> list[str]:
+    """The origins of absolute URLs, in order of first appearance (a site has few)."""
+    found = dict.fromkeys(map(origin, urls))
+    return [each for each in found if "://" in each]
+
+
+MAX_URL_LENGTH = 2048
+
+
+def irregular(urls: Iterable[str]) -> list[str]:
+    """The URLs that are not plain (``PLAIN_URL``, at most MAX_URL_LENGTH characters): the
+    only ones the URL rules must look at one by one (see rules._urls)."""
+    match = PLAIN_URL.fullmatch
+    return [url for url in urls if len(url) > MAX_URL_LENGTH or match(url) is None]
