@@ -14,9 +14,9 @@ its index of URL fingerprints is consulted when a URL of another file might be i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple, overload
 
 from notifier.dates import parse_w3c
 from notifier.sitemap import Entry, SitemapFile
@@ -35,6 +35,46 @@ class Change(NamedTuple):
     recorded: str | None = None  # for changed: when the old lastmod was recorded (or last sent)
 
 
+class Added(Sequence[Change]):
+    """The added URLs: kept as their locs, each Change made when asked for (a first run adds
+    a million URLs; a million Change objects would be a hundred megabytes)."""
+
+    def __init__(self, lookup: Callable[[str], Any], lastmod_at: int | None = None) -> None:
+        self.locs: list[str] = []
+        self._lookup = lookup  # loc -> its lastmod, or its record (lastmod at ``lastmod_at``)
+        self._at = lastmod_at
+
+    def _change(self, loc: str) -> Change:
+        found = self._lookup(loc)
+        return Change(loc, "added", None, found if self._at is None else found[self._at])
+
+    def __len__(self) -> int:
+        return len(self.locs)
+
+    @overload
+    def __getitem__(self, index: int) -> Change: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Change]: ...
+    def __getitem__(self, index: int | slice) -> Change | list[Change]:
+        if isinstance(index, slice):
+            return [self._change(loc) for loc in self.locs[index]]
+        return self._change(self.locs[index])
+
+    def __iter__(self) -> Iterator[Change]:
+        return map(self._change, self.locs)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __add__(self, other: Sequence[Change]) -> list[Change]:
+        return [*self, *other]
+
+    def __repr__(self) -> str:
+        return f"Added({self.locs[:3]}{'...' if len(self.locs) > 3 else ''})"
+
+
 class PageFinding(NamedTuple):
     """A lastmod and a built page file that disagree (with --site-dir fingerprints)."""
 
@@ -49,7 +89,7 @@ class Diff:
     """The outcome of comparing the sitemap with the state."""
 
     duplicates: list[tuple[Entry, Entry]] = field(default_factory=list)  # (first, repeat)
-    added: list[Change] = field(default_factory=list)
+    added: Added = field(default_factory=lambda: Added(lambda loc: None))
     changed: list[Change] = field(default_factory=list)
     removed: list[Change] = field(default_factory=list)
     pending: list[Change] = field(default_factory=list)  # waiting from an earlier run only
@@ -61,11 +101,12 @@ class Diff:
     page_findings: list[PageFinding] = field(default_factory=list)
     irregular: set[str] = field(default_factory=set)  # URLs of the files read that are not plain (urls.irregular)
     parts: list[Part] = field(default_factory=list)  # the state's parts after this deploy (when built)
+    records: dict[str, Record] | None = None  # loc -> record, for every URL of the parts this run made
 
     @property
-    def announced(self) -> list[Change]:
+    def announced(self) -> list[Sequence[Change]]:
         """What this run found new: added, changed and removed, in sitemap order."""
-        return self.added + self.changed + self.removed
+        return [self.added, self.changed, self.removed]
 
 
 def same_instant(old: str | None, new: str | None) -> bool:
@@ -116,8 +157,9 @@ class DiffBuilder:
                 since = self.pending_since.get(loc)
                 if since is None or item["since"] < since:
                     self.pending_since[loc] = item["since"]
-        self.seen: dict[str, str | None] = {}  # loc -> its first lastmod, over the files read
-        self.new_records: dict[str, Record] | None = None
+        self.seen: dict[str, str | None] = {}  # check: loc -> its first lastmod, over the files read
+        self.records: dict[str, Record] = {}  # run: loc -> its record after this deploy
+        self.result.added = Added(self.records.__getitem__ if build else self.seen.__getitem__, lastmod_at=0 if build else None)
         self.unmatched_new: list[_Unmatched] = []
         self.unmatched_old: dict[str, Record] = {}
         self.origins: dict[str, None] = {}
@@ -140,44 +182,56 @@ class DiffBuilder:
             self.origins.update(dict.fromkeys(old.origins))
             return
         result = self.result
-        seen = self.seen
         recorded = old.urls() if old is not None else {}
         prints = self.fingerprints([entry.loc for entry in entries]) if self.fingerprints is not None else None
         part_no = len(self.new_parts)
-        urls: dict[str, Record] = {}
         matched: set[str] = set()
+        # check: seen maps a URL to its first lastmod; run: records maps it to its record as
+        # this deploy leaves it (the first listing wins), and the new part lists its URLs
+        seen, records, build = self.seen, self.records, self.build
+        locs: list[str] = []
+        missing = 0
         for entry in entries:
             loc, lastmod = entry.loc, entry.lastmod
-            if loc in seen:
+            if build:
+                first = records.get(loc)
+                if first is not None:
+                    result.duplicates.append((Entry(loc, first[LASTMOD], -1, 0), entry))
+                    continue
+            elif loc in seen:
                 result.duplicates.append((Entry(loc, seen[loc], -1, 0), entry))
                 continue
-            seen[loc] = lastmod
+            else:
+                seen[loc] = lastmod
             if lastmod is None:
                 result.missing.append(loc)
+                missing += 1
             fingerprint = prints.get(loc) if prints is not None else None
             record = recorded.get(loc)
             if record is None:
                 if self.nothing_recorded:  # a first run: nothing can have moved here
-                    result.added.append(Change(loc, "added", None, lastmod))
+                    result.added.locs.append(loc)
                 else:
-                    self.unmatched_new.append(_Unmatched(loc, lastmod, part_no if self.build else -1, fingerprint))
-                if self.build:
-                    urls[loc] = new_record(lastmod, self.now, None, fingerprint)
+                    self.unmatched_new.append(_Unmatched(loc, lastmod, part_no if build else -1, fingerprint))
+                if build:
+                    records[loc] = new_record(lastmod, self.now, None, fingerprint)
+                    locs.append(loc)
                 continue
             matched.add(loc)
             self._classify(loc, lastmod, record, fingerprint)
-            if self.build:
-                urls[loc] = _updated(record, lastmod, fingerprint)
+            if build:
+                records[loc] = _updated(record, lastmod, fingerprint)
+                locs.append(loc)
         if len(matched) < len(recorded):  # recorded here, not listed here any more: moved or removed
             for loc, record in recorded.items():
                 if loc not in matched:
                     self.unmatched_old[loc] = record
         self.origins.update(dict.fromkeys(info.origins))
         result.irregular.update(info.irregular)
-        if self.build:
-            part = Part(key, info.digest, urls, origins=info.origins, index=info.index)
-            part.freeze()  # its encoding is what the state needs; the records go
-            self.new_parts.append(part)
+        if build:
+            self.new_parts.append(
+                Part(key, info.digest, count=len(locs), missing=missing, origins=info.origins, index=info.index, view=(locs, records))
+            )
         else:
             self.new_parts.append(None)
         if old is not None:
@@ -213,7 +267,7 @@ class DiffBuilder:
     def finish(self) -> Diff:
         """Match what moved between files, consult the unread files, count, and return."""
         result = self.result
-        seen = self.seen
+        seen = self.records if self.build else self.seen
         kept = [part for _, part in self.kept]
         # records of files no longer in the sitemap, or no longer listing a URL
         for name, part in self.old_parts.items():
@@ -228,7 +282,7 @@ class DiffBuilder:
             candidates += [loc for loc in self.unmatched_old if loc not in seen]
             candidates += [loc for loc in self.pending_since if loc not in seen]
             confirmed_in_kept = _look_up(candidates, kept)
-        fixes: dict[int, list[tuple[str, Record]]] = {}
+        fixes: dict[int, set[str]] = {}
         for item in self.unmatched_new:
             record = self.unmatched_old.pop(item.loc, None)
             if record is None:
@@ -237,25 +291,19 @@ class DiffBuilder:
                     result.duplicates.append((Entry(item.loc, kept_record[LASTMOD], -1, 0), Entry(item.loc, item.lastmod, -1, 0)))
                     result.unchanged += 1
                     if item.part >= 0:
-                        fixes.setdefault(item.part, []).append((item.loc, []))
+                        fixes.setdefault(item.part, set()).add(item.loc)
                     continue
-                result.added.append(Change(item.loc, "added", None, item.lastmod))
+                result.added.locs.append(item.loc)
                 continue
             self._classify(item.loc, item.lastmod, record, item.fingerprint)
-            if item.part >= 0:
-                fixes.setdefault(item.part, []).append((item.loc, _updated(record, item.lastmod, item.fingerprint)))
-        if self.build:
-            for number, replacements in fixes.items():
-                fixed = self.new_parts[number]
-                assert fixed is not None
-                urls = fixed.urls()
-                for loc, record in replacements:
-                    if record:
-                        urls[loc] = record
-                    else:
-                        del urls[loc]
-                fixed.touch()
-                fixed.freeze()
+            if self.build:  # moved here from another file: its record comes along
+                self.records[item.loc] = _updated(record, item.lastmod, item.fingerprint)
+        for number, dropped in fixes.items():
+            fixed = self.new_parts[number]
+            assert fixed is not None
+            fixed.drop(dropped)
+            for loc in dropped:
+                del self.records[loc]
         # what no file lists any more
         if seen or kept:  # an empty sitemap is a broken build, never "every page was removed"
             for loc, old_record in self.unmatched_old.items():
@@ -284,7 +332,7 @@ class DiffBuilder:
         result.origins = list(self.origins)
         if self.build:
             result.parts = [part for part in self.new_parts if part is not None]
-        self.seen = {}
+            result.records = self.records
         return result
 
 
@@ -340,23 +388,28 @@ def compute_diff(
     return builder.finish()
 
 
-def apply_to_state(diff: Diff, state: State, *, endpoints: list[str], to_submit: list[Change], now: str) -> None:
+def apply_to_state(diff: Diff, state: State, *, endpoints: list[str], to_submit: Iterable[Sequence[Change]], now: str) -> None:
     """Record the sitemap as the new truth and add ``to_submit`` to every endpoint's pending set.
 
     The pending sets are then what each endpoint is sent (older pending first). This is
     written durably before the first request, so a run killed mid-way resends what was
     not acknowledged; each acknowledged batch then leaves the pending set.
     """
-    state.parts = diff.parts
+    state.parts, state.records = diff.parts, diff.records
     fresh = {reason: PendingItem(reason=reason, since=now) for reason in ("added", "changed", "removed")}
+    groups = list(to_submit)
     for endpoint in endpoints:
         items = state.pending.setdefault(endpoint, {})
-        for change in to_submit:
-            waiting = items.get(change.loc)
-            if waiting is None:  # items are never changed in place: one object serves every URL alike
-                items[change.loc] = fresh[change.reason]
-            else:
-                items[change.loc] = PendingItem(reason=change.reason, since=waiting["since"])
+        for group in groups:
+            if isinstance(group, Added) and not items:  # a first run's million: no Change objects
+                items.update(dict.fromkeys(group.locs, fresh["added"]))
+                continue
+            for change in group:
+                waiting = items.get(change.loc)
+                if waiting is None:  # items are never changed in place: one object serves every URL alike
+                    items[change.loc] = fresh[change.reason]
+                else:
+                    items[change.loc] = PendingItem(reason=change.reason, since=waiting["since"])
     if not state.created:
         state.created = now
     state.updated = now

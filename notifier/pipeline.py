@@ -7,14 +7,14 @@ import gc
 import itertools
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import requests
 
 from notifier.dates import format_utc, parse_w3c
-from notifier.diff import Change, Diff, DiffBuilder, apply_to_state
+from notifier.diff import Added, Change, Diff, DiffBuilder, apply_to_state
 from notifier.errors import ExitCode, InputError, UsageError
 from notifier.history import HistoryCheck, check_history
 from notifier.indexnow import Batch, BatchResult, Client, RetryPolicy, make_batches, redact
@@ -139,11 +139,11 @@ def _pipeline(settings: Settings, env: Environment, recorded: State | None, stor
     to_submit = _choose(settings, diff, first_run, now, report)
     _require_keys(settings, to_submit, state, endpoints)
     apply_to_state(diff, state, endpoints=endpoints, to_submit=to_submit, now=stamp)
-    report.reasons = _reasons(diff, to_submit, state, endpoints)
+    report.explain = _explainer(diff, to_submit, state, endpoints)
     if settings.dry_run:
         if settings.keys.default is None and not settings.keys.per_host:
             report.notes.append("no IndexNow key is set: a real run needs INDEXNOW_KEY (or --key)")
-        report.planned = _plan(settings, state, endpoints, report.reasons)
+        report.planned = _plan(settings, state, endpoints, report.reasons)  # before anything leaves pending
         report.pending = _pending_urls(state, endpoints)
         return report
     assert store is not None
@@ -175,7 +175,7 @@ def _pipeline(settings: Settings, env: Environment, recorded: State | None, stor
     report.pending = _pending_urls(state, endpoints)
 
     # record the run itself, only when something happened (a rerun leaves the bytes alone)
-    if diff.announced or report.batches or first_run or report.pending:
+    if any(diff.announced) or report.batches or first_run or report.pending:
         exit_code = ExitCode.OK
         if report.pending and settings.on_submit_error == "fail":
             exit_code = ExitCode.SUBMISSION_INCOMPLETE
@@ -216,11 +216,11 @@ def _history(history: HistorySettings, diff: Diff, report: Report) -> HistoryChe
     return checked
 
 
-def _choose(settings: Settings, diff: Diff, first_run: bool, now: dt.datetime, report: Report) -> list[Change]:
+def _choose(settings: Settings, diff: Diff, first_run: bool, now: dt.datetime, report: Report) -> list[Sequence[Change]]:
     """Which of this deploy's changes to announce (``--initial`` on the first run, ``--no-removed``)."""
     if first_run:
         if settings.initial == "submit":
-            return list(diff.added)
+            return [diff.added]
         since = settings.since
         if since is not None:
             cutoff = now - since
@@ -233,26 +233,31 @@ def _choose(settings: Settings, diff: Diff, first_run: bool, now: dt.datetime, r
                 f"no state file at {settings.state}: recorded {len(diff.added)} URLs, announcing the "
                 f"{len(chosen)} whose lastmod is within {settings.initial[6:]}"
             )
-            return chosen
+            return [chosen]
         report.notes.append(
             f"no state file at {settings.state}: recorded a baseline of {len(diff.added)} URLs and submitted nothing; "
             "keep the state file between deploys (or pass --initial submit to announce every URL)"
         )
         return []
     if settings.no_removed:
-        return diff.added + diff.changed
+        return [diff.added, diff.changed]
     return diff.announced
 
 
-def _reasons(diff: Diff, to_submit: list[Change], state: State, endpoints: list[str]) -> dict[str, Change]:
-    """loc -> why it is (still) to be sent, for every URL pending at a configured endpoint."""
-    reasons = {change.loc: change for change in diff.pending}
-    reasons.update((change.loc, change) for change in to_submit)
-    for endpoint in endpoints:
-        for loc, item in state.pending.get(endpoint, {}).items():
-            if loc not in reasons:
-                reasons[loc] = Change(loc, "pending", since=item["since"])
-    return reasons
+def _explainer(diff: Diff, to_submit: list[Sequence[Change]], state: State, endpoints: list[str]) -> Callable[[], dict[str, Change]]:
+    """loc -> why it is sent, for what this run announced and every URL pending at a configured
+    endpoint; made when the report is rendered (as JSON), not for every run."""
+
+    def explain() -> dict[str, Change]:
+        reasons = {change.loc: change for change in diff.pending}
+        reasons.update((change.loc, change) for change in itertools.chain.from_iterable(to_submit))
+        for endpoint in endpoints:
+            for loc, item in state.pending.get(endpoint, {}).items():
+                if loc not in reasons:
+                    reasons[loc] = Change(loc, "pending", since=item["since"])
+        return reasons
+
+    return explain
 
 
 def _pending_urls(state: State, endpoints: list[str]) -> list[str]:
@@ -368,9 +373,11 @@ def _host_of(loc: str) -> str:
     return where_host(loc).host or "?"
 
 
-def _require_keys(settings: Settings, to_submit: list[Change], state: State, endpoints: list[str]) -> None:
+def _require_keys(settings: Settings, to_submit: list[Sequence[Change]], state: State, endpoints: list[str]) -> None:
     """A run with something to send needs a key for every host, before anything is written."""
-    origins = {origin(change.loc) for change in to_submit}
+    origins: set[str] = set()
+    for group in to_submit:
+        origins.update(map(origin, group.locs if isinstance(group, Added) else (change.loc for change in group)))
     for endpoint in endpoints:
         origins.update(map(origin, state.pending.get(endpoint, {})))
     hosts = {site(each).host or "?" for each in origins}

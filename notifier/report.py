@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -28,7 +29,7 @@ class Report:
     command: str
     dry_run: bool = False
     exit_code: ExitCode = ExitCode.OK
-    added: list[Change] = field(default_factory=list)
+    added: Sequence[Change] = field(default_factory=list)
     changed: list[Change] = field(default_factory=list)
     removed: list[Change] = field(default_factory=list)
     pending: list[str] = field(default_factory=list)  # URLs still undelivered after this run
@@ -38,7 +39,16 @@ class Report:
     batches: list[BatchResult] = field(default_factory=list)
     planned: list[PlannedBatch] = field(default_factory=list)  # --dry-run
     notes: list[str] = field(default_factory=list)  # warnings about the run itself
-    reasons: dict[str, Change] = field(default_factory=dict)  # why each pending URL waits
+    # why each URL was (or is to be) sent: worked out when asked for (a first run sends a million)
+    explain: Callable[[], dict[str, Change]] | None = field(default=None, repr=False)
+    _reasons: dict[str, Change] | None = field(default=None, repr=False)
+
+    @property
+    def reasons(self) -> dict[str, Change]:
+        """loc -> why it was (or is to be) sent."""
+        if self._reasons is None:
+            self._reasons = self.explain() if self.explain is not None else {}
+        return self._reasons
 
     @property
     def errors(self) -> list[Violation]:

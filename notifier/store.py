@@ -15,6 +15,7 @@ import contextlib
 import errno
 import fcntl
 import hashlib
+import itertools
 import os
 import tempfile
 import time
@@ -90,7 +91,7 @@ class Part:
     of first appearance) and ``index`` (``make_index`` of its URLs) answer the rest.
     """
 
-    __slots__ = ("_array", "_index", "_raw", "_source", "_urls", "count", "digest", "missing", "name", "origins")
+    __slots__ = ("_array", "_index", "_raw", "_source", "_urls", "_view", "count", "digest", "missing", "name", "origins")
 
     def __init__(
         self,
@@ -104,12 +105,17 @@ class Part:
         origins: list[str] | None = None,
         index: bytes | None = None,
         source: str = "",
+        view: tuple[list[str], dict[str, Record]] | None = None,
     ) -> None:
         self.name, self.digest = name, digest
         self._urls, self._raw, self._source = urls, raw, source
+        # a part made by this run: its URLs in order, their records in one dict for all parts
+        self._view = view
         self._index = index
         self._array: array.array[int] | None = None
-        if urls is not None:
+        if view is not None:
+            self.count, self.missing, self.origins = count, missing, origins or []
+        elif urls is not None:
             self.count = len(urls)
             self.missing = sum(1 for record in urls.values() if record[LASTMOD] is None)
             self.origins = origins if origins is not None else origins_of(urls)
@@ -118,10 +124,13 @@ class Part:
 
     @property
     def decoded(self) -> bool:
-        return self._urls is not None
+        return self._urls is not None or self._view is not None
 
     def urls(self) -> dict[str, Record]:
         """Its records, decoded (and checked) on first use."""
+        if self._view is not None:  # a new dict each time, the same record objects
+            locs, records = self._view
+            return {loc: records[loc] for loc in locs}
         if self._urls is None:
             self._urls = _decode_records(self._raw or b"{}", self._source)
         return self._urls
@@ -130,6 +139,16 @@ class Part:
         """Drop the decoded records if their encoding is at hand (memory for the next file)."""
         if self._raw is not None:
             self._urls = None
+
+    def drop(self, locs: set[str]) -> None:
+        """It no longer holds these URLs."""
+        if self._view is not None:
+            self._view = ([loc for loc in self._view[0] if loc not in locs], self._view[1])
+        else:
+            urls = self.urls()
+            for loc in locs:
+                urls.pop(loc, None)
+        self.touch()
 
     def touch(self) -> None:
         """Its records were changed in place: encode them again at the next save."""
@@ -162,6 +181,8 @@ class Part:
     def encoded_urls(self) -> bytes | memoryview:
         if self._raw is not None:
             return self._raw
+        if self._view is not None:
+            return orjson.dumps(self.urls())
         return orjson.dumps(self._urls if self._urls is not None else {})
 
     def freeze(self) -> None:
@@ -194,6 +215,8 @@ class State:
     updated: str = ""
     # loc -> when an endpoint acknowledged it, not yet written into its part's record
     submitted: dict[str, str] = field(default_factory=dict)
+    # loc -> record of every URL in the parts this run made (see Part's view)
+    records: dict[str, Record] | None = None
 
     @classmethod
     def from_urls(cls, urls: dict[str, Record], **fields: Any) -> State:
@@ -214,6 +237,10 @@ class State:
     def settle_submitted(self) -> None:
         """Write the acknowledged times into the records of the parts that hold those URLs."""
         left = self.submitted
+        if self.records is not None:
+            records = self.records
+            for loc in [loc for loc in left if loc in records]:
+                records[loc][LAST_SUBMITTED] = left.pop(loc)
         wanted: set[int] | None = None
         for part in self.parts:
             if not left:
@@ -269,9 +296,16 @@ def encode_chunks(state: State) -> Iterator[bytes | memoryview]:
         header["created"] = state.created
     if state.updated:
         header["updated"] = state.updated
-    header["pending"] = {endpoint: items for endpoint, items in state.pending.items() if items}
-    header["runs"] = state.runs[-MAX_RUNS_KEPT:]
-    yield orjson.dumps(header)[:-1] + b',"parts":[\n'
+    yield orjson.dumps(header)[:-1] + b',"pending":{'
+    for number, (endpoint, items) in enumerate((endpoint, items) for endpoint, items in state.pending.items() if items):
+        yield (b"," if number else b"") + orjson.dumps(endpoint) + b":{"
+        remaining = iter(items.items())
+        first = True
+        while chunk := dict(itertools.islice(remaining, 50_000)):  # a first run can have a million pending
+            yield (b"" if first else b",") + orjson.dumps(chunk)[1:-1]
+            first = False
+        yield b"}"
+    yield b'},"runs":' + orjson.dumps(state.runs[-MAX_RUNS_KEPT:]) + b',"parts":[\n'
     last = len(state.parts) - 1
     for number, part in enumerate(state.parts):
         yield orjson.dumps(part.meta())[:-1] + b',"urls":'
