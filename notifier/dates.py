@@ -8,8 +8,10 @@ recorded exactly as written; a partial date stands for the first instant it name
 
 from __future__ import annotations
 
+import array
 import datetime as dt
 import re
+from collections.abc import Sequence
 
 _W3C = re.compile(
     r"""
@@ -73,6 +75,52 @@ def _parse_parts(match: re.Match[str]) -> dt.datetime | None:
     except (ValueError, OverflowError):  # month 13, February 30, hour 24, year 0 in UTC
         return None
     return instant
+
+
+_NAN = float("nan")
+# The forms nearly every generator writes, and where their separators are.
+_UNIFORM = {
+    25: ((4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":"), (22, ":")),  # 2024-05-01T12:00:00+02:00
+    20: ((4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":"), (19, "Z")),  # 2024-05-01T12:00:00Z
+}
+
+
+def _uniform(texts: list[str]) -> bool:
+    """Whether every text has one of the common forms, the same one, with a year from 1000:
+    checked on the joined text with strided slices, a few passes at C speed."""
+    if not texts:
+        return False
+    size = len(texts[0])
+    marks = _UNIFORM.get(size)
+    if marks is None or set(map(len, texts)) != {size}:
+        return False
+    joined = "\n".join(texts)
+    stride, count = size + 1, len(texts)
+    if any(joined[position::stride] != mark * count for position, mark in marks):
+        return False
+    if size == 25 and not set(joined[19::stride]) <= {"+", "-"}:
+        return False
+    return "0" not in joined[0::stride]  # year 1 (and its offsets) is for parse_w3c to judge
+
+
+def timestamps(values: Sequence[str | None]) -> array.array[float]:
+    """``parse_w3c(value).timestamp()`` for many values at once; NaN where there is none.
+
+    Exactly what parse_w3c says, several times faster at a million dates: when every value
+    has one common form, the C parser takes them in one sweep (it checks every digit and
+    range); anything else goes one by one.
+    """
+    texts = [value for value in values if value is not None]
+    if len(texts) == len(values) and _uniform(texts):
+        try:
+            return array.array("d", map(dt.datetime.timestamp, map(dt.datetime.fromisoformat, texts)))
+        except (ValueError, OverflowError):  # month 13 or an offset of 24 hours somewhere
+            pass
+    result = array.array("d", bytes(8 * len(values)))
+    for number, value in enumerate(values):
+        instant = parse_w3c(value) if value is not None else None
+        result[number] = instant.timestamp() if instant is not None else _NAN
+    return result
 
 
 def format_utc(instant: dt.datetime) -> str:

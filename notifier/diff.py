@@ -51,6 +51,11 @@ class Added(Sequence[Change]):
     def __len__(self) -> int:
         return len(self.locs)
 
+    def lastmods(self) -> list[str | None]:
+        """Their lastmods, in order, without making Change objects."""
+        found = list(map(self._lookup, self.locs))
+        return found if self._at is None else [record[self._at] for record in found]
+
     @overload
     def __getitem__(self, index: int) -> Change: ...
     @overload

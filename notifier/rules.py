@@ -14,11 +14,11 @@ import math
 import posixpath
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from notifier.dates import parse_w3c
+from notifier.dates import parse_w3c, timestamps
 from notifier.diff import Change, Diff, same_instant
 from notifier.sitemap import Sitemap
 from notifier.store import State
@@ -359,16 +359,19 @@ def _lastmods(context: Context, settings: RuleSettings) -> Iterator[_Finding]:
             None,
         )
     limit_stamp = limit.timestamp()
-    for change, stamp in zip(dated.valid, dated.stamps, strict=True):
-        if stamp > limit_stamp:
-            yield (
-                "lastmod-future",
-                change.loc,
-                f"lastmod {change.new} is in the future (now is {settings.now:%Y-%m-%dT%H:%M:%SZ}); "
-                "check the generator's clock and time zone",
-                None,
-            )
-        if change.reason == "changed" and change.old is not None:
+    stamps = dated.stamps
+    for number in _positions_over(stamps, limit_stamp):
+        change = dated.change(number)
+        yield (
+            "lastmod-future",
+            change.loc,
+            f"lastmod {change.new} is in the future (now is {settings.now:%Y-%m-%dT%H:%M:%SZ}); check the generator's clock and time zone",
+            None,
+        )
+    first_changed = len(dated.added)
+    for offset, change in enumerate(dated.changed):
+        stamp = stamps[first_changed + offset]
+        if change.old is not None and stamp == stamp:  # NaN: no date, or no valid one
             old_instant = parse_w3c(change.old)
             if old_instant is not None and stamp < old_instant.timestamp():
                 yield (
@@ -379,25 +382,38 @@ def _lastmods(context: Context, settings: RuleSettings) -> Iterator[_Finding]:
                 )
 
 
-class _Dated(NamedTuple):
-    valid: list[Change]  # added or changed with a W3C Datetime lastmod
-    stamps: array.array[float]  # their instants, as POSIX timestamps (8 bytes each, not a datetime)
-    invalid: list[Change]  # added or changed with a lastmod that is not one
+def _positions_over(stamps: array.array[float], limit: float) -> Iterator[int]:
+    """Where ``stamps`` exceed ``limit``: a scan at C speed first, positions only if any do."""
+    if not stamps or max((stamp for stamp in stamps if stamp == stamp), default=limit) <= limit:
+        return
+    for number, stamp in enumerate(stamps):
+        if stamp > limit:
+            yield number
+
+
+@dataclass
+class _Dated:
+    """The added and changed URLs' lastmods, parsed once (a first run has a million)."""
+
+    added: Sequence[Change]
+    changed: Sequence[Change]
+    stamps: array.array[float]  # one per added, then changed, URL: its POSIX timestamp, NaN if none
+    invalid: list[Change]  # a lastmod that is not a W3C Datetime
+
+    def change(self, number: int) -> Change:
+        first_changed = len(self.added)
+        return self.added[number] if number < first_changed else self.changed[number - first_changed]
 
 
 def _dated(context: Context) -> _Dated:
-    """Every added or changed lastmod parsed once (a first run has a million)."""
     if context.dated is None:
-        dated = _Dated([], array.array("d"), [])
-        for change in itertools.chain(context.diff.added, context.diff.changed):
-            if change.new is None:
-                continue
-            instant = parse_w3c(change.new)
-            if instant is None:
-                dated.invalid.append(change)
-            else:
-                dated.valid.append(change)
-                dated.stamps.append(instant.timestamp())
+        diff = context.diff
+        lastmods = diff.added.lastmods() + [change.new for change in diff.changed]
+        dated = _Dated(diff.added, diff.changed, timestamps(lastmods), [])
+        if any(stamp != stamp for stamp in dated.stamps):  # NaN: no lastmod, or not a W3C Datetime
+            dated.invalid.extend(
+                dated.change(number) for number, stamp in enumerate(dated.stamps) if stamp != stamp and lastmods[number] is not None
+            )
         context.dated = dated
     return context.dated
 
@@ -407,19 +423,24 @@ def _bulk(context: Context, settings: RuleSettings) -> Iterator[_Finding]:
     dated = _dated(context)
     # a date that git history backs is honest however many pages share it (one big commit)
     backed = context.backed_by_history
+    candidates = sum(1 for stamp in dated.stamps if stamp == stamp) + len(dated.invalid)
+    stamps = dated.stamps
     if backed:
-        pairs = [(change, stamp) for change, stamp in zip(dated.valid, dated.stamps, strict=True) if change.loc not in backed]
-        changes, stamps = [change for change, _ in pairs], array.array("d", (stamp for _, stamp in pairs))
-        candidates = len(changes) + sum(1 for change in dated.invalid if change.loc not in backed)
+        keep = [number for number in range(len(stamps)) if dated.change(number).loc not in backed]
+        candidates = sum(1 for number in keep if stamps[number] == stamps[number]) + sum(
+            1 for change in dated.invalid if change.loc not in backed
+        )
+        stamps = array.array("d", (stamps[number] for number in keep))
     else:
-        changes, stamps = dated.valid, dated.stamps
-        candidates = len(changes) + len(dated.invalid)
-    if candidates < bulk.min_urls or not stamps:
+        keep = None
+    valid = array.array("d", (stamp for stamp in stamps if stamp == stamp)) if candidates != len(stamps) else stamps
+    if candidates < bulk.min_urls or not valid:
         return
-    stamp, shared = _most_shared(stamps, bulk.ratio)
+    stamp, shared = _most_shared(valid, bulk.ratio)
     total_site = context.diff.total
     if shared >= bulk.min_urls and shared >= bulk.ratio * candidates and shared >= bulk.site_ratio * total_site:
-        example = changes[stamps.index(stamp)]
+        position = stamps.index(stamp)
+        example = dated.change(keep[position] if keep is not None else position)
         what = "added" if context.first_run else "changed"
         yield (
             "lastmod-bulk",

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
-from notifier.dates import parse_duration, parse_w3c
+from notifier.dates import parse_duration, parse_w3c, timestamps
+
+COMMON = ["2024-05-01T12:00:00+02:00", "2024-05-01T10:00:00Z", "1999-12-31T23:59:59-11:30", "2024-02-30T10:00:00+00:00"]
 
 UTC = dt.UTC
 
@@ -85,3 +88,19 @@ def test_durations() -> None:
     assert parse_duration("36h") == dt.timedelta(hours=36)
     assert parse_duration("2w") == dt.timedelta(weeks=2)
     assert parse_duration("soon") is None
+
+
+@given(st.lists(st.one_of(st.none(), st.text(alphabet="0123456789-:TZ+.\n ", max_size=26), st.sampled_from(COMMON)), max_size=30))
+@example(["2024-01-01T10:00:00+00:00", "2024-13-01T10:00:00+00:00"])
+@example(["0001-01-01T00:00:00+01:00"])
+@example(["2024-05-01T12:00:00+02:00", "1999-12-31T23:59:59-11:30"])
+@example(["2024-05-01T10:00:00Z", "2024-05-01T10:00:00Z"])
+@example(["2024-05-01T12:00:00+24:00", "2024-05-01T12:00:00+02:00"])
+@example(["2024-01-01T10:00:00+24:00", None, "2024"])
+def test_timestamps_in_bulk_equal_parse_w3c_one_by_one(values: list[str | None]) -> None:
+    expected = []
+    for value in values:
+        instant = parse_w3c(value) if value is not None else None
+        expected.append(instant.timestamp() if instant is not None else None)
+    got = [None if math.isnan(stamp) else stamp for stamp in timestamps(values)]
+    assert got == expected
