@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, overload
 
 from notifier.dates import parse_w3c
-from notifier.sitemap import Entry, SitemapFile
+from notifier.sitemap import Entry, Row, SitemapFile
 from notifier.store import FINGERPRINT, LASTMOD, Part, PendingItem, Record, State, fingerprint_of, new_record
 from notifier.urls import irregular, origins_of
 
@@ -172,7 +172,7 @@ class DiffBuilder:
         self.new_parts: list[Part | None] = []
 
     # -- one file ------------------------------------------------------------------------
-    def add_file(self, info: SitemapFile, entries: list[Entry] | None) -> None:
+    def add_file(self, info: SitemapFile, entries: Sequence[Row] | None) -> None:
         """Compare one urlset or text file; ``entries`` None: not read (same bytes as recorded)."""
         key = info.key
         old = self.old_parts.get(key)
@@ -188,7 +188,7 @@ class DiffBuilder:
             return
         result = self.result
         recorded = old.urls() if old is not None else {}
-        prints = self.fingerprints([entry.loc for entry in entries]) if self.fingerprints is not None else None
+        prints = self.fingerprints([entry[0] for entry in entries]) if self.fingerprints is not None else None
         part_no = len(self.new_parts)
         matched: set[str] = set()
         # check: seen maps a URL to its first lastmod; run: records maps it to its record as
@@ -197,14 +197,14 @@ class DiffBuilder:
         locs: list[str] = []
         missing = 0
         for entry in entries:
-            loc, lastmod = entry.loc, entry.lastmod
+            loc, lastmod = entry[0], entry[1]
             if build:
                 first = records.get(loc)
                 if first is not None:
-                    result.duplicates.append((Entry(loc, first[LASTMOD], -1, 0), entry))
+                    result.duplicates.append((Entry(loc, first[LASTMOD], -1, 0), Entry._make(entry)))
                     continue
             elif loc in seen:
-                result.duplicates.append((Entry(loc, seen[loc], -1, 0), entry))
+                result.duplicates.append((Entry(loc, seen[loc], -1, 0), Entry._make(entry)))
                 continue
             else:
                 seen[loc] = lastmod

@@ -24,7 +24,7 @@ import requests
 import tenacity
 
 from notifier.errors import UsageError
-from notifier.urls import locate, split_url, where_host
+from notifier.urls import by_origin, locate, site, split_url
 
 DEFAULT_ENDPOINT = "https://api.indexnow.org/indexnow"
 MAX_BATCH = 10_000  # IndexNow: at most 10,000 URLs per POST
@@ -134,12 +134,12 @@ def make_batches(urls: Iterable[str], keys: Keys, batch_size: int) -> tuple[list
     """
     by_host: dict[tuple[str, str], list[str]] = {}
     unsendable: list[tuple[str, str]] = []
-    for url in urls:
-        where = where_host(url)
+    for each, group in by_origin(urls).items():
+        where = site(each)
         if where.scheme not in ("http", "https") or not where.host:
-            unsendable.append((url, "not an absolute http(s) URL"))
+            unsendable.extend((url, "not an absolute http(s) URL") for url in group)
             continue
-        by_host.setdefault((where.host, where.scheme), []).append(url)
+        by_host.setdefault((where.host, where.scheme), []).extend(group)
     batches: list[Batch] = []
     for (host, scheme), host_urls in by_host.items():
         key = keys.key_for(host)

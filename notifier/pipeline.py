@@ -24,7 +24,7 @@ from notifier.rules import Context, RuleSettings, Violation, verify
 from notifier.settings import HistorySettings, Settings
 from notifier.sitemap import Entry, ReadOptions, read_sitemap
 from notifier.store import RunRecord, State, StateStore, open_store, read_state, state_digest
-from notifier.urls import locate, origin, site, where_host
+from notifier.urls import by_origin, locate, site, where_host
 
 
 @dataclass
@@ -377,9 +377,9 @@ def _require_keys(settings: Settings, to_submit: list[Sequence[Change]], state: 
     """A run with something to send needs a key for every host, before anything is written."""
     origins: set[str] = set()
     for group in to_submit:
-        origins.update(map(origin, group.locs if isinstance(group, Added) else (change.loc for change in group)))
+        origins.update(by_origin(group.locs if isinstance(group, Added) else (change.loc for change in group)))
     for endpoint in endpoints:
-        origins.update(map(origin, state.pending.get(endpoint, {})))
+        origins.update(by_origin(state.pending.get(endpoint, {})))
     hosts = {site(each).host or "?" for each in origins}
     missing = sorted(host for host in hosts if settings.keys.key_for(host) is None)
     if missing and not settings.dry_run:

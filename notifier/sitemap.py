@@ -17,7 +17,7 @@ import multiprocessing
 import os
 import threading
 import urllib.parse
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -47,6 +47,9 @@ class Entry(NamedTuple):
     lastmod: str | None
     file: int  # index into Sitemap.files
     line: int
+
+
+Row = tuple[str, str | None, int, int]  # an Entry as a plain tuple: (loc, lastmod, file, line)
 
 
 class Finding(NamedTuple):
@@ -84,7 +87,7 @@ class Sitemap:
     root_url: str | None = None  # the sitemap's public URL when known
     # when set, each urlset or text file's entries go here as soon as it is read, in
     # document order, instead of into ``entries``; None stands for a file not read
-    sink: Callable[[SitemapFile, list[Entry] | None], None] | None = field(default=None, repr=False)
+    sink: Callable[[SitemapFile, Sequence[Row] | None], None] | None = field(default=None, repr=False)
 
 
 class _Part(NamedTuple):
@@ -106,7 +109,7 @@ class ReadOptions:
 def read_sitemap(
     location: str,
     options: ReadOptions = ReadOptions(),
-    sink: Callable[[SitemapFile, list[Entry] | None], None] | None = None,
+    sink: Callable[[SitemapFile, Sequence[Row] | None], None] | None = None,
 ) -> Sitemap:
     """Read SITEMAP (a path or an http(s) URL) and, for an index, every part it lists.
 
@@ -246,30 +249,28 @@ def _read_parts_in_parallel(
                     return
                 offset = len(sitemap.files)
                 sitemap.files.extend(files)
-                if offset == first + number:
-                    entries = list(map(Entry._make, rows))
-                else:
+                if offset != first + number:
                     shift = offset - first - number
-                    entries = [Entry(loc, lastmod, file_no + shift, line) for loc, lastmod, file_no, line in rows]
+                    rows = [(loc, lastmod, file_no + shift, line) for loc, lastmod, file_no, line in rows]
                 sitemap.findings.extend(findings)
                 if sitemap.sink is None:
-                    sitemap.entries.extend(entries)
-                else:
-                    _hand_over(sitemap, offset, entries)
+                    sitemap.entries.extend(map(Entry._make, rows))
+                else:  # the sink takes plain tuples: no Entry object per URL
+                    _hand_over(sitemap, offset, rows)
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
             raise
 
 
-def _hand_over(sitemap: Sitemap, offset: int, entries: list[Entry]) -> None:
+def _hand_over(sitemap: Sitemap, offset: int, rows: list[Row]) -> None:
     """Give the sink the files a worker read (one, or an index's parts), each with its entries."""
     assert sitemap.sink is not None
-    by_file: dict[int, list[Entry]] = {}
-    if entries and entries[0].file == entries[-1].file:
-        by_file[entries[0].file] = entries
+    by_file: dict[int, list[Row]] = {}
+    if rows and rows[0][2] == rows[-1][2]:
+        by_file[rows[0][2]] = rows
     else:
-        for entry in entries:
-            by_file.setdefault(entry.file, []).append(entry)
+        for row in rows:
+            by_file.setdefault(row[2], []).append(row)
     for file_no in range(offset, len(sitemap.files)):
         info = sitemap.files[file_no]
         if info.kind != "index":
@@ -293,7 +294,7 @@ def _quiet_worker() -> None:
 
 def _read_part_job(
     location: str, public_url: str | None, options: ReadOptions, base_dir: Path, visited: set[str], base: int
-) -> tuple[list[SitemapFile], list[tuple[str, str | None, int, int]], list[Finding]]:
+) -> tuple[list[SitemapFile], list[Row], list[Finding]]:
     part = Sitemap()
     visited.discard(str(Path(location).resolve()))
     _read_one(location, public_url, part, options, base_dir, visited, depth=1)

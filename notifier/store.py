@@ -123,6 +123,10 @@ class Part:
             self.count, self.missing, self.origins = count, missing, origins or []
 
     @property
+    def is_view(self) -> bool:
+        return self._view is not None
+
+    @property
     def decoded(self) -> bool:
         return self._urls is not None or self._view is not None
 
@@ -238,13 +242,20 @@ class State:
         """Write the acknowledged times into the records of the parts that hold those URLs."""
         left = self.submitted
         if self.records is not None:
-            records = self.records
-            for loc in [loc for loc in left if loc in records]:
-                records[loc][LAST_SUBMITTED] = left.pop(loc)
+            records, elsewhere = self.records, {}
+            for loc, at in left.items():
+                record = records.get(loc)
+                if record is not None:
+                    record[LAST_SUBMITTED] = at
+                else:
+                    elsewhere[loc] = at
+            left = elsewhere
         wanted: set[int] | None = None
         for part in self.parts:
             if not left:
                 break
+            if part.is_view:  # its records are in self.records: done above
+                continue
             if not part.decoded:  # look in its index before decoding it
                 if wanted is None:
                     wanted = {loc_hash(loc) for loc in left}
@@ -657,11 +668,11 @@ class JsonStore(StateStore):
 
 
 def apply_delivery(state: State, endpoint: str, urls: Iterable[str], at: str) -> None:
-    items = state.pending.get(endpoint, {})
-    submitted = state.submitted
+    urls = list(urls)
+    drop = state.pending.get(endpoint, {}).pop
     for url in urls:
-        items.pop(url, None)
-        submitted[url] = at  # written into the URL's record when the state is next encoded
+        drop(url, None)
+    state.submitted.update(dict.fromkeys(urls, at))  # written into the records when the state is next encoded
     if at > state.updated:
         state.updated = at
 

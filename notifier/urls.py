@@ -88,3 +88,22 @@ def irregular(urls: Iterable[str]) -> list[str]:
     only ones the URL rules must look at one by one (see rules._urls)."""
     match = PLAIN_URL.fullmatch
     return [url for url in urls if len(url) > MAX_URL_LENGTH or match(url) is None]
+
+
+def by_origin(urls: Iterable[str]) -> dict[str, list[str]]:
+    """``urls`` grouped by origin, in first-seen order. A site's URLs come in long runs of one
+    origin: a URL that starts with the previous one's origin (then a path, query or fragment)
+    shares it, checked without splitting it again."""
+    groups: dict[str, list[str]] = {}
+    last, size, bucket = "", 0, None
+    for url in urls:
+        if bucket is not None and url.startswith(last) and (len(url) == size or url[size] in "/?#"):
+            bucket.append(url)
+            continue
+        last = origin(url)
+        size = len(last)
+        bucket = groups.setdefault(last, [])
+        bucket.append(url)
+        if "://" not in last:
+            bucket = None  # not absolute: never take the next URL by its prefix
+    return groups

@@ -5,9 +5,11 @@ from __future__ import annotations
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from notifier.urls import locate, where_host
+from notifier.urls import by_origin, locate, origin, where_host
 
-PIECES = st.sampled_from(["http", "https", "HTTP", "ftp", "://", ":", "/", "?", "#", "@", "[", "]", "::1", "a.org", "A.Org", ":80", "x", "%", " ", "é"])
+PIECES = st.sampled_from(
+    ["http", "https", "HTTP", "ftp", "://", ":", "/", "?", "#", "@", "[", "]", "::1", "a.org", "A.Org", ":80", "x", "%", " ", "é"]
+)
 
 
 @given(st.lists(PIECES, max_size=12).map("".join))
@@ -18,3 +20,12 @@ PIECES = st.sampled_from(["http", "https", "HTTP", "ftp", "://", ":", "/", "?", 
 def test_scheme_and_host_from_the_origin_equal_those_of_the_whole_url(url: str) -> None:
     fast, careful = where_host(url), locate(url)
     assert (fast.scheme, fast.host) == (careful.scheme, careful.host)
+
+
+@given(st.lists(st.lists(PIECES, max_size=8).map("".join), max_size=12))
+@example(["http://a.org/x", "http://a.org:80/y", "http://a.org", "http://a.orgx/", "a", "ab"])
+def test_grouping_by_origin_puts_each_url_under_its_own_origin(urls: list[str]) -> None:
+    groups = by_origin(urls)
+    assert sorted(url for group in groups.values() for url in group) == sorted(urls)
+    for each, group in groups.items():
+        assert all(origin(url) == each for url in group)
