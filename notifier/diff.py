@@ -194,6 +194,8 @@ class DiffBuilder:
         # check: seen maps a URL to its first lastmod; run: records maps it to its record as
         # this deploy leaves it (the first listing wins), and the new part lists its URLs
         seen, records, build = self.seen, self.records, self.build
+        if not recorded and prints is None and self._all_new(info, entries, part_no):
+            return
         locs: list[str] = []
         missing = 0
         for entry in entries:
@@ -241,6 +243,46 @@ class DiffBuilder:
             self.new_parts.append(None)
         if old is not None:
             old.unload()
+
+    def _all_new(self, info: SitemapFile, entries: Sequence[Row], part_no: int) -> bool:
+        """A file with no record of its own (a first run, a new file): one sweep at C speed.
+        False, having changed nothing, when some URL is listed twice (the loop then decides)."""
+        result = self.result
+        now = self.now
+        known: dict[str, Any]
+        if self.build:
+            fresh: dict[str, Any] = {entry[0]: [entry[1], now, None] for entry in entries}
+            known = self.records
+        else:
+            fresh = {entry[0]: entry[1] for entry in entries}
+            known = self.seen
+        if len(fresh) < len(entries) or not known.keys().isdisjoint(fresh):
+            return False
+        known.update(fresh)
+        locs = list(fresh)
+        missing = [entry[0] for entry in entries if entry[1] is None]
+        result.missing.extend(missing)
+        if self.nothing_recorded:
+            result.added.locs.extend(locs)
+        else:
+            self.unmatched_new.extend(_Unmatched(entry[0], entry[1], part_no if self.build else -1, None) for entry in entries)
+        self.origins.update(dict.fromkeys(info.origins))
+        result.irregular.update(info.irregular)
+        if self.build:
+            self.new_parts.append(
+                Part(
+                    info.key,
+                    info.digest,
+                    count=len(locs),
+                    missing=len(missing),
+                    origins=info.origins,
+                    index=info.index,
+                    view=(locs, self.records),
+                )
+            )
+        else:
+            self.new_parts.append(None)
+        return True
 
     def _classify(self, loc: str, lastmod: str | None, record: Record, fingerprint: str | None) -> None:
         result = self.result

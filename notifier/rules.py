@@ -142,7 +142,8 @@ def _all_findings(context: Context, settings: RuleSettings) -> Iterator[_Finding
     yield from _urls(context, settings)
     yield from _duplicates(context, settings)
     yield from _lastmods(context, settings)
-    yield from _bulk(context, settings)
+    if settings.level("lastmod-bulk") != OFF:  # the one rule that counts every date
+        yield from _bulk(context, settings)
     yield from _mass_removal(context, settings)
     yield from _page_changes(context)
     for path in context.key_file_missing:

@@ -15,7 +15,6 @@ import contextlib
 import errno
 import fcntl
 import hashlib
-import itertools
 import os
 import tempfile
 import time
@@ -307,16 +306,9 @@ def encode_chunks(state: State) -> Iterator[bytes | memoryview]:
         header["created"] = state.created
     if state.updated:
         header["updated"] = state.updated
-    yield orjson.dumps(header)[:-1] + b',"pending":{'
-    for number, (endpoint, items) in enumerate((endpoint, items) for endpoint, items in state.pending.items() if items):
-        yield (b"," if number else b"") + orjson.dumps(endpoint) + b":{"
-        remaining = iter(items.items())
-        first = True
-        while chunk := dict(itertools.islice(remaining, 50_000)):  # a first run can have a million pending
-            yield (b"" if first else b",") + orjson.dumps(chunk)[1:-1]
-            first = False
-        yield b"}"
-    yield b'},"runs":' + orjson.dumps(state.runs[-MAX_RUNS_KEPT:]) + b',"parts":[\n'
+    header["pending"] = {endpoint: _grouped(items) for endpoint, items in state.pending.items() if items}
+    header["runs"] = state.runs[-MAX_RUNS_KEPT:]
+    yield orjson.dumps(header)[:-1] + b',"parts":[\n'
     last = len(state.parts) - 1
     for number, part in enumerate(state.parts):
         yield orjson.dumps(part.meta())[:-1] + b',"urls":'
@@ -443,6 +435,23 @@ def _check_part_meta(part: object, name: str) -> dict[str, Any]:
     return part
 
 
+def _grouped(items: dict[str, PendingItem]) -> list[dict[str, Any]]:
+    """A pending set as the file keeps it: the URLs that wait for one reason since one time
+    together, in order (a first run's million share one reason and one time)."""
+    groups: dict[tuple[str, str], dict[str, Any]] = {}
+    last: PendingItem | None = None
+    urls: list[str] = []
+    for url, item in items.items():
+        if item is not last:
+            key = (item["reason"], item["since"])
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = {"reason": key[0], "since": key[1], "urls": []}
+            urls, last = group["urls"], item
+        urls.append(url)
+    return list(groups.values())
+
+
 def _state_from_header(document: dict[str, Any], name: str) -> State:
     hint = f"restore {name} from a backup, or move it away to record a new baseline"
     pending = document.get("pending", {})
@@ -451,12 +460,27 @@ def _state_from_header(document: dict[str, Any], name: str) -> State:
         raise StateError(f'{name}: "urls", "pending" or "runs" has the wrong type; {hint}')
     shared_items: dict[tuple[str, str], PendingItem] = {}
     for endpoint, items in pending.items():
-        if type(items) is not dict:
-            raise StateError(f"{name}: pending[{endpoint}] is malformed; {hint}")
-        for url, item in items.items():
-            if type(item) is not dict or not isinstance(item.get("reason"), str) or not isinstance(item.get("since"), str):
-                raise StateError(f"{name}: pending item {url} for {endpoint} is malformed; {hint}")
-            items[url] = shared_items.setdefault((item["reason"], item["since"]), cast(PendingItem, item))
+        if document.get("version") == 1:  # format 1: url -> item
+            if type(items) is not dict:
+                raise StateError(f"{name}: pending[{endpoint}] is malformed; {hint}")
+            groups = [
+                {"reason": item.get("reason"), "since": item.get("since"), "urls": [url]} if type(item) is dict else {}
+                for url, item in items.items()
+            ]
+        else:
+            groups = items if type(items) is list else [{}]
+        pending[endpoint] = waiting = {}
+        for group in groups:
+            if (
+                type(group) is not dict
+                or not isinstance(group.get("reason"), str)
+                or not isinstance(group.get("since"), str)
+                or type(group.get("urls")) is not list
+                or not all(type(url) is str for url in group["urls"])
+            ):
+                raise StateError(f"{name}: pending[{endpoint}] is malformed; {hint}")
+            item = shared_items.setdefault((group["reason"], group["since"]), PendingItem(reason=group["reason"], since=group["since"]))
+            waiting.update(dict.fromkeys(group["urls"], item))
     created, updated = document.get("created", ""), document.get("updated", "")
     return State(
         pending=pending,

@@ -219,3 +219,12 @@ def recorded_urls(path: Path) -> dict[str, dict[str, object]]:
             fields: dict[str, object] = {name: value for name, value in zip(FIELDS, record, strict=False) if value is not None}
             found.setdefault(loc, fields | {"part": number})
     return found
+
+
+def recorded_pending(path: Path) -> dict[str, dict[str, dict[str, str]]]:
+    """endpoint -> URL -> {"reason", "since"}: what a state file (JSON or SQLite) says is pending."""
+    from notifier.store import read_state
+
+    state = read_state(path)
+    assert state is not None, f"no state at {path}"
+    return {endpoint: {url: dict(item) for url, item in items.items()} for endpoint, items in state.pending.items() if items}

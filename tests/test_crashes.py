@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from notifier.store import JsonStore, decode_state
-from tests.conftest import BASE, KEY, Site, pages, recorded_urls, urlset
+from tests.conftest import BASE, KEY, Site, pages, recorded_pending, recorded_urls, urlset
 from tests.fakeindexnow import hang, status, wait_until
 
 CHANGED = "2024-07-{day:02d}T10:{minute:02d}:00Z"
@@ -172,7 +172,7 @@ def test_sigkill_between_batches_resends_only_the_batch_in_flight(site: Site) ->
     sent = batches_sent(site)
     assert sent[0] == urls[0:2]  # the first run's accepted batch
     assert sorted(url for batch in sent[1:] for url in batch) == sorted(urls[2:])  # never resent
-    assert json.loads(site.state.read_text())["pending"] == {}
+    assert recorded_pending(site.state) == {}
 
 
 def test_sigkill_right_after_a_batch_was_accepted(site: Site) -> None:
@@ -211,7 +211,7 @@ def test_sigkills_at_random_moments_of_runs_lose_nothing(site: Site) -> None:
     assert code == 0, err
     delivered = [url for batch in batches_sent(site) for url in batch]
     assert set(urls) <= set(delivered)
-    assert json.loads(site.state.read_text())["pending"] == {}
+    assert recorded_pending(site.state) == {}
 
 
 # -- cancels ------------------------------------------------------------------------------------------
@@ -229,7 +229,7 @@ def test_a_cancel_during_a_backoff_sleep_is_exit_130_within_seconds(site: Site, 
     assert time.monotonic() - started < 5
     assert code == 130 and "interrupted" in err and "Traceback" not in err
     assert len(site.fake.posts) == 1  # KeyboardInterrupt is never retried
-    assert sorted(json.loads(site.state.read_text())["pending"][site.fake.endpoint]) == sorted(urls)
+    assert sorted(recorded_pending(site.state)[site.fake.endpoint]) == sorted(urls)
 
 
 # -- concurrent deploys -----------------------------------------------------------------------------

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,7 @@ from hypothesis import strategies as st
 from notifier.pipeline import Environment, execute
 from notifier.settings import build_settings
 from notifier.store import decode_state
-from tests.conftest import BASE, HOST, KEY, urlset
+from tests.conftest import BASE, HOST, KEY, recorded_pending, urlset
 from tests.fakeindexnow import FakeIndexNow, Received, status
 
 ANSWERS = st.sampled_from([200, 202, 400, 403, 422, 429, 500, 503])
@@ -88,7 +87,7 @@ def test_delivery_is_recorded_only_after_a_200_or_202(answers: list[int], count:
                     else:
                         os.environ[name] = value
             assert violations == []
-            pending = json.loads(state_path.read_text())["pending"]
+            pending = recorded_pending(state_path)
             for server in servers:
                 acknowledged = {url for post in server.posts if post.answer in (200, 202) for url in post.json["urlList"]}
                 assert set(pending.get(server.endpoint, {})) == set(urls) - acknowledged

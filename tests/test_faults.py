@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -14,7 +13,7 @@ from notifier.errors import ExitCode
 from notifier.pipeline import Environment, execute
 from notifier.report import Report
 from notifier.settings import build_settings
-from tests.conftest import BASE, KEY, Site, pages, urlset
+from tests.conftest import BASE, KEY, Site, pages, recorded_pending, urlset
 from tests.fakeindexnow import FakeIndexNow, Fault, hang, reset, status
 from tests.faketime import FakeTime
 
@@ -90,7 +89,7 @@ def test_fault_matrix(changed: Site, fake: FakeIndexNow, name: str) -> None:
     fake.plan = list(case.plan)
     report, fake_time, wall = run_library(changed, fake)
     assert report.exit_code == case.exit_code, report.batches
-    pending = json.loads(changed.state.read_text())["pending"]
+    pending = recorded_pending(changed.state)
     if case.delivered:
         assert pending == {} and sorted(report.submitted) == sorted(CHANGED)
     else:
@@ -105,7 +104,7 @@ def test_202_is_delivered_and_reported_as_such(changed: Site, fake: FakeIndexNow
     fake.success_status = 202
     report, _, _ = run_library(changed, fake)
     assert report.exit_code == 0 and report.batches[0].status == "accepted"
-    assert json.loads(changed.state.read_text())["pending"] == {}
+    assert recorded_pending(changed.state) == {}
 
 
 def test_a_redirect_is_not_followed(changed: Site, fake: FakeIndexNow) -> None:
@@ -126,7 +125,7 @@ def test_pending_is_per_endpoint_under_faults(changed: Site, fake: FakeIndexNow)
         other.plan = [status(500)] * 40
         report, _, _ = run_library(changed, fake, endpoint=[fake.endpoint, other.endpoint])
         assert report.exit_code == 3
-        pending = json.loads(changed.state.read_text())["pending"]
+        pending = recorded_pending(changed.state)
         assert list(pending) == [other.endpoint] and sorted(pending[other.endpoint]) == sorted(CHANGED)
         assert sorted(fake.delivered()) == sorted(CHANGED)
     finally:

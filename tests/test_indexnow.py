@@ -10,7 +10,7 @@ import time
 import pytest
 
 from notifier.indexnow import Batch, BatchResult, Client, RetryPolicy, parse_retry_after
-from tests.conftest import BASE, HOST, KEY, Site, pages, urlset
+from tests.conftest import BASE, HOST, KEY, Site, pages, recorded_pending, urlset
 from tests.fakeindexnow import FakeIndexNow, hang, reset, status
 from tests.faketime import FakeTime
 
@@ -189,8 +189,7 @@ def test_an_undelivered_batch_stays_pending_and_goes_out_next_run(site: Site) ->
     result = site.run()
     assert result.code == 3, result
     assert "4 URL(s) not delivered" in result.out and "HTTP 503" in result.out
-    state = json.loads(site.state.read_text())
-    pending = state["pending"][site.fake.endpoint]
+    pending = recorded_pending(site.state)[site.fake.endpoint]
     assert sorted(pending) == sorted(f"{BASE}/p/{n}/" for n in range(4))
     assert {item["reason"] for item in pending.values()} == {"changed"}
     # nothing changed in the sitemap, but the pending URLs go out now
@@ -211,7 +210,7 @@ def test_on_submit_error_warn_exits_0_and_keeps_pending(site: Site) -> None:
     site.fake.plan = [status(500)] * 20
     result = site.run("--on-submit-error", "warn")
     assert result.code == 0 and "warning: 1 URL(s) not delivered" in result.out
-    assert len(json.loads(site.state.read_text())["pending"][site.fake.endpoint]) == 1
+    assert len(recorded_pending(site.state)[site.fake.endpoint]) == 1
 
 
 def test_each_accepted_batch_is_recorded_before_the_next(site: Site) -> None:
@@ -222,7 +221,7 @@ def test_each_accepted_batch_is_recorded_before_the_next(site: Site) -> None:
     site.fake.plan = [status(200), status(400, "bad")]
     result = site.run("--batch-size", "2")
     assert result.code == 3
-    pending = json.loads(site.state.read_text())["pending"][site.fake.endpoint]
+    pending = recorded_pending(site.state)[site.fake.endpoint]
     # batch 1 (p/2, p/3) accepted; batch 2 (p/4, p/5) rejected
     assert sorted(pending) == [f"{BASE}/p/4/", f"{BASE}/p/5/"]
 
@@ -237,7 +236,7 @@ def test_a_key_file_mismatch_stops_before_any_post(site: Site) -> None:
     assert result.code == 3
     assert site.fake.posts == []
     assert f"http://{HOST}/{KEY[:4]}….txt serves 'some…'" in result.out and KEY not in result.out
-    assert len(json.loads(site.state.read_text())["pending"][site.fake.endpoint]) == 1
+    assert len(recorded_pending(site.state)[site.fake.endpoint]) == 1
 
 
 def test_after_a_403_the_endpoint_gets_no_more_batches(site: Site) -> None:
@@ -249,7 +248,7 @@ def test_after_a_403_the_endpoint_gets_no_more_batches(site: Site) -> None:
     result = site.run("--batch-size", "2")
     assert result.code == 3 and len(site.fake.posts) == 1
     assert "SiteVerificationNotCompleted" in result.out
-    assert len(json.loads(site.state.read_text())["pending"][site.fake.endpoint]) == 6
+    assert len(recorded_pending(site.state)[site.fake.endpoint]) == 6
 
 
 def test_pending_is_tracked_per_endpoint(site: Site) -> None:
@@ -263,9 +262,9 @@ def test_pending_is_tracked_per_endpoint(site: Site) -> None:
         endpoints = ("--endpoint", site.fake.endpoint, "--endpoint", second.endpoint)
         second.plan = [status(503)] * 20
         assert site.run(*endpoints).code == 3
-        state = json.loads(site.state.read_text())
-        assert site.fake.endpoint not in state["pending"]
-        assert list(state["pending"][second.endpoint]) == [f"{BASE}/p/2/"]
+        pending = recorded_pending(site.state)
+        assert site.fake.endpoint not in pending
+        assert list(pending[second.endpoint]) == [f"{BASE}/p/2/"]
         second.plan = []
         assert site.run(*endpoints).code == 0
         assert len(site.fake.posts) == 1  # the first endpoint is not told twice

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -11,7 +10,7 @@ import time
 
 import pytest
 
-from tests.conftest import KEY, Site, pages, urlset
+from tests.conftest import KEY, Site, pages, recorded_pending, urlset
 from tests.fakeindexnow import hang, wait_until
 
 
@@ -41,5 +40,5 @@ def test_a_signal_during_a_request_is_exit_130_with_the_batch_pending(site: Site
             process.kill()
     assert process.returncode == 130
     assert "interrupted" in err and "Traceback" not in err
-    pending = json.loads(site.state.read_text())["pending"][site.fake.endpoint]
+    pending = recorded_pending(site.state)[site.fake.endpoint]
     assert sorted(pending) == sorted(f"http://www.shop-site.org/p/{n}/" for n in (2, 3, 4))

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import io
-import json
 
 from notifier.cli import progress_printer, use_colour
 from notifier.report import Report, render_text
 from notifier.rules import Violation
-from tests.conftest import BASE, HOST, Site, pages, urlset
+from tests.conftest import BASE, HOST, Site, pages, recorded_pending, urlset
 from tests.fakeindexnow import status
 
 
@@ -58,7 +57,7 @@ def test_verify_live_leaves_batches_pending_until_the_pages_are_served(site: Sit
     result = site.run("--verify-live", "5")
     assert result.code == 3 and "not serving the new pages yet" in result.out and "HTTP 404" in result.out
     assert site.fake.posts == []
-    assert len(json.loads(site.state.read_text())["pending"][site.fake.endpoint]) == 2
+    assert len(recorded_pending(site.state)[site.fake.endpoint]) == 2
     site.fake.sites[HOST].update({"/p/2/": b"<html>2</html>", "/p/3/": b"<html>3</html>"})
     result = site.run("--verify-live", "5")
     assert result.code == 0, result.out
