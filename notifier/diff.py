@@ -53,8 +53,10 @@ class Added(Sequence[Change]):
 
     def lastmods(self) -> list[str | None]:
         """Their lastmods, in order, without making Change objects."""
-        found = list(map(self._lookup, self.locs))
-        return found if self._at is None else [record[self._at] for record in found]
+        lookup, at = self._lookup, self._at
+        if at is None:
+            return list(map(lookup, self.locs))
+        return [lookup(loc)[at] for loc in self.locs]
 
     @overload
     def __getitem__(self, index: int) -> Change: ...

@@ -152,7 +152,7 @@ def _pipeline(settings: Settings, env: Environment, recorded: State | None, stor
         store.save_if_changed(state, original)  # what must be sent is durable before the first request
 
     # submit, recording each acknowledged batch before the next is sent
-    delivered: dict[str, None] = {}
+    delivered: list[str] = []
     if to_send:
         client = Client(
             policy=RetryPolicy(budget=settings.retry_timeout),
@@ -167,11 +167,11 @@ def _pipeline(settings: Settings, env: Environment, recorded: State | None, stor
                 report.batches.append(result)
                 if batch is not None and result.status in ("delivered", "accepted"):
                     store.record_delivered(state, result.endpoint, batch.urls, format_utc(env.now()))
-                    delivered.update(dict.fromkeys(batch.urls))
+                    delivered.extend(batch.urls)
         finally:
             if env.session is None:
                 client.close()
-    report.submitted = list(delivered)
+    report.submitted = list(dict.fromkeys(delivered)) if len(endpoints) > 1 else delivered
     report.pending = _pending_urls(state, endpoints)
 
     # record the run itself, only when something happened (a rerun leaves the bytes alone)

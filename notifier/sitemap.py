@@ -232,12 +232,14 @@ def _read_parts_in_parallel(
         # Part i most likely becomes file number ``first + i`` (one file a part): the worker
         # numbers its entries so, and they need no rebuilding here unless a part was an index.
         first = len(sitemap.files)
-        jobs = [
+        jobs: list[concurrent.futures.Future[tuple[list[SitemapFile], list[Row], list[Finding]]] | None] = [
             pool.submit(_read_part_job, location, url, worker_options, base_dir, set(visited), first + number)
             for number, (location, url) in enumerate(resolved)
         ]
         try:
-            for number, job in enumerate(jobs):
+            for number in range(len(jobs)):
+                job, jobs[number] = jobs[number], None  # a finished future holds its result: let it go
+                assert job is not None
                 try:
                     files, rows, findings = job.result()
                 except concurrent.futures.process.BrokenProcessPool:

@@ -308,7 +308,9 @@ def encode_chunks(state: State) -> Iterator[bytes | memoryview]:
         header["updated"] = state.updated
     header["pending"] = {endpoint: _grouped(items) for endpoint, items in state.pending.items() if items}
     header["runs"] = state.runs[-MAX_RUNS_KEPT:]
-    yield orjson.dumps(header)[:-1] + b',"parts":[\n'
+    encoded = orjson.dumps(header)  # with a million pending URLs, tens of megabytes: never copied
+    yield memoryview(encoded)[:-1]
+    yield b',"parts":[\n'
     last = len(state.parts) - 1
     for number, part in enumerate(state.parts):
         yield orjson.dumps(part.meta())[:-1] + b',"urls":'
@@ -696,7 +698,20 @@ def apply_delivery(state: State, endpoint: str, urls: Iterable[str], at: str) ->
     drop = state.pending.get(endpoint, {}).pop
     for url in urls:
         drop(url, None)
-    state.submitted.update(dict.fromkeys(urls, at))  # written into the records when the state is next encoded
+    records = state.records
+    if records is None:
+        state.submitted.update(dict.fromkeys(urls, at))  # written into the records when the state is next encoded
+        return _touch_updated(state, at)
+    for url in urls:
+        record = records.get(url)
+        if record is not None:
+            record[LAST_SUBMITTED] = at
+        else:  # recorded in a part this run did not make
+            state.submitted[url] = at
+    _touch_updated(state, at)
+
+
+def _touch_updated(state: State, at: str) -> None:
     if at > state.updated:
         state.updated = at
 
@@ -749,13 +764,14 @@ def write_atomic(path: Path, chunks: Iterable[bytes | memoryview], tmp_prefix: s
         fd, tmp_name = tempfile.mkstemp(prefix=tmp_prefix, suffix=_TMP_SUFFIX, dir=folder)
     except OSError as error:
         raise StateError(f"{folder}: cannot write the state file there ({error.strerror}); make it writable") from None
-    digest = hashlib.blake2b(digest_size=32)
+    digest = hashlib.blake2b(digest_size=32) if unless_digest is not None else None
     try:
         with os.fdopen(fd, "wb") as handle:
             for chunk in chunks:
-                digest.update(chunk)
+                if digest is not None:
+                    digest.update(chunk)
                 handle.write(chunk)
-            if digest.digest() == unless_digest:
+            if digest is not None and digest.digest() == unless_digest:
                 os.unlink(tmp_name)
                 return False
             handle.flush()

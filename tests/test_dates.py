@@ -104,3 +104,13 @@ def test_timestamps_in_bulk_equal_parse_w3c_one_by_one(values: list[str | None])
         expected.append(instant.timestamp() if instant is not None else None)
     got = [None if math.isnan(stamp) else stamp for stamp in timestamps(values)]
     assert got == expected
+
+
+def test_timestamps_of_more_values_than_one_sweep_takes() -> None:
+    values: list[str | None] = [f"2024-05-{1 + n % 28:02d}T10:{n % 60:02d}:00+02:00" for n in range(70_000)]
+    values[69_999], values[3] = "2024-05-01", None
+    stamps = timestamps(values)
+    assert len(stamps) == 70_000 and math.isnan(stamps[3])
+    for number in (0, 65_535, 65_536, 69_998, 69_999):
+        instant = parse_w3c(values[number] or "")
+        assert instant is not None and stamps[number] == instant.timestamp()
