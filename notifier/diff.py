@@ -451,7 +451,7 @@ def apply_to_state(diff: Diff, state: State, *, endpoints: list[str], to_submit:
         items = state.pending.setdefault(endpoint, {})
         for group in groups:
             if isinstance(group, Added) and not items:  # a first run's million: no Change objects
-                items.update(dict.fromkeys(group.locs, fresh["added"]))
+                items = state.pending[endpoint] = dict.fromkeys(group.locs, fresh["added"])
                 continue
             for change in group:
                 waiting = items.get(change.loc)

@@ -50,6 +50,7 @@ class Entry(NamedTuple):
 
 
 Row = tuple[str, str | None, int, int]  # an Entry as a plain tuple: (loc, lastmod, file, line)
+make_entry = tuple.__new__  # Entry(...) without the Python-level constructor: once per URL
 
 
 class Finding(NamedTuple):
@@ -424,19 +425,21 @@ def _parse_xml(chunks: Iterator[bytes], location: str, file_no: int, sitemap: Si
                 continue
             if element.tag != item_tag:
                 continue
-            loc = element.findtext(loc_tag)  # C-level lookups: this loop runs once per URL
-            lastmod = element.findtext(lastmod_tag)
-            if loc is not None:
-                loc = loc.strip()
-            if lastmod is not None:
-                lastmod = lastmod.strip()
+            loc = lastmod = None  # the first <loc> and <lastmod> children ("" when empty); this loop
+            for child in element:  # runs once per URL: walking the children beats findtext twice
+                tag = child.tag
+                if tag == loc_tag:
+                    if loc is None:
+                        loc = (child.text or "").strip()
+                elif tag == lastmod_tag and lastmod is None:
+                    lastmod = (child.text or "").strip()
             line = last_line = _line(element)
             if not loc:
                 sitemap.findings.append(Finding("url-invalid", f"{location}:{line}", f"<{item_tag.rpartition('}')[2]}> without a <loc>"))
             elif is_index:
                 parts.append(_Part(loc, line))
             else:
-                entries.append(Entry(loc, lastmod, file_no, line))
+                entries.append(make_entry(Entry, (loc, lastmod, file_no, line)))
             info.url_count += 1
             element.clear()
             parent = element.getparent()
