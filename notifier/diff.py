@@ -36,27 +36,19 @@ class Change(NamedTuple):
 
 
 class Added(Sequence[Change]):
-    """The added URLs: kept as their locs, each Change made when asked for (a first run adds
-    a million URLs; a million Change objects would be a hundred megabytes)."""
+    """The added URLs: kept as two lists, locs and lastmods, each Change made when asked for
+    (a first run adds a million URLs; a million Change objects would be a hundred megabytes)."""
 
-    def __init__(self, lookup: Callable[[str], Any], lastmod_at: int | None = None) -> None:
+    def __init__(self) -> None:
         self.locs: list[str] = []
-        self._lookup = lookup  # loc -> its lastmod, or its record (lastmod at ``lastmod_at``)
-        self._at = lastmod_at
+        self.lastmods: list[str | None] = []
 
-    def _change(self, loc: str) -> Change:
-        found = self._lookup(loc)
-        return Change(loc, "added", None, found if self._at is None else found[self._at])
+    def add(self, loc: str, lastmod: str | None) -> None:
+        self.locs.append(loc)
+        self.lastmods.append(lastmod)
 
     def __len__(self) -> int:
         return len(self.locs)
-
-    def lastmods(self) -> list[str | None]:
-        """Their lastmods, in order, without making Change objects."""
-        lookup, at = self._lookup, self._at
-        if at is None:
-            return list(map(lookup, self.locs))
-        return [lookup(loc)[at] for loc in self.locs]
 
     @overload
     def __getitem__(self, index: int) -> Change: ...
@@ -64,11 +56,12 @@ class Added(Sequence[Change]):
     def __getitem__(self, index: slice) -> list[Change]: ...
     def __getitem__(self, index: int | slice) -> Change | list[Change]:
         if isinstance(index, slice):
-            return [self._change(loc) for loc in self.locs[index]]
-        return self._change(self.locs[index])
+            return [Change(loc, "added", None, lastmod) for loc, lastmod in zip(self.locs[index], self.lastmods[index], strict=True)]
+        return Change(self.locs[index], "added", None, self.lastmods[index])
 
     def __iter__(self) -> Iterator[Change]:
-        return map(self._change, self.locs)
+        for loc, lastmod in zip(self.locs, self.lastmods, strict=True):
+            yield Change(loc, "added", None, lastmod)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Sequence) and list(self) == list(other)
@@ -96,7 +89,7 @@ class Diff:
     """The outcome of comparing the sitemap with the state."""
 
     duplicates: list[tuple[Entry, Entry]] = field(default_factory=list)  # (first, repeat)
-    added: Added = field(default_factory=lambda: Added(lambda loc: None))
+    added: Added = field(default_factory=Added)
     changed: list[Change] = field(default_factory=list)
     removed: list[Change] = field(default_factory=list)
     pending: list[Change] = field(default_factory=list)  # waiting from an earlier run only
@@ -166,7 +159,6 @@ class DiffBuilder:
                     self.pending_since[loc] = item["since"]
         self.seen: dict[str, str | None] = {}  # check: loc -> its first lastmod, over the files read
         self.records: dict[str, Record] = {}  # run: loc -> its record after this deploy
-        self.result.added = Added(self.records.__getitem__ if build else self.seen.__getitem__, lastmod_at=0 if build else None)
         self.unmatched_new: list[_Unmatched] = []
         self.unmatched_old: dict[str, Record] = {}
         self.origins: dict[str, None] = {}
@@ -219,7 +211,7 @@ class DiffBuilder:
             record = recorded.get(loc)
             if record is None:
                 if self.nothing_recorded:  # a first run: nothing can have moved here
-                    result.added.locs.append(loc)
+                    result.added.add(loc, lastmod)
                 else:
                     self.unmatched_new.append(_Unmatched(loc, lastmod, part_no if build else -1, fingerprint))
                 if build:
@@ -266,6 +258,7 @@ class DiffBuilder:
         result.missing.extend(missing)
         if self.nothing_recorded:
             result.added.locs.extend(locs)
+            result.added.lastmods.extend([entry[1] for entry in entries])
         else:
             self.unmatched_new.extend(_Unmatched(entry[0], entry[1], part_no if self.build else -1, None) for entry in entries)
         self.origins.update(dict.fromkeys(info.origins))
@@ -342,7 +335,7 @@ class DiffBuilder:
                     if item.part >= 0:
                         fixes.setdefault(item.part, set()).add(item.loc)
                     continue
-                result.added.locs.append(item.loc)
+                result.added.add(item.loc, item.lastmod)
                 continue
             self._classify(item.loc, item.lastmod, record, item.fingerprint)
             if self.build:  # moved here from another file: its record comes along
@@ -461,4 +454,3 @@ def apply_to_state(diff: Diff, state: State, *, endpoints: list[str], to_submit:
                     items[change.loc] = PendingItem(reason=change.reason, since=waiting["since"])
     if not state.created:
         state.created = now
-    state.updated = now

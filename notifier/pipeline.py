@@ -23,7 +23,7 @@ from notifier.report import PlannedBatch, Report
 from notifier.rules import Context, RuleSettings, Violation, verify
 from notifier.settings import HistorySettings, Settings
 from notifier.sitemap import Entry, ReadOptions, read_sitemap
-from notifier.store import RunRecord, State, StateStore, open_store, read_state, state_digest
+from notifier.store import RunRecord, State, StateStore, open_store, read_state
 from notifier.urls import by_origin, locate, site, where_host
 
 
@@ -73,7 +73,7 @@ def _pipeline(settings: Settings, env: Environment, recorded: State | None, stor
         )
     state = recorded or State()
     writes = store is not None  # check and --dry-run never write, so never need the old bytes
-    original = state_digest(state) if writes and recorded is not None else None
+    recorded_parts = list(state.parts)
 
     # parse and diff, file by file (a file whose bytes did not change since the last deploy is
     # not parsed again; with --site-dir every page is fingerprinted, so every file is read)
@@ -148,8 +148,12 @@ def _pipeline(settings: Settings, env: Environment, recorded: State | None, stor
         return report
     assert store is not None
     to_send = any(state.pending.get(endpoint) for endpoint in endpoints)
-    if to_send:
-        store.save_if_changed(state, original)  # what must be sent is durable before the first request
+    # a rerun of the same deploy changes nothing: every file unread, nothing new to announce
+    changed = first_run or any(to_submit) or len(state.parts) != len(recorded_parts)
+    changed = changed or any(new is not old for new, old in zip(state.parts, recorded_parts, strict=True))
+    if to_send and changed:
+        state.updated = stamp
+        store.save(state)  # what must be sent is durable before the first request
 
     # submit, recording each acknowledged batch before the next is sent
     delivered: list[str] = []
@@ -191,7 +195,10 @@ def _pipeline(settings: Settings, env: Environment, recorded: State | None, stor
                 exit_code=int(exit_code),
             )
         )
-    store.save_if_changed(state, original)
+        changed = True
+    if changed:  # else the file keeps its bytes, its "updated" too
+        state.updated = max(state.updated, stamp)
+        store.save(state)
     if report.pending:
         failed = [batch for batch in report.batches if batch.status not in ("delivered", "accepted")]
         detail = f"; first problem: {failed[0].message}" if failed else ""

@@ -14,7 +14,6 @@ import bisect
 import contextlib
 import errno
 import fcntl
-import hashlib
 import os
 import tempfile
 import time
@@ -90,7 +89,7 @@ class Part:
     of first appearance) and ``index`` (``make_index`` of its URLs) answer the rest.
     """
 
-    __slots__ = ("_array", "_index", "_raw", "_source", "_urls", "_view", "count", "digest", "missing", "name", "origins")
+    __slots__ = ("_array", "_index", "_index_text", "_raw", "_source", "_urls", "_view", "count", "digest", "missing", "name", "origins")
 
     def __init__(
         self,
@@ -111,6 +110,7 @@ class Part:
         # a part made by this run: its URLs in order, their records in one dict for all parts
         self._view = view
         self._index = index
+        self._index_text: str | None = None  # its base64, kept for the next save
         self._array: array.array[int] | None = None
         if view is not None:
             self.count, self.missing, self.origins = count, missing, origins or []
@@ -157,7 +157,7 @@ class Part:
         """Its records were changed in place: encode them again at the next save."""
         urls = self.urls()
         self._raw = None
-        self._index = self._array = None
+        self._index = self._array = self._index_text = None
         self.count = len(urls)
         self.missing = sum(1 for record in urls.values() if record[LASTMOD] is None)
 
@@ -197,13 +197,15 @@ class Part:
             self._urls = None
 
     def meta(self) -> dict[str, Any]:
+        if self._index_text is None or self._index is None:
+            self._index_text = base64.b64encode(self.index).decode("ascii")
         return {
             "name": self.name,
             "digest": self.digest,
             "count": self.count,
             "missing": self.missing,
             "origins": self.origins,
-            "index": base64.b64encode(self.index).decode("ascii"),
+            "index": self._index_text,
         }
 
 
@@ -321,15 +323,6 @@ def encode_chunks(state: State) -> Iterator[bytes | memoryview]:
 
 def encode_state(state: State) -> bytes:
     return b"".join(encode_chunks(state))
-
-
-def state_digest(state: State) -> bytes:
-    """A fingerprint of the encoded state: what a run compares to leave unchanged files alone,
-    without holding a second copy of a state that may take a hundred megabytes."""
-    digest = hashlib.blake2b(digest_size=32)
-    for chunk in encode_chunks(state):
-        digest.update(chunk)
-    return digest.digest()
 
 
 def decode_state(data: bytes, name: str) -> State:
@@ -624,13 +617,6 @@ class StateStore:
     def save(self, state: State) -> None:
         raise NotImplementedError
 
-    def save_if_changed(self, state: State, original: bytes | None) -> bool:
-        """Save unless the state's digest is ``original`` (a rerun leaves the file alone)."""
-        if state_digest(state) == original:
-            return False
-        self.save(state)
-        return True
-
     def record_delivered(self, state: State, endpoint: str, urls: Iterable[str], at: str) -> None:
         raise NotImplementedError
 
@@ -648,14 +634,6 @@ class JsonStore(StateStore):
         if state is not None and self.journal_path.exists():
             self.save(state)  # load_state applied the journal: make it part of the file, then drop it
         return state
-
-    def save_if_changed(self, state: State, original: bytes | None) -> bool:
-        """Save unless the encoding has the digest ``original`` (a rerun leaves the file's bytes alone)."""
-        unless = None if self.journal_path.exists() else original
-        written = write_atomic(self.path, encode_chunks(state), self._tmp_prefix(), unless_digest=unless)
-        if written:
-            self._drop_journal()
-        return written
 
     def save(self, state: State) -> None:
         """Replace the state file atomically; on any failure the old file stays as it was.
@@ -753,27 +731,17 @@ def load_state(path: Path) -> State | None:
     return state
 
 
-def write_atomic(path: Path, chunks: Iterable[bytes | memoryview], tmp_prefix: str, *, unless_digest: bytes | None = None) -> bool:
-    """Temporary file in the same folder, fsync, rename, fsync of the folder.
-
-    With ``unless_digest``, bytes whose digest is that are not put in place (the file
-    stays as it was, untouched) and False is returned.
-    """
+def write_atomic(path: Path, chunks: Iterable[bytes | memoryview], tmp_prefix: str) -> None:
+    """Temporary file in the same folder, fsync, rename, fsync of the folder."""
     folder = path.parent
     try:
         fd, tmp_name = tempfile.mkstemp(prefix=tmp_prefix, suffix=_TMP_SUFFIX, dir=folder)
     except OSError as error:
         raise StateError(f"{folder}: cannot write the state file there ({error.strerror}); make it writable") from None
-    digest = hashlib.blake2b(digest_size=32) if unless_digest is not None else None
     try:
         with os.fdopen(fd, "wb") as handle:
             for chunk in chunks:
-                if digest is not None:
-                    digest.update(chunk)
                 handle.write(chunk)
-            if digest is not None and digest.digest() == unless_digest:
-                os.unlink(tmp_name)
-                return False
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp_name, path)
@@ -784,7 +752,6 @@ def write_atomic(path: Path, chunks: Iterable[bytes | memoryview], tmp_prefix: s
             raise StateError(f"{path}: cannot write the state file ({error.strerror}); nothing was changed") from None
         raise
     _fsync_folder(folder)
-    return True
 
 
 def _fsync_folder(folder: Path) -> None:

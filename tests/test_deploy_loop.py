@@ -209,3 +209,19 @@ def test_python_m_notifier_is_the_same_program(site: Site) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["added"] == 3
+
+
+def test_a_rerun_an_hour_later_leaves_the_state_bytes_and_its_updated_time_alone(site: Site) -> None:
+    import datetime as dt
+
+    from notifier.pipeline import Environment, execute
+    from notifier.settings import build_settings
+
+    site.write(FIVE)
+    assert site.run().code == 0
+    before = site.state_bytes()
+    later = dt.datetime.now(dt.UTC) + dt.timedelta(hours=1)
+    cli = {"sitemap": str(site.sitemap), "state": str(site.state), "endpoint": [site.fake.endpoint], "key": KEY}
+    report = execute(build_settings("run", cli), Environment(now=lambda: later))
+    assert report.exit_code == 0 and not report.added and not report.changed
+    assert site.state_bytes() == before
