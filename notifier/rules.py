@@ -409,8 +409,9 @@ class _Dated:
 def _dated(context: Context) -> _Dated:
     if context.dated is None:
         diff = context.diff
-        lastmods = list(diff.added.lastmods)
-        lastmods.extend(change.new for change in diff.changed)
+        lastmods = diff.added.lastmods  # a first run's million, not copied
+        if diff.changed:
+            lastmods = lastmods + [change.new for change in diff.changed]
         dated = _Dated(diff.added, diff.changed, timestamps(lastmods), [])
         if any(stamp != stamp for stamp in dated.stamps):  # NaN: no lastmod, or not a W3C Datetime
             dated.invalid.extend(

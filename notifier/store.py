@@ -308,11 +308,9 @@ def encode_chunks(state: State) -> Iterator[bytes | memoryview]:
         header["created"] = state.created
     if state.updated:
         header["updated"] = state.updated
-    header["pending"] = {endpoint: _grouped(items) for endpoint, items in state.pending.items() if items}
-    header["runs"] = state.runs[-MAX_RUNS_KEPT:]
-    encoded = orjson.dumps(header)  # with a million pending URLs, tens of megabytes: never copied
-    yield memoryview(encoded)[:-1]
-    yield b',"parts":[\n'
+    yield orjson.dumps(header)[:-1] + b',"pending":{'
+    yield from _pending_chunks(state.pending)
+    yield b'},"runs":' + orjson.dumps(state.runs[-MAX_RUNS_KEPT:]) + b',"parts":[\n'
     last = len(state.parts) - 1
     for number, part in enumerate(state.parts):
         yield orjson.dumps(part.meta())[:-1] + b',"urls":'
@@ -428,6 +426,21 @@ def _check_part_meta(part: object, name: str) -> dict[str, Any]:
     if not isinstance(part, dict) or not isinstance(part.get("name"), str) or not isinstance(part.get("digest"), str):
         raise StateError(f'{name}: "parts" is malformed; restore {name} from a backup, or move it away to record a new baseline')
     return part
+
+
+def _pending_chunks(pending: dict[str, dict[str, PendingItem]]) -> Iterator[bytes | memoryview]:
+    """The "pending" object's members, its URL lists a few megabytes at a time (a first run
+    has a million pending URLs: never one string of them all)."""
+    endpoints = [(endpoint, items) for endpoint, items in pending.items() if items]
+    for number, (endpoint, items) in enumerate(endpoints):
+        yield (b"," if number else b"") + orjson.dumps(endpoint) + b":["
+        for count, group in enumerate(_grouped(items)):
+            urls = group.pop("urls")
+            yield (b"," if count else b"") + orjson.dumps(group)[:-1] + b',"urls":['
+            for start in range(0, len(urls), 65_536):
+                yield (b"," if start else b"") + memoryview(orjson.dumps(urls[start : start + 65_536]))[1:-1]
+            yield b"]}"
+        yield b"]"
 
 
 def _grouped(items: dict[str, PendingItem]) -> list[dict[str, Any]]:

@@ -148,3 +148,17 @@ def test_deliveries_go_to_a_journal_that_the_next_load_folds_in(tmp_path: Path) 
     assert loaded.all_urls()[urls[0]][LAST_SUBMITTED] == "2024-02-01T00:00:00Z"
     assert not journal_path(path).exists()
     assert list(decode_state(path.read_bytes(), "s").pending["e"]) == [urls[3]]
+
+
+def test_a_large_pending_set_is_written_in_pieces_and_read_back_whole() -> None:
+    from notifier.store import PendingItem
+
+    early = PendingItem(reason="changed", since="2024-01-01T00:00:00Z")
+    late = PendingItem(reason="added", since="2024-02-01T00:00:00Z")
+    items = {f"http://a.org/{n}": early for n in range(3)} | {f"http://a.org/new/{n}": late for n in range(70_000)}
+    state = State(pending={"http://e/indexnow": items, "http://f/indexnow": {"http://a.org/0": late}, "http://g/": {}})
+    data = encode_state(state)
+    assert json.loads(data)["pending"]["http://f/indexnow"] == [{"reason": "added", "since": "2024-02-01T00:00:00Z", "urls": ["http://a.org/0"]}]
+    again = decode_state(data, "s")
+    assert list(again.pending) == ["http://e/indexnow", "http://f/indexnow"]
+    assert again.pending["http://e/indexnow"] == items and list(again.pending["http://e/indexnow"]) == list(items)
