@@ -14,6 +14,7 @@ import bisect
 import contextlib
 import errno
 import fcntl
+import itertools
 import os
 import tempfile
 import time
@@ -181,6 +182,14 @@ class Part:
         position = bisect.bisect_left(index, value)
         return position < len(index) and index[position] == value
 
+    def take(self, walk: Iterator[tuple[str, Record]]) -> dict[str, Record] | None:
+        """Its records as the next ``count`` items of a walk through the run's records, when
+        they are exactly its URLs in order (see encode_chunks); else None (then ``urls()``)."""
+        assert self._view is not None
+        locs = self._view[0]
+        taken = dict(itertools.islice(walk, len(locs)))
+        return taken if list(taken) == locs else None  # the same objects: a pointer check each
+
     def encoded_urls(self) -> bytes | memoryview:
         if self._raw is not None:
             return self._raw
@@ -312,9 +321,14 @@ def encode_chunks(state: State) -> Iterator[bytes | memoryview]:
     yield from _pending_chunks(state.pending)
     yield b'},"runs":' + orjson.dumps(state.runs[-MAX_RUNS_KEPT:]) + b',"parts":[\n'
     last = len(state.parts) - 1
+    # The parts this run made list their URLs in the order ``state.records`` holds them: one
+    # walk through it yields each part's records in turn, no lookup by URL (at a million,
+    # each lookup is a cache miss).
+    walk = iter(state.records.items()) if state.records is not None else None
     for number, part in enumerate(state.parts):
         yield orjson.dumps(part.meta())[:-1] + b',"urls":'
-        yield part.encoded_urls()
+        taken = part.take(walk) if walk is not None and part.is_view else None
+        yield orjson.dumps(taken) if taken is not None else part.encoded_urls()
         yield b"},\n" if number < last else b"}\n"
     yield b"]}\n"
 
