@@ -158,7 +158,9 @@ def test_a_large_pending_set_is_written_in_pieces_and_read_back_whole() -> None:
     items = {f"http://a.org/{n}": early for n in range(3)} | {f"http://a.org/new/{n}": late for n in range(70_000)}
     state = State(pending={"http://e/indexnow": items, "http://f/indexnow": {"http://a.org/0": late}, "http://g/": {}})
     data = encode_state(state)
-    assert json.loads(data)["pending"]["http://f/indexnow"] == [{"reason": "added", "since": "2024-02-01T00:00:00Z", "urls": ["http://a.org/0"]}]
+    assert json.loads(data)["pending"]["http://f/indexnow"] == [
+        {"reason": "added", "since": "2024-02-01T00:00:00Z", "urls": ["http://a.org/0"]}
+    ]
     again = decode_state(data, "s")
     assert list(again.pending) == ["http://e/indexnow", "http://f/indexnow"]
     assert again.pending["http://e/indexnow"] == items and list(again.pending["http://e/indexnow"]) == list(items)
@@ -171,6 +173,8 @@ def test_parts_made_by_a_run_encode_the_same_whether_or_not_the_records_are_in_t
     first, second = ["http://a.org/0", "http://a.org/1", "http://a.org/2"], ["http://a.org/3", "http://a.org/4", "http://a.org/5"]
     in_order = State(parts=[Part("a", "", count=3, view=(first, records)), Part("b", "", count=3, view=(second, records))], records=records)
     shuffled = dict(reversed(list(records.items())))
-    out_of_order = State(parts=[Part("a", "", count=3, view=(first, shuffled)), Part("b", "", count=3, view=(second, shuffled))], records=shuffled)
+    out_of_order = State(
+        parts=[Part("a", "", count=3, view=(first, shuffled)), Part("b", "", count=3, view=(second, shuffled))], records=shuffled
+    )
     assert encode_state(in_order) == encode_state(out_of_order)
     assert list(decode_state(encode_state(in_order), "s").parts[1].urls()) == second
