@@ -268,6 +268,7 @@ def _explainer(diff: Diff, to_submit: list[Sequence[Change]], state: State, endp
 
 
 def _pending_urls(state: State, endpoints: list[str]) -> list[str]:
+    state.settle()
     urls: dict[str, None] = {}
     for endpoint in endpoints:
         urls.update(dict.fromkeys(state.pending.get(endpoint, {})))

@@ -118,7 +118,7 @@ class SqliteStore(StateStore):
 
     def save(self, state: State) -> None:
         """Replace everything in one transaction: a crash leaves the old state or the new one."""
-        state.settle_submitted()
+        state.settle()
         try:
             with _connect(self.path, write=True) as connection:
                 connection.executescript(_SCHEMA)
@@ -152,7 +152,7 @@ class SqliteStore(StateStore):
     def record_delivered(self, state: State, endpoint: str, urls: Iterable[str], at: str) -> None:
         """One transaction per acknowledged batch: it leaves the pending set, durably."""
         urls = list(urls)
-        apply_delivery(state, endpoint, urls, at)
+        apply_delivery(state, endpoint, urls, at, live=True)
         try:
             with _connect(self.path, write=True) as connection:
                 connection.execute("BEGIN IMMEDIATE")

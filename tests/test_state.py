@@ -178,3 +178,27 @@ def test_parts_made_by_a_run_encode_the_same_whether_or_not_the_records_are_in_t
     )
     assert encode_state(in_order) == encode_state(out_of_order)
     assert list(decode_state(encode_state(in_order), "s").parts[1].urls()) == second
+
+
+def test_acknowledged_batches_settle_into_pending_sets_and_records_in_step_or_not() -> None:
+    from notifier.store import Part, PendingItem, apply_delivery
+
+    records = {f"http://a.org/{n}": new_record("2024-01-01", "2024-02-01T00:00:00Z") for n in range(5)}
+    older = {"http://a.org/old": new_record("2023-01-01", "2023-02-01T00:00:00Z")}
+    waiting = PendingItem(reason="added", since="2024-02-01T00:00:00Z")
+    state = State(
+        parts=[Part("old", "", dict(older)), Part("new", "", count=5, view=(list(records), records))],
+        records=records,
+        pending={"e": dict.fromkeys([*records, "http://a.org/old"], waiting), "f": dict.fromkeys(records, waiting)},
+    )
+    urls = list(records)
+    apply_delivery(state, "e", urls[:2], "2024-03-01T00:00:00Z", live=True)  # in step with the records
+    apply_delivery(state, "e", ["http://a.org/old", urls[4]], "2024-03-02T00:00:00Z", live=True)  # not in step
+    apply_delivery(state, "f", urls, "2024-03-03T00:00:00Z", live=True)  # every URL went: the set empties
+    state.settle()
+    assert list(state.pending["e"]) == urls[2:4] and state.pending["f"] == {}
+    stamps = {loc: record[LAST_SUBMITTED] for loc, record in state.all_urls().items()}
+    assert stamps == {
+        "http://a.org/old": "2024-03-02T00:00:00Z",
+        **dict.fromkeys(urls, "2024-03-03T00:00:00Z"),  # the latest acknowledgement wins
+    }
