@@ -403,6 +403,7 @@ def _parse_xml(chunks: Iterator[bytes], location: str, file_no: int, sitemap: Si
 
     def handle(events: Iterable[tuple[str, Any]]) -> None:
         nonlocal root_seen, loc_tag, lastmod_tag, item_tag, is_index, last_line
+        parent = None
         for event, element in events:
             if not root_seen:
                 if event != "start":
@@ -441,11 +442,9 @@ def _parse_xml(chunks: Iterator[bytes], location: str, file_no: int, sitemap: Si
             else:
                 entries.append(make_entry(Entry, (loc, lastmod, file_no, line)))
             info.url_count += 1
-            element.clear()
             parent = element.getparent()
-            if parent is not None:
-                while element.getprevious() is not None:
-                    del parent[0]
+        if parent is not None:  # memory stays flat: what was read goes, in one cut per chunk fed
+            del parent[:-1]  # the last child may be an element still being parsed
 
     prolog = b""  # held back until it is known to have no DOCTYPE: libxml2 never sees one
     prolog_done = False
