@@ -185,3 +185,47 @@ def test_an_unchanged_part_still_has_its_pages_fingerprinted(site: Site) -> None
     result = site.run(*args)
     assert result.code == 0, result
     assert site.fake is not None and site.fake.delivered() == [f"{BASE}/a/"]
+
+
+def test_an_unread_part_is_consulted_for_urls_that_appear_or_vanish_elsewhere(
+    site: Site, parsed: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(notifier.sitemap, "_workers", lambda: 1)
+    parts = three_parts()
+    parts[0]["/shared/"] = "2024-01-01"  # listed by part 0 and, later, by part 2 as well
+    build(site, parts)
+    assert site.run().code == 0
+    parsed.clear()
+    parts[2]["/shared/"] = "2024-01-01"
+    build(site, parts)
+    result = site.check()
+    assert parsed == ["sitemap.xml", "part-2.xml"]
+    assert result.out.startswith("0 added, 0 changed, 0 removed"), result.out  # not added: part 0 still lists it
+    assert "listed twice" in result.out
+    assert site.run().code == 0
+    # now part 2 drops it again: still listed by (unread) part 0, so not removed
+    del parts[2]["/shared/"]
+    build(site, parts)
+    parsed.clear()
+    result = site.run()
+    assert parsed == ["sitemap.xml", "part-2.xml"]
+    assert result.out.startswith("0 added, 0 changed, 0 removed"), result.out
+    assert recorded_urls(site.state)[f"{BASE}/shared/"]["part"] == 0
+
+
+def test_a_pending_url_of_an_unread_part_is_sent_and_stamped_in_that_part(site: Site) -> None:
+    from tests.fakeindexnow import status
+
+    parts = three_parts()
+    build(site, parts)
+    assert site.run().code == 0
+    parts[1]["/b/0/"] = "2024-12-01"  # changed, but the endpoint fails: it stays pending
+    build(site, parts)
+    assert site.fake is not None
+    site.fake.plan = [status(500)] * 40
+    assert site.run("--retry-timeout", "0").code == 3
+    site.fake.plan = []
+    result = site.run()  # part 1 is unread now: its bytes are as recorded
+    assert result.code == 0 and "1 submitted, 0 pending" in result.out, result.out
+    record = recorded_urls(site.state)[f"{BASE}/b/0/"]
+    assert record["part"] == 1 and record["lastmod"] == "2024-12-01" and record.get("last_submitted")
