@@ -20,10 +20,12 @@ from notifier.store import (
     MAX_RUNS_KEPT,
     Part,
     PendingItem,
+    Record,
     RunRecord,
     State,
     StateStore,
     apply_delivery,
+    new_record,
 )
 
 _SCHEMA = """
@@ -86,12 +88,14 @@ def _read(connection: sqlite3.Connection, path: Path) -> State | None:
             f"{path}: state format version {version} is newer than this notify-changes knows ({FORMAT_VERSION}); "
             "upgrade notify-changes (the file was left untouched)"
         )
-    if version < 2:
-        raise StateError(f"{path}: SQLite state format {version} predates this release; move it away to record a new baseline")
     state = State(created=meta.get("created", ""), updated=meta.get("updated", ""))
     name = str(path)
-    for part_name, digest, count, missing, origins, prints, urls in connection.execute(
-        "SELECT name, digest, count, missing, origins, fingerprints, urls FROM parts ORDER BY id"
+    if version < 2:
+        state.parts = _parts_from_v1(connection)
+    for part_name, digest, count, missing, origins, prints, urls in (
+        connection.execute("SELECT name, digest, count, missing, origins, fingerprints, urls FROM parts ORDER BY id")
+        if version >= 2
+        else ()
     ):
         state.parts.append(
             Part(part_name, digest, raw=urls, count=count, missing=missing, origins=json.loads(origins), index=prints, source=name)
@@ -99,10 +103,25 @@ def _read(connection: sqlite3.Connection, path: Path) -> State | None:
     items: dict[tuple[str, str], PendingItem] = {}
     for endpoint, loc, reason, since in connection.execute("SELECT endpoint, loc, reason, since FROM pending ORDER BY rowid"):
         state.pending.setdefault(endpoint, {})[loc] = items.setdefault((reason, since), PendingItem(reason=reason, since=since))
-    for at, urls in connection.execute("SELECT at, urls FROM delivered ORDER BY id"):
+    for at, urls in connection.execute("SELECT at, urls FROM delivered ORDER BY id") if "delivered" in tables else ():
         state.submitted.update(dict.fromkeys(json.loads(urls), at))
     state.runs = [cast(RunRecord, json.loads(record)) for (record,) in connection.execute("SELECT record FROM runs ORDER BY id")]
     return state
+
+
+def _parts_from_v1(connection: sqlite3.Connection) -> list[Part]:
+    """Format 1 kept a row per URL naming its part: regroup them (the next save writes format 2)."""
+    names = connection.execute("SELECT name, digest FROM parts ORDER BY id").fetchall()
+    grouped: list[dict[str, Record]] = [{} for _ in names]
+    loose: dict[str, Record] = {}
+    rows = connection.execute("SELECT loc, lastmod, part, fingerprint, first_seen, last_submitted FROM urls")
+    for loc, lastmod, part, fingerprint, first_seen, last_submitted in rows:
+        target = grouped[part] if isinstance(part, int) and 0 <= part < len(grouped) else loose
+        target[loc] = new_record(lastmod, first_seen, last_submitted, fingerprint)
+    parts = [Part(name, digest, records) for (name, digest), records in zip(names, grouped, strict=True)]
+    if loose:
+        parts.append(Part("", "", loose))
+    return parts
 
 
 class SqliteStore(StateStore):
@@ -121,8 +140,13 @@ class SqliteStore(StateStore):
         state.settle()
         try:
             with _connect(self.path, write=True) as connection:
-                connection.executescript(_SCHEMA)
-                connection.execute("BEGIN IMMEDIATE")
+                connection.execute("BEGIN IMMEDIATE")  # schema changes too: all or nothing
+                columns = {row[1] for row in connection.execute("PRAGMA table_info(parts)")}
+                if columns and "urls" not in columns:  # format 1 tables: this save writes format 2
+                    connection.execute("DROP TABLE parts")
+                    connection.execute("DROP TABLE IF EXISTS urls")
+                for statement in filter(str.strip, _SCHEMA.split(";")):
+                    connection.execute(statement)
                 for table in ("meta", "parts", "pending", "delivered", "runs"):
                     connection.execute(f"DELETE FROM {table}")
                 connection.executemany(

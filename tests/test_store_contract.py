@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from notifier.store import read_state
-from tests.conftest import BASE, KEY, Site, pages, recorded_urls, urlset
+from tests.conftest import BASE, KEY, Site, pages, recorded_pending, recorded_urls, urlset
 from tests.fakeindexnow import hang, status, wait_until
 
 STORES = ["notify-changes.json", "notify-changes.sqlite", "notify-changes.db"]
@@ -166,3 +167,49 @@ def test_an_empty_sqlite_file_is_no_state(site: Site) -> None:
     result = site.run()
     assert result.code == 0 and "no state file" in result.out
     assert Path(site.state).stat().st_size > 0
+
+
+V1_URLS = {f"{BASE}/p/{n}/": f"2024-05-0{n + 1}T10:0{n}:00Z" for n in range(3)}
+
+
+def _write_v1(path: Path) -> None:
+    """A state as format 1 wrote it: one record per URL naming its part."""
+    if path.suffix == ".json":
+        urls = {loc: {"lastmod": lastmod, "part": 0, "first_seen": "2024-05-01T00:00:00Z"} for loc, lastmod in V1_URLS.items()}
+        pending = {"http://e/indexnow": {f"{BASE}/p/2/": {"reason": "changed", "since": "2024-05-02T00:00:00Z"}}}
+        document = {"version": 1, "parts": [{"name": "sitemap.xml", "digest": "0" * 32}], "urls": urls, "pending": pending, "runs": []}
+        path.write_text(json.dumps(document))
+        return
+    connection = sqlite3.connect(path)
+    connection.executescript(
+        """
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE parts (id INTEGER PRIMARY KEY, name TEXT NOT NULL, digest TEXT NOT NULL);
+        CREATE TABLE urls (loc TEXT PRIMARY KEY, lastmod TEXT, part INTEGER, fingerprint TEXT, first_seen TEXT, last_submitted TEXT);
+        CREATE TABLE pending (endpoint TEXT NOT NULL, loc TEXT NOT NULL, reason TEXT NOT NULL, since TEXT NOT NULL, UNIQUE (endpoint, loc));
+        CREATE TABLE runs (id INTEGER PRIMARY KEY, record TEXT NOT NULL);
+        INSERT INTO meta VALUES ('version', '1'), ('created', '2024-05-01T00:00:00Z'), ('updated', '2024-05-02T00:00:00Z');
+        INSERT INTO parts VALUES (0, 'sitemap.xml', '00000000000000000000000000000000');
+        """
+    )
+    connection.executemany("INSERT INTO urls VALUES (?, ?, 0, NULL, '2024-05-01T00:00:00Z', NULL)", list(V1_URLS.items()))
+    connection.execute("INSERT INTO pending VALUES ('http://e/indexnow', ?, 'changed', '2024-05-02T00:00:00Z')", (f"{BASE}/p/2/",))
+    connection.commit()
+    connection.close()
+
+
+def test_a_format_1_state_is_read_and_rewritten_as_format_2(any_site: Site) -> None:
+    any_site.state.parent.mkdir(parents=True, exist_ok=True)
+    _write_v1(any_site.state)
+    any_site.write(urlset({f"/p/{n}/": V1_URLS[f"{BASE}/p/{n}/"] for n in range(3)}))
+    result = any_site.check()
+    assert result.code == 0 and result.out.startswith("0 added, 0 changed, 0 removed"), result.out
+    assert recorded_pending(any_site.state) == {
+        "http://e/indexnow": {f"{BASE}/p/2/": {"reason": "changed", "since": "2024-05-02T00:00:00Z"}}
+    }
+    any_site.write(urlset({"/p/0/": "2024-06-01T10:00:00Z", "/p/1/": V1_URLS[f"{BASE}/p/1/"], "/p/2/": V1_URLS[f"{BASE}/p/2/"]}))
+    assert any_site.run().code == 0
+    urls = recorded_urls(any_site.state)
+    assert urls[f"{BASE}/p/0/"]["lastmod"] == "2024-06-01T10:00:00Z" and urls[f"{BASE}/p/1/"]["first_seen"] == "2024-05-01T00:00:00Z"
+    state = read_state(any_site.state)
+    assert state is not None and [part.name for part in state.parts] == ["sitemap.xml"]
