@@ -88,6 +88,9 @@ class Part:
     asks for them (``urls()``): a deploy that changed one file of twenty decodes one.
     ``count``, ``missing`` (URLs without a lastmod), ``origins`` (``scheme://host`` in order
     of first appearance) and ``index`` (``make_index`` of its URLs) answer the rest.
+
+    Three forms: encoded (``raw``, read from the state), decoded (``urls``), or, for a part
+    a run made, a view (its URLs in order, their records in the run's one dict of records).
     """
 
     __slots__ = ("_array", "_index", "_index_text", "_raw", "_source", "_urls", "_view", "count", "digest", "missing", "name", "origins")
@@ -196,14 +199,6 @@ class Part:
         if self._view is not None:
             return orjson.dumps(self.urls())
         return orjson.dumps(self._urls if self._urls is not None else {})
-
-    def freeze(self) -> None:
-        """Keep only the encoded records (a tenth of the memory); ``urls()`` decodes again."""
-        if self._urls is not None:
-            self.index  # noqa: B018 (computed while the records are at hand)
-            if self._raw is None:
-                self._raw = orjson.dumps(self._urls)
-            self._urls = None
 
     def meta(self) -> dict[str, Any]:
         if self._index_text is None or self._index is None:
