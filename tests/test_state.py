@@ -7,9 +7,11 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from notifier.errors import LockTimeout, StateError
-from notifier.store import FORMAT_VERSION, LAST_SUBMITTED, JsonStore, State, decode_state, encode_state, new_record
+from notifier.store import FORMAT_VERSION, LAST_SUBMITTED, JsonStore, Part, PendingItem, State, decode_state, encode_state, new_record
 from tests.conftest import Site, pages, urlset
 from tests.schema import assert_valid_state
 
@@ -202,3 +204,46 @@ def test_acknowledged_batches_settle_into_pending_sets_and_records_in_step_or_no
         "http://a.org/old": "2024-03-02T00:00:00Z",
         **dict.fromkeys(urls, "2024-03-03T00:00:00Z"),  # the latest acknowledgement wins
     }
+
+
+LOCS = st.sampled_from([f"http://a.org/{n}" for n in range(8)] + ["http://a.org/é", 'http://a.org/"q"', "http://a.org/\\n"])
+STAMPS = st.sampled_from(["2024-01-01T00:00:00Z", "2024-02-01T00:00:00Z"])
+RECORDS = st.builds(
+    lambda lastmod, seen, sent, print_: new_record(lastmod, seen, sent, print_),
+    st.one_of(st.none(), st.sampled_from(["2024-01-01", "2024-05-01T10:00:00+02:00", "not a date", "}]\n,"])),
+    st.one_of(st.none(), STAMPS),
+    st.one_of(st.none(), STAMPS),
+    st.one_of(st.none(), st.just("0123456789abcdef0123456789abcdef")),
+)
+STATES = st.builds(
+    lambda parts, pending: State(
+        parts=[Part(f"sitemaps/p-{n}.xml\n,", "0" * 32, urls) for n, urls in enumerate(parts)],
+        pending={endpoint: dict.fromkeys(urls, PendingItem(reason="added", since="2024-01-01T00:00:00Z")) for endpoint, urls in pending},
+        created="2024-01-01T00:00:00Z",
+    ),
+    st.lists(st.dictionaries(LOCS, RECORDS, max_size=5), max_size=4),
+    st.lists(st.tuples(st.sampled_from(["http://e/", "http://f/"]), st.lists(LOCS, max_size=4)), max_size=2),
+)
+
+
+@given(STATES)
+def test_any_state_reads_back_as_it_was_written(state: State) -> None:
+    data = encode_state(state)
+    again = decode_state(data, "s")
+    assert encode_state(again) == data
+    assert [part.urls() for part in again.parts] == [part.urls() for part in state.parts]
+    assert again.pending == {endpoint: items for endpoint, items in state.pending.items() if items}
+
+
+@given(STATES, st.lists(st.tuples(st.integers(min_value=0), st.sampled_from([b"", b"}", b"]", b",", b"\n", b'"', b"x", b"1"])), max_size=4))
+def test_a_damaged_state_is_a_state_error_never_a_crash(state: State, edits: list[tuple[int, bytes]]) -> None:
+    data = bytearray(encode_state(state))
+    for position, replacement in edits:
+        position %= len(data)
+        data[position : position + 1] = replacement
+    try:
+        damaged = decode_state(bytes(data), "s")
+        damaged.all_urls()  # decodes every part
+        encode_state(damaged)
+    except StateError:
+        pass
