@@ -126,6 +126,8 @@ class _Unmatched(NamedTuple):
     lastmod: str | None
     part: int  # index into the new parts (-1 when not building)
     fingerprint: str | None
+    file: int = -1  # where the sitemap lists it: index into Sitemap.files, and line
+    line: int = 0
 
 
 class DiffBuilder:
@@ -213,7 +215,7 @@ class DiffBuilder:
                 if self.nothing_recorded:  # a first run: nothing can have moved here
                     result.added.add(loc, lastmod)
                 else:
-                    self.unmatched_new.append(_Unmatched(loc, lastmod, part_no if build else -1, fingerprint))
+                    self.unmatched_new.append(_Unmatched(loc, lastmod, part_no if build else -1, fingerprint, entry[2], entry[3]))
                 if build:
                     records[loc] = new_record(lastmod, self.now, None, fingerprint)
                     locs.append(loc)
@@ -260,7 +262,9 @@ class DiffBuilder:
             result.added.locs.extend(locs)
             result.added.lastmods.extend([entry[1] for entry in entries])
         else:
-            self.unmatched_new.extend(_Unmatched(entry[0], entry[1], part_no if self.build else -1, None) for entry in entries)
+            self.unmatched_new.extend(
+                _Unmatched(entry[0], entry[1], part_no if self.build else -1, None, entry[2], entry[3]) for entry in entries
+            )
         self.origins.update(dict.fromkeys(info.origins))
         result.irregular.update(info.irregular)
         if self.build:
@@ -330,7 +334,9 @@ class DiffBuilder:
             if record is None:
                 kept_record = confirmed_in_kept.get(item.loc)
                 if kept_record is not None:  # also listed by an unread file: it keeps the record there
-                    result.duplicates.append((Entry(item.loc, kept_record[LASTMOD], -1, 0), Entry(item.loc, item.lastmod, -1, 0)))
+                    result.duplicates.append(
+                        (Entry(item.loc, kept_record[LASTMOD], -1, 0), Entry(item.loc, item.lastmod, item.file, item.line))
+                    )
                     result.unchanged += 1
                     if item.part >= 0:
                         fixes.setdefault(item.part, set()).add(item.loc)

@@ -316,7 +316,7 @@ def _judged_by_url(origins: list[str], scope: Scope | None, check_dev: bool, che
 def _duplicates(context: Context, settings: RuleSettings) -> Iterator[_Finding]:
     files = context.sitemap.files
     for first, repeat in context.diff.duplicates:
-        where = f"{files[repeat.file].name} line {repeat.line}" if repeat.file >= 0 else "in two sitemap files"
+        where = f"{files[repeat.file].name} line {repeat.line}" if 0 <= repeat.file < len(files) else "in two sitemap files"
         if same_instant(first.lastmod, repeat.lastmod):
             yield "url-duplicate", repeat.loc, f"listed twice ({where}); keep one", None
         else:
