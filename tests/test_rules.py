@@ -300,6 +300,17 @@ def test_sitemap_limits_50001_urls(offline_site: Site) -> None:
     assert result.code == 1 and "sitemap-limits" in fired(result) and "50001 URLs in one file" in result.out
 
 
+def test_sitemap_limits_an_index_of_too_many_parts(offline_site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
+    import notifier.sitemap
+
+    monkeypatch.setattr(notifier.sitemap, "MAX_URLS_PER_FILE", 3)  # the rule's count, not 50,001 files on disk
+    for number in range(4):
+        offline_site.write(urlset(pages(1, prefix=f"/{number}/")), f"part-{number}.xml")
+    offline_site.write(index({f"/part-{number}.xml": None for number in range(4)}))
+    result = offline_site.check()
+    assert result.code == 1 and fired(result) == {"sitemap-limits"} and "4 parts in one file, over the limit of 3" in result.out
+
+
 def test_sitemap_limits_an_index_inside_an_index(offline_site: Site) -> None:
     offline_site.write(urlset(pages(2)), "leaf.xml")
     offline_site.write(index({"/leaf.xml": None}), "inner.xml")
