@@ -14,6 +14,7 @@ its index of URL fingerprints is consulted when a URL of another file might be i
 
 from __future__ import annotations
 
+import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, overload
@@ -42,10 +43,14 @@ class Added(Sequence[Change]):
     def __init__(self) -> None:
         self.locs: list[str] = []
         self.lastmods: list[str | None] = []
+        # their dates as dates.timestamps gives them, when the reader parsed them (a first
+        # run, on every core): None as soon as one URL came without
+        self.stamps: array.array[float] | None = array.array("d")
 
     def add(self, loc: str, lastmod: str | None) -> None:
         self.locs.append(loc)
         self.lastmods.append(lastmod)
+        self.stamps = None
 
     def __len__(self) -> int:
         return len(self.locs)
@@ -259,8 +264,13 @@ class DiffBuilder:
         missing = [entry[0] for entry in entries if entry[1] is None]
         result.missing.extend(missing)
         if self.nothing_recorded:
-            result.added.locs.extend(locs)
-            result.added.lastmods.extend([entry[1] for entry in entries])
+            added = result.added
+            added.locs.extend(locs)
+            added.lastmods.extend([entry[1] for entry in entries])
+            if added.stamps is not None and info.stamps is not None and len(info.stamps) == len(entries):
+                added.stamps.extend(info.stamps)
+            else:
+                added.stamps = None
         else:
             self.unmatched_new.extend(
                 _Unmatched(entry[0], entry[1], part_no if self.build else -1, None, entry[2], entry[3]) for entry in entries

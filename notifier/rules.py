@@ -412,7 +412,10 @@ def _dated(context: Context) -> _Dated:
         lastmods = diff.added.lastmods  # a first run's million, not copied
         if diff.changed:
             lastmods = lastmods + [change.new for change in diff.changed]
-        dated = _Dated(diff.added, diff.changed, timestamps(lastmods), [])
+        parsed = diff.added.stamps  # parsed by the reader already, on every core (a first run)
+        usable = parsed is not None and len(parsed) == len(diff.added) and not diff.changed
+        stamps = parsed if usable and parsed is not None else timestamps(lastmods)
+        dated = _Dated(diff.added, diff.changed, stamps, [])
         if any(stamp != stamp for stamp in dated.stamps):  # NaN: no lastmod, or not a W3C Datetime
             dated.invalid.extend(
                 dated.change(number) for number, stamp in enumerate(dated.stamps) if stamp != stamp and lastmods[number] is not None

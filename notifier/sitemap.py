@@ -8,6 +8,7 @@ grows with the number of URLs, not with the size of the files.
 
 from __future__ import annotations
 
+import array
 import concurrent.futures
 import concurrent.futures.process
 import contextlib
@@ -24,6 +25,7 @@ from typing import Any, NamedTuple
 
 from lxml import etree
 
+from notifier.dates import timestamps
 from notifier.errors import InputError
 from notifier.source import CHUNK, Source, file_digest, is_inside, is_url
 from notifier.store import make_index
@@ -76,6 +78,7 @@ class SitemapFile:
     origins: list[str] = field(default_factory=list)  # scheme://host of its URLs, first seen first
     irregular: list[str] = field(default_factory=list)  # its URLs that are not plain (urls.irregular)
     index: bytes | None = None  # store.make_index of its URLs (ReadOptions.index)
+    stamps: array.array[float] | None = None  # dates.timestamps of its entries' lastmods (ReadOptions.stamps)
 
 
 @dataclass
@@ -105,6 +108,7 @@ class ReadOptions:
     progress: Callable[[str], None] | None = None
     known_digests: Mapping[str, str] | None = None  # key -> digest of parts recorded last deploy
     index: bool = False  # make each file's index of URL fingerprints (a run that records them)
+    stamps: bool = False  # parse each file's lastmods (a first run: every URL is added, every date judged)
 
 
 def read_sitemap(
@@ -188,6 +192,8 @@ def _read_one(
         info.irregular = irregular(locs)
         if options.index:
             info.index = make_index(locs)
+        if options.stamps:
+            info.stamps = timestamps([entry.lastmod for entry in itertools.islice(sitemap.entries, start, None)])
     if sitemap.sink is not None and info.kind != "index":
         entries = sitemap.entries[start:]
         del sitemap.entries[start:]
