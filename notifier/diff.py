@@ -138,8 +138,9 @@ class _Unmatched(NamedTuple):
 class DiffBuilder:
     """Compare the sitemap with ``state`` file by file, as the reader delivers them.
 
-    With ``build``, the state's parts after this deploy are made too (a ``run``); a
-    ``check`` only counts. ``fingerprints`` gives a file's built-page fingerprints.
+    With ``build``, the state's parts after this deploy are made too (a ``run``), reusing
+    the recorded records (updated in place); a ``check`` only counts and changes nothing.
+    ``fingerprints`` gives a file's built-page fingerprints.
     """
 
     def __init__(
@@ -433,7 +434,8 @@ def compute_diff(
     fingerprints: dict[str, str] | None = None,
     now: str = "",
 ) -> Diff:
-    """The diff of a whole list of entries (one file), for tests and small callers."""
+    """The diff of a whole list of entries (one file), for tests and small callers. Like a
+    run, it makes the new parts, updating the matched records of ``state`` in place."""
     builder = DiffBuilder(
         state,
         endpoints=endpoints,
