@@ -14,6 +14,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import cast
 
+import orjson
+
 from notifier.errors import StateError
 from notifier.store import (
     FORMAT_VERSION,
@@ -25,6 +27,7 @@ from notifier.store import (
     State,
     StateStore,
     apply_delivery,
+    grouped_pending,
     new_record,
 )
 
@@ -35,9 +38,9 @@ CREATE TABLE IF NOT EXISTS parts (
     missing INTEGER NOT NULL, origins TEXT NOT NULL, fingerprints BLOB NOT NULL, urls BLOB NOT NULL
 );
 CREATE TABLE IF NOT EXISTS pending (
-    endpoint TEXT NOT NULL, loc TEXT NOT NULL, reason TEXT NOT NULL, since TEXT NOT NULL, UNIQUE (endpoint, loc)
+    id INTEGER PRIMARY KEY, endpoint TEXT NOT NULL, reason TEXT NOT NULL, since TEXT NOT NULL, urls TEXT NOT NULL
 );
-CREATE TABLE IF NOT EXISTS delivered (id INTEGER PRIMARY KEY, at TEXT NOT NULL, urls TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS delivered (id INTEGER PRIMARY KEY, endpoint TEXT NOT NULL, at TEXT NOT NULL, urls TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (id INTEGER PRIMARY KEY, record TEXT NOT NULL);
 """
 
@@ -101,12 +104,31 @@ def _read(connection: sqlite3.Connection, path: Path) -> State | None:
             Part(part_name, digest, raw=urls, count=count, missing=missing, origins=json.loads(origins), index=prints, source=name)
         )
     items: dict[tuple[str, str], PendingItem] = {}
-    for endpoint, loc, reason, since in connection.execute("SELECT endpoint, loc, reason, since FROM pending ORDER BY rowid"):
-        state.pending.setdefault(endpoint, {})[loc] = items.setdefault((reason, since), PendingItem(reason=reason, since=since))
-    for at, urls in connection.execute("SELECT at, urls FROM delivered ORDER BY id") if "delivered" in tables else ():
-        state.submitted.update(dict.fromkeys(json.loads(urls), at))
+    if version < 2:  # format 1: a row per endpoint and URL
+        rows = (
+            (endpoint, reason, since, [loc])
+            for endpoint, loc, reason, since in connection.execute("SELECT endpoint, loc, reason, since FROM pending ORDER BY rowid")
+        )
+    else:
+        rows = (
+            (endpoint, reason, since, json.loads(urls))
+            for endpoint, reason, since, urls in connection.execute("SELECT endpoint, reason, since, urls FROM pending ORDER BY id")
+        )
+    for endpoint, reason, since, urls in rows:
+        item = items.setdefault((reason, since), PendingItem(reason=reason, since=since))
+        state.pending.setdefault(endpoint, {}).update(dict.fromkeys(urls, item))
+    if version >= 2:  # batches acknowledged since the last full save: folded in as a journal is
+        for endpoint, at, urls in connection.execute("SELECT endpoint, at, urls FROM delivered ORDER BY id"):
+            apply_delivery(state, endpoint, json.loads(urls), at)
+        state.settle()
     state.runs = [cast(RunRecord, json.loads(record)) for (record,) in connection.execute("SELECT record FROM runs ORDER BY id")]
     return state
+
+
+def _has_deliveries(path: Path) -> bool:
+    with _connect(path, write=False) as connection:
+        tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        return "delivered" in tables and connection.execute("SELECT 1 FROM delivered LIMIT 1").fetchone() is not None
 
 
 def _parts_from_v1(connection: sqlite3.Connection) -> list[Part]:
@@ -128,12 +150,16 @@ class SqliteStore(StateStore):
     """The state as an SQLite database, under the same lock as the JSON file.
 
     One row per sitemap file holds its URLs' records (the JSON of the file format, so
-    ``json_each`` reads them); pending URLs are rows of their own, so that each
+    ``json_each`` reads them); pending URLs in groups as the JSON file keeps them, and each
     acknowledged batch is one small transaction.
     """
 
     def load(self) -> State | None:
-        return read_sqlite_state(self.path)
+        """The recorded state; batches a killed run acknowledged are folded in and saved."""
+        state = read_sqlite_state(self.path)
+        if state is not None and _has_deliveries(self.path):
+            self.save(state)
+        return state
 
     def save(self, state: State) -> None:
         """Replace everything in one transaction: a crash leaves the old state or the new one."""
@@ -143,8 +169,8 @@ class SqliteStore(StateStore):
                 connection.execute("BEGIN IMMEDIATE")  # schema changes too: all or nothing
                 columns = {row[1] for row in connection.execute("PRAGMA table_info(parts)")}
                 if columns and "urls" not in columns:  # format 1 tables: this save writes format 2
-                    connection.execute("DROP TABLE parts")
-                    connection.execute("DROP TABLE IF EXISTS urls")
+                    for table in ("parts", "urls", "pending", "delivered"):
+                        connection.execute(f"DROP TABLE IF EXISTS {table}")
                 for statement in filter(str.strip, _SCHEMA.split(";")):
                     connection.execute(statement)
                 for table in ("meta", "parts", "pending", "delivered", "runs"):
@@ -161,11 +187,12 @@ class SqliteStore(StateStore):
                     ),
                 )
                 connection.executemany(
-                    "INSERT INTO pending VALUES (?, ?, ?, ?)",
-                    (
-                        (endpoint, loc, item["reason"], item["since"])
+                    "INSERT INTO pending (endpoint, reason, since, urls) VALUES (?, ?, ?, ?)",
+                    (  # a group's URLs in rows of at most 50,000: a first run has a million
+                        (endpoint, group["reason"], group["since"], orjson.dumps(group["urls"][start : start + 50_000]).decode())
                         for endpoint, items in state.pending.items()
-                        for loc, item in items.items()
+                        for group in grouped_pending(items)
+                        for start in range(0, len(group["urls"]), 50_000)
                     ),
                 )
                 connection.executemany("INSERT INTO runs (record) VALUES (?)", [(json.dumps(run),) for run in state.runs[-MAX_RUNS_KEPT:]])
@@ -174,14 +201,16 @@ class SqliteStore(StateStore):
             raise StateError(f"{self.path}: cannot write the SQLite state ({error}); nothing was changed") from None
 
     def record_delivered(self, state: State, endpoint: str, urls: Iterable[str], at: str) -> None:
-        """One transaction per acknowledged batch: it leaves the pending set, durably."""
+        """One transaction per acknowledged batch: a ``delivered`` row, which takes the batch
+        out of the pending set for every later reader (the next full save folds it in)."""
         urls = list(urls)
         apply_delivery(state, endpoint, urls, at, live=True)
         try:
             with _connect(self.path, write=True) as connection:
                 connection.execute("BEGIN IMMEDIATE")
-                connection.executemany("DELETE FROM pending WHERE endpoint = ? AND loc = ?", [(endpoint, url) for url in urls])
-                connection.execute("INSERT INTO delivered (at, urls) VALUES (?, ?)", (at, json.dumps(urls)))
+                connection.execute(
+                    "INSERT INTO delivered (endpoint, at, urls) VALUES (?, ?, ?)", (endpoint, at, orjson.dumps(urls).decode())
+                )
                 connection.execute("UPDATE meta SET value = ? WHERE key = 'updated' AND value < ?", (at, at))
                 connection.execute("COMMIT")
         except sqlite3.OperationalError as error:

@@ -487,7 +487,7 @@ def _pending_chunks(pending: dict[str, dict[str, PendingItem]]) -> Iterator[byte
     endpoints = [(endpoint, items) for endpoint, items in pending.items() if items]
     for number, (endpoint, items) in enumerate(endpoints):
         yield (b"," if number else b"") + orjson.dumps(endpoint) + b":["
-        for count, group in enumerate(_grouped(items)):
+        for count, group in enumerate(grouped_pending(items)):
             urls = group.pop("urls")
             yield (b"," if count else b"") + orjson.dumps(group)[:-1] + b',"urls":['
             for start in range(0, len(urls), 65_536):
@@ -496,7 +496,7 @@ def _pending_chunks(pending: dict[str, dict[str, PendingItem]]) -> Iterator[byte
         yield b"]"
 
 
-def _grouped(items: dict[str, PendingItem]) -> list[dict[str, Any]]:
+def grouped_pending(items: dict[str, PendingItem]) -> list[dict[str, Any]]:
     """A pending set as the file keeps it: the URLs that wait for one reason since one time
     together, in order (a first run's million share one reason and one time)."""
     groups: dict[tuple[str, str], dict[str, Any]] = {}

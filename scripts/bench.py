@@ -12,6 +12,7 @@ process (wall time and peak RSS), several rounds, reporting medians and ratios:
 - check-one-part: `notify-changes check` when only the newest part changed (pages appended)
 - submit-floor: parse and POST 10,000-URL batches on one requests session
 - submit-all: `notify-changes run --initial submit` of every URL to a local endpoint
+  (and submit-all-sqlite, the same with the SQLite state)
 - the same checks with the SQLite state store
 - ultimate-sitemap-parser parsing the same files (when installed), for reference
 - history: a git history index of 10,000 files, one `git log` pass vs one process per file
@@ -322,6 +323,13 @@ def main() -> int:
                 return tool_run("run", str(site.sitemap), "--initial", "submit", "--rule", "lastmod-bulk=off", state="submit.json")
 
             rounds("submit-all", submit_all)
+
+            def submit_all_sqlite() -> dict[str, float]:
+                for path in folder.glob("submit.sqlite*"):
+                    path.unlink()
+                return tool_run("run", str(site.sitemap), "--initial", "submit", "--rule", "lastmod-bulk=off", state="submit.sqlite")
+
+            rounds("submit-all-sqlite", submit_all_sqlite)
 
             if "usp" not in skip:
                 usp_cmd = [sys.executable, "-c", USP, str(site.folder)]

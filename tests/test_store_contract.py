@@ -213,3 +213,19 @@ def test_a_format_1_state_is_read_and_rewritten_as_format_2(any_site: Site) -> N
     assert urls[f"{BASE}/p/0/"]["lastmod"] == "2024-06-01T10:00:00Z" and urls[f"{BASE}/p/1/"]["first_seen"] == "2024-05-01T00:00:00Z"
     state = read_state(any_site.state)
     assert state is not None and [part.name for part in state.parts] == ["sitemap.xml"]
+
+
+def test_a_large_pending_set_survives_an_sqlite_save(tmp_path: Path) -> None:
+    from notifier.sqlite_store import SqliteStore
+    from notifier.store import PendingItem, State
+
+    item = PendingItem(reason="added", since="2024-02-01T00:00:00Z")
+    older = PendingItem(reason="changed", since="2024-01-01T00:00:00Z")
+    pending = {"http://e/": {"http://a.org/old": older} | {f"http://a.org/{n}": item for n in range(120_000)}}
+    with SqliteStore(tmp_path / "s.sqlite") as store:
+        store.save(State(pending=pending))
+        store.record_delivered(store.load() or State(), "http://e/", ["http://a.org/old", "http://a.org/7"], "2024-03-01T00:00:00Z")
+    loaded = read_state(tmp_path / "s.sqlite")
+    assert loaded is not None and len(loaded.pending["http://e/"]) == 119_999
+    assert list(loaded.pending["http://e/"])[:2] == ["http://a.org/0", "http://a.org/1"]
+    assert loaded.pending["http://e/"]["http://a.org/5"] == item
