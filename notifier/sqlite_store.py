@@ -27,6 +27,7 @@ from notifier.store import (
     State,
     StateStore,
     apply_delivery,
+    encoded_parts,
     grouped_pending,
     new_record,
 )
@@ -182,8 +183,8 @@ class SqliteStore(StateStore):
                 connection.executemany(
                     "INSERT INTO parts VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     (
-                        (n, part.name, part.digest, part.count, part.missing, json.dumps(part.origins), part.index, part.encoded_urls())
-                        for n, part in enumerate(state.parts)
+                        (n, part.name, part.digest, part.count, part.missing, json.dumps(part.origins), part.index, encoded)
+                        for n, (part, encoded) in enumerate(encoded_parts(state))
                     ),
                 )
                 connection.executemany(

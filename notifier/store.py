@@ -360,14 +360,9 @@ def encode_chunks(state: State) -> Iterator[bytes | memoryview]:
     yield from _pending_chunks(state.pending)
     yield b'},"runs":' + orjson.dumps(state.runs[-MAX_RUNS_KEPT:]) + b',"parts":[\n'
     last = len(state.parts) - 1
-    # The parts this run made list their URLs in the order ``state.records`` holds them: one
-    # walk through it yields each part's records in turn, no lookup by URL (at a million,
-    # each lookup is a cache miss).
-    walk = iter(state.records.items()) if state.records is not None else None
-    for number, part in enumerate(state.parts):
+    for number, (part, encoded) in enumerate(encoded_parts(state)):
         yield orjson.dumps(part.meta())[:-1] + b',"urls":'
-        taken = part.take(walk) if walk is not None and part.is_view else None
-        yield orjson.dumps(taken) if taken is not None else part.encoded_urls()
+        yield encoded
         yield b"},\n" if number < last else b"}\n"
     yield b"]}\n"
 
@@ -479,6 +474,16 @@ def _check_part_meta(part: object, name: str) -> dict[str, Any]:
     if not isinstance(part, dict) or not isinstance(part.get("name"), str) or not isinstance(part.get("digest"), str):
         raise StateError(f'{name}: "parts" is malformed; restore {name} from a backup, or move it away to record a new baseline')
     return part
+
+
+def encoded_parts(state: State) -> Iterator[tuple[Part, bytes | memoryview]]:
+    """Each part with its records encoded, in order. The parts this run made list their
+    URLs in the order ``state.records`` holds them: one walk through it yields each part's
+    records in turn, no lookup by URL (at a million, each lookup is a cache miss)."""
+    walk = iter(state.records.items()) if state.records is not None else None
+    for part in state.parts:
+        taken = part.take(walk) if walk is not None and part.is_view else None
+        yield part, orjson.dumps(taken) if taken is not None else part.encoded_urls()
 
 
 def _pending_chunks(pending: dict[str, dict[str, PendingItem]]) -> Iterator[bytes | memoryview]:
