@@ -20,9 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, overload
 
 from notifier.dates import parse_w3c
-from notifier.sitemap import Entry, Row, SitemapFile
-from notifier.store import FINGERPRINT, LASTMOD, Part, PendingItem, Record, State, fingerprint_of, new_record
-from notifier.urls import irregular, origins_of
+from notifier.sitemap import Entry, Row, SitemapFile, describe
+from notifier.store import FINGERPRINT, FIRST_SEEN, LAST_SUBMITTED, LASTMOD, Part, PendingItem, Record, State, fingerprint_of, new_record
 
 
 class Change(NamedTuple):
@@ -170,7 +169,7 @@ class DiffBuilder:
         self.unmatched_new: list[_Unmatched] = []
         self.unmatched_old: dict[str, Record] = {}
         self.origins: dict[str, None] = {}
-        self.kept: list[tuple[int, Part]] = []  # unread files: (position among the new parts, old part)
+        self.kept: list[Part] = []  # the parts of unread files
         self.new_parts: list[Part | None] = []
 
     # -- one file ------------------------------------------------------------------------
@@ -184,7 +183,7 @@ class DiffBuilder:
             self.used.add(key)
         if entries is None:
             assert old is not None, "only a file recorded last deploy is left unread"
-            self.kept.append((len(self.new_parts), old))
+            self.kept.append(old)
             self.new_parts.append(old)
             self.origins.update(dict.fromkeys(old.origins))
             return
@@ -235,14 +234,7 @@ class DiffBuilder:
             for loc, record in recorded.items():
                 if loc not in matched:
                     self.unmatched_old[loc] = record
-        self.origins.update(dict.fromkeys(info.origins))
-        result.irregular.update(info.irregular)
-        if build:
-            self.new_parts.append(
-                Part(key, info.digest, count=len(locs), missing=missing, origins=info.origins, index=info.index, view=(locs, records))
-            )
-        else:
-            self.new_parts.append(None)
+        self._close_file(info, locs, missing)
         if old is not None:
             old.unload()
 
@@ -276,23 +268,20 @@ class DiffBuilder:
             self.unmatched_new.extend(
                 _Unmatched(entry[0], entry[1], part_no if self.build else -1, None, entry[2], entry[3]) for entry in entries
             )
+        self._close_file(info, locs, len(missing))
+        return True
+
+    def _close_file(self, info: SitemapFile, locs: list[str], missing: int) -> None:
+        """What every file read leaves: its origins and irregular URLs, and (a run) its new part."""
         self.origins.update(dict.fromkeys(info.origins))
-        result.irregular.update(info.irregular)
+        self.result.irregular.update(info.irregular)
         if self.build:
-            self.new_parts.append(
-                Part(
-                    info.key,
-                    info.digest,
-                    count=len(locs),
-                    missing=len(missing),
-                    origins=info.origins,
-                    index=info.index,
-                    view=(locs, self.records),
-                )
+            part = Part(
+                info.key, info.digest, count=len(locs), missing=missing, origins=info.origins, index=info.index, view=(locs, self.records)
             )
+            self.new_parts.append(part)
         else:
             self.new_parts.append(None)
-        return True
 
     def _classify(self, loc: str, lastmod: str | None, record: Record, fingerprint: str | None) -> None:
         result = self.result
@@ -314,7 +303,8 @@ class DiffBuilder:
             elif not moved and lastmod is not None and print_moved:
                 result.page_findings.append(PageFinding("change-without-lastmod", loc, old, lastmod))
         if moved:
-            result.changed.append(Change(loc, "changed", old, lastmod, None, record[2] or record[1] or self.state.updated or None))
+            recorded_on = record[LAST_SUBMITTED] or record[FIRST_SEEN] or self.state.updated or None
+            result.changed.append(Change(loc, "changed", old, lastmod, None, recorded_on))
         elif loc in self.pending_since:
             result.pending.append(Change(loc, "pending", old, lastmod, self.pending_since[loc]))
         else:
@@ -325,7 +315,7 @@ class DiffBuilder:
         """Match what moved between files, consult the unread files, count, and return."""
         result = self.result
         seen = self.records if self.build else self.seen
-        kept = [part for _, part in self.kept]
+        kept = self.kept
         # records of files no longer in the sitemap, or no longer listing a URL
         for name, part in self.old_parts.items():
             if name not in self.used:
@@ -443,8 +433,7 @@ def compute_diff(
         build=True,
         fingerprints=(lambda locs: {loc: fingerprints[loc] for loc in locs if loc in fingerprints}) if fingerprints is not None else None,
     )
-    locs = [entry.loc for entry in entries]
-    builder.add_file(SitemapFile("entries", "urlset", key="\0entries", origins=origins_of(locs), irregular=irregular(locs)), entries)
+    builder.add_file(describe(SitemapFile("entries", "urlset", key="\0entries"), entries), entries)
     return builder.finish()
 
 

@@ -72,7 +72,7 @@ def _pipeline(settings: Settings, env: Environment, recorded: State | None, stor
             "restore the state from the last deploy, or pick --initial baseline|submit|since:DURATION"
         )
     state = recorded or State()
-    writes = store is not None  # check and --dry-run never write, so never need the old bytes
+    writes = store is not None  # check and --dry-run never write: no new parts to make
     recorded_parts = list(state.parts)
 
     # parse and diff, file by file (a file whose bytes did not change since the last deploy is

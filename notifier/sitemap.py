@@ -187,17 +187,11 @@ def _read_one(
                     _read_one(part_location, part_url, sitemap, options, base_dir, visited, depth + 1)
     info.digest = raw.digest()
     if info.kind != "index":
-        locs = [entry.loc for entry in itertools.islice(sitemap.entries, start, None)]
-        info.origins = origins_of(locs)
-        info.irregular = irregular(locs)
-        if options.index:
-            info.index = make_index(locs)
-        if options.stamps:
-            info.stamps = timestamps([entry.lastmod for entry in itertools.islice(sitemap.entries, start, None)])
-    if sitemap.sink is not None and info.kind != "index":
         entries = sitemap.entries[start:]
-        del sitemap.entries[start:]
-        sitemap.sink(info, entries)
+        describe(info, entries, options)
+        if sitemap.sink is not None:
+            del sitemap.entries[start:]
+            sitemap.sink(info, entries)
     if info.url_count > MAX_URLS_PER_FILE:
         what = "parts" if info.kind == "index" else "URLs"
         sitemap.findings.append(
@@ -207,6 +201,19 @@ def _read_one(
                 f"{info.url_count} {what} in one file, over the limit of {MAX_URLS_PER_FILE}; split it",
             )
         )
+
+
+def describe(info: SitemapFile, entries: Sequence[Entry], options: ReadOptions = ReadOptions()) -> SitemapFile:
+    """Work out what the diff and the rules want to know of a file read: its origins, its
+    irregular URLs, and as ``options`` ask, its index of URL fingerprints and parsed dates."""
+    locs = [entry.loc for entry in entries]
+    info.origins = origins_of(locs)
+    info.irregular = irregular(locs)
+    if options.index:
+        info.index = make_index(locs)
+    if options.stamps:
+        info.stamps = timestamps([entry.lastmod for entry in entries])
+    return info
 
 
 def _workers() -> int:

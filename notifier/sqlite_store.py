@@ -68,18 +68,23 @@ def _connect(path: Path, *, write: bool) -> Iterator[sqlite3.Connection]:
 
 def read_sqlite_state(path: Path) -> State | None:
     """The recorded state, or None when there is none yet; never writes."""
+    return _read_file(path)[0]
+
+
+def _read_file(path: Path) -> tuple[State | None, bool]:
+    """The recorded state, and whether it had acknowledged batches not yet folded in."""
     if not path.exists():
-        return None
+        return None, False
     if path.is_dir():
         raise StateError(f"{path}: is a folder; pass --state with a file path")
     with _connect(path, write=False) as connection:
         return _read(connection, path)
 
 
-def _read(connection: sqlite3.Connection, path: Path) -> State | None:
+def _read(connection: sqlite3.Connection, path: Path) -> tuple[State | None, bool]:
     tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if not tables:
-        return None  # an empty file: nothing was ever recorded
+        return None, False  # an empty file: nothing was ever recorded
     if "meta" not in tables:
         raise StateError(f"{path}: not a notify-changes state (no meta table); {_hint(path)}")
     meta = dict(connection.execute("SELECT key, value FROM meta").fetchall())
@@ -118,18 +123,12 @@ def _read(connection: sqlite3.Connection, path: Path) -> State | None:
     for endpoint, reason, since, urls in rows:
         item = items.setdefault((reason, since), PendingItem(reason=reason, since=since))
         state.pending.setdefault(endpoint, {}).update(dict.fromkeys(urls, item))
-    if version >= 2:  # batches acknowledged since the last full save: folded in as a journal is
-        for endpoint, at, urls in connection.execute("SELECT endpoint, at, urls FROM delivered ORDER BY id"):
-            apply_delivery(state, endpoint, json.loads(urls), at)
-        state.settle()
+    delivered = connection.execute("SELECT endpoint, at, urls FROM delivered ORDER BY id").fetchall() if version >= 2 else []
+    for endpoint, at, urls in delivered:  # acknowledged since the last full save: folded in as a journal is
+        apply_delivery(state, endpoint, json.loads(urls), at)
+    state.settle()
     state.runs = [cast(RunRecord, json.loads(record)) for (record,) in connection.execute("SELECT record FROM runs ORDER BY id")]
-    return state
-
-
-def _has_deliveries(path: Path) -> bool:
-    with _connect(path, write=False) as connection:
-        tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        return "delivered" in tables and connection.execute("SELECT 1 FROM delivered LIMIT 1").fetchone() is not None
+    return state, bool(delivered)
 
 
 def _parts_from_v1(connection: sqlite3.Connection) -> list[Part]:
@@ -157,8 +156,8 @@ class SqliteStore(StateStore):
 
     def load(self) -> State | None:
         """The recorded state; batches a killed run acknowledged are folded in and saved."""
-        state = read_sqlite_state(self.path)
-        if state is not None and _has_deliveries(self.path):
+        state, folded = _read_file(self.path)
+        if state is not None and folded:
             self.save(state)
         return state
 

@@ -116,14 +116,10 @@ class Part:
         self._index = index
         self._index_text: str | None = None  # its base64, kept for the next save
         self._array: array.array[int] | None = None
-        if view is not None:
-            self.count, self.missing, self.origins = count, missing, origins or []
-        elif urls is not None:
-            self.count = len(urls)
-            self.missing = sum(1 for record in urls.values() if record[LASTMOD] is None)
-            self.origins = origins if origins is not None else origins_of(urls)
-        else:
-            self.count, self.missing, self.origins = count, missing, origins or []
+        if urls is not None:  # counted here; an encoded part or a view is told its counts
+            count, missing = len(urls), sum(1 for record in urls.values() if record[LASTMOD] is None)
+            origins = origins if origins is not None else origins_of(urls)
+        self.count, self.missing, self.origins = count, missing, origins or []
 
     @property
     def is_view(self) -> bool:
@@ -270,31 +266,26 @@ class State:
         self.settle_submitted()
 
     def _stamp(self, batches: list[tuple[list[str], str]]) -> None:
-        """last_submitted for one endpoint's acknowledged batches."""
-        submitted, records = self.submitted, self.records
-        if records is None:
-            for urls, at in batches:
-                submitted.update(dict.fromkeys(urls, at))
-            return
-        walk: Iterator[tuple[str, Record]] | None = iter(records.items())
+        """last_submitted for one endpoint's acknowledged batches (the latest time wins)."""
+        records = self.records or {}
+        walk: Iterator[tuple[str, Record]] | None = iter(records.items()) if records else None
         for urls, at in batches:
             for url in urls:
+                record = None
                 if walk is not None:
-                    for loc, record in walk:
+                    for loc, candidate in walk:
                         if loc is url or loc == url:
-                            if record[LAST_SUBMITTED] is None or record[LAST_SUBMITTED] < at:
-                                record[LAST_SUBMITTED] = at
+                            record = candidate
                             break
                     else:  # not in step (an older pending URL): look the rest up
                         walk = None
-                    if walk is not None:
-                        continue
-                found = records.get(url)
-                if found is not None:
-                    if found[LAST_SUBMITTED] is None or found[LAST_SUBMITTED] < at:
-                        found[LAST_SUBMITTED] = at
-                elif submitted.get(url, "") < at:  # recorded in a part this run did not make
-                    submitted[url] = at
+                if record is None:
+                    record = records.get(url)
+                if record is None:  # recorded in a part this run did not make: see settle_submitted
+                    if self.submitted.get(url, "") < at:
+                        self.submitted[url] = at
+                elif record[LAST_SUBMITTED] is None or record[LAST_SUBMITTED] < at:
+                    record[LAST_SUBMITTED] = at
 
     def settle_submitted(self) -> None:
         """Write the acknowledged times into the records of the parts that hold those URLs."""
