@@ -134,14 +134,17 @@ def test_every_endpoint_is_told(site: Site) -> None:
         second.close()
 
 
-def test_dry_run_lists_batches_and_reasons_without_network_or_state(site: Site) -> None:
+def recorded_then_changed(site: Site, **more: str) -> bytes | None:
+    """FIVE recorded, then /a/ changed (and ``more`` pages added); the state's bytes in between."""
     site.write(FIVE)
     site.run()
     before = site.state_bytes()
-    changed = dict(FIVE)
-    changed["/a/"] = "2024-06-01T09:00:00Z"
-    changed["/new/"] = "2024-06-02"
-    site.write(changed)
+    site.write(FIVE | {"/a/": "2024-06-01T09:00:00Z"} | more)
+    return before
+
+
+def test_dry_run_lists_batches_and_reasons_without_network_or_state(site: Site) -> None:
+    before = recorded_then_changed(site, **{"/new/": "2024-06-02"})
     result = site.run("--dry-run")
     assert result.code == 0, result.err
     assert site.fake is not None and site.fake.posts == [] and site.fake.gets == []
@@ -160,12 +163,7 @@ def test_dry_run_on_a_first_deploy_writes_no_state(site: Site) -> None:
 
 
 def test_check_never_contacts_an_endpoint_nor_writes_state(site: Site) -> None:
-    site.write(FIVE)
-    site.run()
-    before = site.state_bytes()
-    changed = dict(FIVE)
-    changed["/a/"] = "2024-06-01T09:00:00Z"
-    site.write(changed)
+    before = recorded_then_changed(site)
     result = site.check()
     assert result.code == 0
     assert result.out.startswith("0 added, 1 changed, 0 removed, 0 submitted, 0 pending")
