@@ -19,7 +19,8 @@ from notifier.errors import ExitCode, InputError, UsageError
 from notifier.history import HistoryCheck, check_history
 from notifier.indexnow import Batch, BatchResult, Client, RetryPolicy, make_batches, redact
 from notifier.pages import fingerprints
-from notifier.report import PlannedBatch, Report
+from notifier.pending import drop_unsendable, hand_over_orphans, refuse_unsendable
+from notifier.report import PlannedBatch, Report, plural
 from notifier.rules import Context, RuleSettings, Violation, verify
 from notifier.settings import HistorySettings, Settings
 from notifier.sitemap import Entry, ReadOptions, read_sitemap
@@ -74,10 +75,12 @@ def _pipeline(settings: Settings, env: Environment, recorded: State | None, stor
     state = recorded or State()
     writes = store is not None  # check and --dry-run never write: no new parts to make
     recorded_parts = list(state.parts)
+    endpoints = list(settings.endpoints)
+    tidied = hand_over_orphans(state, endpoints) + drop_unsendable(state)
+    report.notes.extend(tidied)
 
     # parse and diff, file by file (a file whose bytes did not change since the last deploy is
     # not parsed again; with --site-dir every page is fingerprinted, so every file is read)
-    endpoints = list(settings.endpoints)
     site_dir = settings.site_dir
     builder = DiffBuilder(
         state,
@@ -138,7 +141,8 @@ def _pipeline(settings: Settings, env: Environment, recorded: State | None, stor
         return report
 
     # record what this deploy changed, and what each endpoint must now be told
-    to_submit = _choose(settings, diff, first_run, now, report)
+    to_submit, refused = refuse_unsendable(_choose(settings, diff, first_run, now, report), diff.irregular)
+    report.notes.extend(refused)
     _require_keys(settings, to_submit, state, endpoints)
     apply_to_state(diff, state, endpoints=endpoints, to_submit=to_submit, now=stamp)
     report.explain = _explainer(diff, to_submit, state, endpoints)
@@ -150,8 +154,10 @@ def _pipeline(settings: Settings, env: Environment, recorded: State | None, stor
         return report
     assert store is not None
     to_send = any(state.pending.get(endpoint) for endpoint in endpoints)
+    if to_send:  # every record a delivery will touch is read and checked before the first request
+        state.check_parts_holding(itertools.chain.from_iterable(state.pending.get(endpoint, {}) for endpoint in endpoints))
     # a rerun of the same deploy changes nothing: every file unread, nothing new to announce
-    changed = first_run or any(to_submit) or len(state.parts) != len(recorded_parts)
+    changed = first_run or bool(tidied) or any(to_submit) or len(state.parts) != len(recorded_parts)
     changed = changed or any(new is not old for new, old in zip(state.parts, recorded_parts, strict=True))
     if to_send and changed:
         state.updated = stamp
@@ -204,7 +210,7 @@ def _pipeline(settings: Settings, env: Environment, recorded: State | None, stor
     if report.pending:
         failed = [batch for batch in report.batches if batch.status not in ("delivered", "accepted")]
         detail = f"; first problem: {failed[0].message}" if failed else ""
-        report.notes.append(f"{len(report.pending)} URL(s) not delivered; they stay pending and go out with the next run{detail}")
+        report.notes.append(f"{plural(len(report.pending), 'URL')} not delivered; they stay pending and go out with the next run{detail}")
         if settings.on_submit_error == "fail":
             report.exit_code = ExitCode.SUBMISSION_INCOMPLETE
     return report
@@ -238,15 +244,22 @@ def _choose(settings: Settings, diff: Diff, first_run: bool, now: dt.datetime, r
                 instant = parse_w3c(change.new) if change.new else None
                 if instant is not None and instant >= cutoff:
                     chosen.append(change)
+            recorded = "would record" if settings.dry_run else "recorded"
             report.notes.append(
-                f"no state file at {settings.state}: recorded {len(diff.added)} URLs, announcing the "
+                f"no state file at {settings.state}: {recorded} {plural(len(diff.added), 'URL')}, announcing the "
                 f"{len(chosen)} whose lastmod is within {settings.initial[6:]}"
             )
             return [chosen]
-        report.notes.append(
-            f"no state file at {settings.state}: recorded a baseline of {len(diff.added)} URLs and submitted nothing; "
-            "keep the state file between deploys (or pass --initial submit to announce every URL)"
-        )
+        if settings.dry_run or settings.command == "check":
+            report.notes.append(
+                f"no state file at {settings.state}: a real run would record a baseline of {plural(len(diff.added), 'URL')} "
+                "and submit nothing (or pass --initial submit to announce every URL)"
+            )
+        else:
+            report.notes.append(
+                f"no state file at {settings.state}: recorded a baseline of {plural(len(diff.added), 'URL')} and submitted nothing; "
+                "keep the state file between deploys (or pass --initial submit to announce every URL)"
+            )
         return []
     if settings.no_removed:
         return [diff.added, diff.changed]
@@ -341,7 +354,7 @@ class _Submissions:
                 problem = self._preflight(batch)
                 if problem is None and stop_reason is None:
                     if self.env.progress is not None:
-                        self.env.progress(f"sending {len(batch.urls)} URLs of {batch.host} to {endpoint}")
+                        self.env.progress(f"sending {plural(len(batch.urls), 'URL')} of {batch.host} to {endpoint}")
                     result = self.client.submit(endpoint, batch)
                     if result.http_status == 403:  # the key will not work for the other batches either
                         stop_reason = f"not sent after the 403 above: {result.message}"

@@ -14,6 +14,11 @@ from notifier.indexnow import BatchResult
 from notifier.rules import Violation
 
 
+def plural(count: int, word: str) -> str:
+    """``1 URL``, ``2 URLs``: every count a user reads."""
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
 class PlannedBatch(NamedTuple):
     """A batch a dry run would send, with why each URL is in it."""
 
@@ -144,12 +149,12 @@ def render_text(report: Report, *, cap_per_rule: int = 20, colour: bool = False)
             lines.append(f"{label} … and {rest} more like this")
     for batch in report.batches:
         code = f" (HTTP {batch.http_status})" if batch.http_status else ""
-        lines.append(f"batch {batch.endpoint} {batch.host}: {batch.url_count} URLs {batch.status}{code}: {batch.message}")
+        lines.append(f"batch {batch.endpoint} {batch.host}: {plural(batch.url_count, 'URL')} {batch.status}{code}: {batch.message}")
     for plan in report.planned:
-        lines.append(f"would send to {plan.endpoint}: host {plan.host}, {len(plan.urls)} URLs")
+        lines.append(f"would send to {plan.endpoint}: host {plan.host}, {plural(len(plan.urls), 'URL')}")
         lines.extend(f"  {describe(change)}" for change in plan.urls)
     if report.errors:
-        lines.append(f"verification failed: {len(report.errors)} error(s); nothing was submitted and the state is unchanged")
+        lines.append(f"verification failed: {plural(len(report.errors), 'error')}; nothing was submitted and the state is unchanged")
     return "\n".join(lines)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
+import urllib.parse
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import cast
@@ -17,8 +18,19 @@ from typing import cast
 import orjson
 
 from notifier.errors import StateError
-from notifier.store import (
+from notifier.state_checks import (
     FORMAT_VERSION,
+    check_index,
+    check_part_meta,
+    check_pending_group,
+    check_run,
+    check_v1_record,
+    check_version,
+    damaged,
+    json_column,
+    restore_hint,
+)
+from notifier.store import (
     MAX_RUNS_KEPT,
     Part,
     PendingItem,
@@ -46,22 +58,20 @@ CREATE TABLE IF NOT EXISTS runs (id INTEGER PRIMARY KEY, record TEXT NOT NULL);
 """
 
 
-def _hint(path: Path) -> str:
-    return f"restore {path} from a backup, or move it away to record a new baseline"
-
-
 @contextlib.contextmanager
 def _connect(path: Path, *, write: bool) -> Iterator[sqlite3.Connection]:
-    uri = f"file:{path}?mode={'rwc' if write else 'ro'}"
+    # a URI, so that the read-only mode can be asked for: its path percent-encoded, or a
+    # name holding "?" or "#" would be cut there and the database written somewhere else
+    uri = f"file:{urllib.parse.quote(str(path))}?mode={'rwc' if write else 'ro'}"
     try:
         connection = sqlite3.connect(uri, uri=True, isolation_level=None)
     except sqlite3.Error as error:
-        raise StateError(f"{path}: cannot open the SQLite state ({error}); {_hint(path)}") from None
+        raise StateError(f"{path}: cannot open the SQLite state ({error}); {restore_hint(str(path))}") from None
     try:
         connection.execute("PRAGMA synchronous = FULL")  # a committed batch survives a power cut
         yield connection
     except sqlite3.DatabaseError as error:
-        raise StateError(f"{path}: not a readable notify-changes SQLite state ({error}); {_hint(path)}") from None
+        raise StateError(f"{path}: not a readable notify-changes SQLite state ({error}); {restore_hint(str(path))}") from None
     finally:
         connection.close()
 
@@ -85,62 +95,97 @@ def _read(connection: sqlite3.Connection, path: Path) -> tuple[State | None, boo
     tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if not tables:
         return None, False  # an empty file: nothing was ever recorded
+    name = str(path)
     if "meta" not in tables:
-        raise StateError(f"{path}: not a notify-changes state (no meta table); {_hint(path)}")
+        raise damaged(name, "not a notify-changes state (no meta table)")
     meta = dict(connection.execute("SELECT key, value FROM meta").fetchall())
     try:
-        version = int(meta.get("version", ""))
-    except ValueError:
-        raise StateError(f"{path}: no valid format version; {_hint(path)}") from None
-    if version > FORMAT_VERSION:
-        raise StateError(
-            f"{path}: state format version {version} is newer than this notify-changes knows ({FORMAT_VERSION}); "
-            "upgrade notify-changes (the file was left untouched)"
-        )
+        version = check_version(int(meta.get("version", "")), name)
+    except (TypeError, ValueError):
+        raise damaged(name, "no valid format version") from None
+    for key in ("created", "updated"):
+        if type(meta.get(key, "")) is not str:
+            raise damaged(name, f"meta {key} is not a timestamp")
     state = State(created=meta.get("created", ""), updated=meta.get("updated", ""))
-    name = str(path)
     if version < 2:
-        state.parts = _parts_from_v1(connection)
+        state.parts = _parts_from_v1(connection, name)
     for part_name, digest, count, missing, origins, prints, urls in (
         connection.execute("SELECT name, digest, count, missing, origins, fingerprints, urls FROM parts ORDER BY id")
         if version >= 2
         else ()
     ):
+        where = f"parts row {part_name!r}"
+        checked = check_part_meta(
+            {
+                "name": part_name,
+                "digest": digest,
+                "count": count,
+                "missing": missing,
+                "origins": json_column(origins, name, f"{where}: origins"),
+                "index": check_index(prints, name, where),
+            },
+            name,
+        )
+        if not isinstance(urls, (bytes, str)):
+            raise damaged(name, f"{where}: urls is not JSON text")
         state.parts.append(
-            Part(part_name, digest, raw=urls, count=count, missing=missing, origins=json.loads(origins), index=prints, source=name)
+            Part(
+                checked.name,
+                checked.digest,
+                raw=urls.encode() if isinstance(urls, str) else urls,
+                count=checked.count,
+                missing=checked.missing,
+                origins=checked.origins,
+                index=checked.index,
+                source=name,
+            )
         )
     items: dict[tuple[str, str], PendingItem] = {}
     if version < 2:  # format 1: a row per endpoint and URL
-        rows = (
-            (endpoint, reason, since, [loc])
+        rows = [
+            (endpoint, {"reason": reason, "since": since, "urls": [loc]})
             for endpoint, loc, reason, since in connection.execute("SELECT endpoint, loc, reason, since FROM pending ORDER BY rowid")
-        )
+        ]
     else:
-        rows = (
-            (endpoint, reason, since, json.loads(urls))
+        rows = [
+            (endpoint, {"reason": reason, "since": since, "urls": json_column(urls, name, f"pending row of {endpoint}: urls")})
             for endpoint, reason, since, urls in connection.execute("SELECT endpoint, reason, since, urls FROM pending ORDER BY id")
-        )
-    for endpoint, reason, since, urls in rows:
+        ]
+    for endpoint, group in rows:
+        if type(endpoint) is not str:
+            raise damaged(name, "a pending row has no endpoint")
+        reason, since, locs = check_pending_group(group, name, endpoint)
         item = items.setdefault((reason, since), PendingItem(reason=reason, since=since))
-        state.pending.setdefault(endpoint, {}).update(dict.fromkeys(urls, item))
+        state.pending.setdefault(endpoint, {}).update(dict.fromkeys(locs, item))
     delivered = connection.execute("SELECT endpoint, at, urls FROM delivered ORDER BY id").fetchall() if version >= 2 else []
     for endpoint, at, urls in delivered:  # acknowledged since the last full save: folded in as a journal is
-        apply_delivery(state, endpoint, json.loads(urls), at)
+        locs = json_column(urls, name, "a delivered row's urls")
+        if type(endpoint) is not str or type(at) is not str or type(locs) is not list or not all(type(loc) is str for loc in locs):
+            raise damaged(name, "a delivered row is malformed")
+        apply_delivery(state, endpoint, locs, at)
+    state.runs = [
+        cast(RunRecord, check_run(json_column(record, name, "a runs row"), name))
+        for (record,) in connection.execute("SELECT record FROM runs ORDER BY id")
+    ]
     state.settle()
-    state.runs = [cast(RunRecord, json.loads(record)) for (record,) in connection.execute("SELECT record FROM runs ORDER BY id")]
     return state, bool(delivered)
 
 
-def _parts_from_v1(connection: sqlite3.Connection) -> list[Part]:
+def _parts_from_v1(connection: sqlite3.Connection, name: str) -> list[Part]:
     """Format 1 kept a row per URL naming its part: regroup them (the next save writes format 2)."""
-    names = connection.execute("SELECT name, digest FROM parts ORDER BY id").fetchall()
+    names = [
+        check_part_meta({"name": part, "digest": digest}, name, full=False)
+        for part, digest in connection.execute("SELECT name, digest FROM parts ORDER BY id")
+    ]
     grouped: list[dict[str, Record]] = [{} for _ in names]
     loose: dict[str, Record] = {}
     rows = connection.execute("SELECT loc, lastmod, part, fingerprint, first_seen, last_submitted FROM urls")
     for loc, lastmod, part, fingerprint, first_seen, last_submitted in rows:
+        fields = {"lastmod": lastmod, "first_seen": first_seen, "last_submitted": last_submitted, "fingerprint": fingerprint}
+        lastmod, first_seen, last_submitted, fingerprint, _ = check_v1_record(str(loc), fields, name)
         target = grouped[part] if isinstance(part, int) and 0 <= part < len(grouped) else loose
         target[loc] = new_record(lastmod, first_seen, last_submitted, fingerprint)
-    parts = [Part(name, digest, records) for (name, digest), records in zip(names, grouped, strict=True)]
+    parts = [Part(meta.name, meta.digest, records) for meta, records in zip(names, grouped, strict=True)]
     if loose:
         parts.append(Part("", "", loose))
     return parts

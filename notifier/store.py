@@ -27,9 +27,19 @@ from typing import Any, TypedDict, cast
 import orjson
 
 from notifier.errors import LockTimeout, StateError
+from notifier.state_checks import (
+    FORMAT_VERSION,
+    check_header,
+    check_part_meta,
+    check_pending_group,
+    check_records,
+    check_run,
+    check_v1_record,
+    check_version,
+    damaged,
+)
 from notifier.urls import origins_of
 
-FORMAT_VERSION = 2  # 1: one "urls" object of records; 2: the records grouped by sitemap file
 MAX_RUNS_KEPT = 20
 _TMP_SUFFIX = ".tmp"
 
@@ -241,6 +251,17 @@ class State:
                 merged.setdefault(loc, record)
         return merged
 
+    def check_parts_holding(self, locs: Iterable[str]) -> None:
+        """Decode, and so check, every recorded part that may hold one of ``locs``: a damaged
+        record must stop a run before its first request, not once an answer is recorded."""
+        unread = [part for part in self.parts if not part.decoded]
+        if not unread:
+            return
+        wanted = set(map(loc_hash, locs))
+        for part in unread:
+            if not wanted.isdisjoint(part.fingerprints()):
+                part.urls()
+
     def settle(self) -> None:
         """Fold in the acknowledged batches: they leave their endpoint's pending set, and their
         URLs' records get ``last_submitted``. Batches come in pending order, which for what
@@ -311,26 +332,11 @@ class State:
 
 
 def _decode_records(raw: bytes | memoryview, name: str) -> dict[str, Record]:
-    hint = f"restore {name or 'the state file'} from a backup, or move it away to record a new baseline"
     try:
         urls = orjson.loads(raw)
     except ValueError:
-        raise StateError(f"{name}: a part's URL records are not valid JSON; {hint}") from None
-    if type(urls) is not dict:
-        raise StateError(f"{name}: a part's URL records are malformed; {hint}")
-    # Checked record by record, and the timestamps that thousands of records share are made
-    # one object again (JSON gives each its own copy: a hundred megabytes at a million URLs).
-    shared: dict[str, str] = {}
-    for loc, record in urls.items():
-        if type(record) is not list or not 3 <= len(record) <= 4 or not (record[0] is None or type(record[0]) is str):
-            raise StateError(f"{name}: the record of {loc} is malformed; {hint}")
-        stamp = record[FIRST_SEEN]
-        if stamp is not None:
-            record[FIRST_SEEN] = shared.setdefault(stamp, stamp)
-        stamp = record[LAST_SUBMITTED]
-        if stamp is not None:
-            record[LAST_SUBMITTED] = shared.setdefault(stamp, stamp)
-    return urls
+        raise damaged(name, "a part's URL records are not valid JSON") from None
+    return check_records(urls, name)
 
 
 def encode_chunks(state: State) -> Iterator[bytes | memoryview]:
@@ -366,45 +372,31 @@ def decode_state(data: bytes, name: str) -> State:
     """Parse and check a state file's bytes; anything unexpected is a StateError, never a crash.
 
     The usual layout (``encode_chunks``) is read part by part, each part's records left
-    encoded until asked for; anything else is parsed whole.
+    encoded until asked for (and checked then: see ``decode_parts_holding``); anything else
+    is parsed and checked whole.
     """
-    hint = f"restore {name} from a backup, or move it away to record a new baseline"
     state = _decode_lazily(data, name)
     if state is not None:
         return state
     try:
         document = orjson.loads(data)
     except (ValueError, RecursionError):
-        raise StateError(f"{name}: not valid JSON (a truncated or corrupt state file); {hint}") from None
+        raise damaged(name, "not valid JSON (a truncated or corrupt state file)") from None
     if not isinstance(document, dict) or "version" not in document:
-        raise StateError(f'{name}: not a notify-changes state file (no "version"); {hint}')
-    _check_version(document["version"], name)
-    state = _state_from_header(document, name)
-    if document["version"] == 1:
+        raise damaged(name, 'not a notify-changes state file (no "version")')
+    version = check_version(document["version"], name)
+    check_header(document, name, required=("pending", "runs", "parts") if version >= 2 else ("urls",))
+    state = _state_from_header(document, name, version)
+    if version == 1:
         state.parts = _parts_from_v1(document, name)
         return state
-    parts = document.get("parts", [])
-    if not isinstance(parts, list):
-        raise StateError(f'{name}: "parts" is malformed; {hint}')
-    for part in parts:
-        meta = _check_part_meta(part, name)
-        urls = part.get("urls")
-        raw = orjson.dumps(urls) if isinstance(urls, dict) else b"[]"
-        state.parts.append(Part(meta["name"], meta["digest"], _decode_records(raw, name)))
+    for part in document["parts"]:
+        meta = check_part_meta(part, name)
+        if "urls" not in part:
+            raise damaged(name, f'part {meta.name or "(unnamed)"} has no "urls"')
+        urls = check_records(part["urls"], name)
+        state.parts.append(Part(meta.name, meta.digest, urls, origins=meta.origins))
     return state
-
-
-def _check_version(version: object, name: str) -> None:
-    hint = f"restore {name} from a backup, or move it away to record a new baseline"
-    if type(version) is not int:
-        raise StateError(f'{name}: "version" is not an integer; {hint}')
-    if version > FORMAT_VERSION:
-        raise StateError(
-            f"{name}: state format version {version} is newer than this notify-changes knows ({FORMAT_VERSION}); "
-            "upgrade notify-changes (the file was left untouched)"
-        )
-    if version < 1:
-        raise StateError(f"{name}: unknown state format version {version}; {hint}")
 
 
 def _decode_lazily(data: bytes, name: str) -> State | None:
@@ -422,8 +414,9 @@ def _decode_lazily(data: bytes, name: str) -> State | None:
         return None
     if not isinstance(header, dict):
         return None
-    _check_version(header.get("version"), name)
-    state = _state_from_header(header, name)
+    version = check_version(header.get("version"), name)
+    check_header(header, name, required=("pending", "runs"))
+    state = _state_from_header(header, name, version)
     pos, size = end + 1, len(data)
     while pos < size - 3:  # the last line is b"]}\n"
         end = data.find(b"\n", pos)
@@ -434,37 +427,24 @@ def _decode_lazily(data: bytes, name: str) -> State | None:
         if split < 0 or data[stop - 2 : stop] != b"}}":
             return None
         try:
-            meta = orjson.loads(bytes(view[pos:split]) + b"}")
+            meta = check_part_meta(orjson.loads(bytes(view[pos:split]) + b"}"), name)
         except ValueError:
             return None
         raw = view[split + 8 : stop - 1]
         pos = end + 1
-        meta = _check_part_meta(meta, name)
-        index = meta.get("index")
-        try:
-            index_bytes = base64.b64decode(index, validate=True) if isinstance(index, str) else None
-        except ValueError:
-            index_bytes = None
-        origins = meta.get("origins")
         state.parts.append(
             Part(
-                meta["name"],
-                meta["digest"],
+                meta.name,
+                meta.digest,
                 raw=raw,
-                count=meta["count"] if type(meta.get("count")) is int else 0,
-                missing=meta["missing"] if type(meta.get("missing")) is int else 0,
-                origins=[origin for origin in origins if isinstance(origin, str)] if isinstance(origins, list) else [],
-                index=index_bytes if index_bytes is not None and len(index_bytes) % 8 == 0 else None,
+                count=meta.count,
+                missing=meta.missing,
+                origins=meta.origins,
+                index=meta.index,
                 source=name,
             )
         )
     return state
-
-
-def _check_part_meta(part: object, name: str) -> dict[str, Any]:
-    if not isinstance(part, dict) or not isinstance(part.get("name"), str) or not isinstance(part.get("digest"), str):
-        raise StateError(f'{name}: "parts" is malformed; restore {name} from a backup, or move it away to record a new baseline')
-    return part
 
 
 def encoded_parts(state: State) -> Iterator[tuple[Part, bytes | memoryview]]:
@@ -509,17 +489,14 @@ def grouped_pending(items: dict[str, PendingItem]) -> list[dict[str, Any]]:
     return list(groups.values())
 
 
-def _state_from_header(document: dict[str, Any], name: str) -> State:
-    hint = f"restore {name} from a backup, or move it away to record a new baseline"
+def _state_from_header(document: dict[str, Any], name: str, version: int) -> State:
+    """Pending, runs and timestamps, checked (``check_header`` has seen their types)."""
     pending = document.get("pending", {})
-    runs = document.get("runs", [])
-    if not isinstance(pending, dict) or not isinstance(runs, list):
-        raise StateError(f'{name}: "urls", "pending" or "runs" has the wrong type; {hint}')
     shared_items: dict[tuple[str, str], PendingItem] = {}
     for endpoint, items in pending.items():
-        if document.get("version") == 1:  # format 1: url -> item
+        if version == 1:  # format 1: url -> item
             if type(items) is not dict:
-                raise StateError(f"{name}: pending[{endpoint}] is malformed; {hint}")
+                raise damaged(name, f"pending[{endpoint}] is malformed")
             groups = [
                 {"reason": item.get("reason"), "since": item.get("since"), "urls": [url]} if type(item) is dict else {}
                 for url, item in items.items()
@@ -528,53 +505,44 @@ def _state_from_header(document: dict[str, Any], name: str) -> State:
             groups = items if type(items) is list else [{}]
         pending[endpoint] = waiting = {}
         for group in groups:
-            if (
-                type(group) is not dict
-                or not isinstance(group.get("reason"), str)
-                or not isinstance(group.get("since"), str)
-                or type(group.get("urls")) is not list
-                or not all(type(url) is str for url in group["urls"])
-            ):
-                raise StateError(f"{name}: pending[{endpoint}] is malformed; {hint}")
-            item = shared_items.setdefault((group["reason"], group["since"]), PendingItem(reason=group["reason"], since=group["since"]))
-            waiting.update(dict.fromkeys(group["urls"], item))
-    created, updated = document.get("created", ""), document.get("updated", "")
+            reason, since, urls = check_pending_group(group, name, endpoint)
+            item = shared_items.setdefault((reason, since), PendingItem(reason=reason, since=since))
+            waiting.update(dict.fromkeys(urls, item))
     return State(
         pending=pending,
-        runs=cast(list[RunRecord], [run for run in runs if isinstance(run, dict)]),
-        created=created if isinstance(created, str) else "",
-        updated=updated if isinstance(updated, str) else "",
+        runs=cast(list[RunRecord], [check_run(run, name) for run in document.get("runs", [])]),
+        created=document.get("created", ""),
+        updated=document.get("updated", ""),
     )
 
 
 def _parts_from_v1(document: dict[str, Any], name: str) -> list[Part]:
     """Format 1 kept one "urls" object, each record naming its part: regroup them."""
-    hint = f"restore {name} from a backup, or move it away to record a new baseline"
-    urls = document.get("urls", {})
-    parts = document.get("parts", [])
-    if not isinstance(urls, dict):
-        raise StateError(f'{name}: "urls", "pending" or "runs" has the wrong type; {hint}')
-    if not isinstance(parts, list):
-        raise StateError(f'{name}: "parts" is malformed; {hint}')
-    metas = [_check_part_meta(part, name) for part in parts]
+    metas = [check_part_meta(part, name, full=False) for part in document.get("parts", [])]
     grouped: list[dict[str, Record]] = [{} for _ in metas]
     loose: dict[str, Record] = {}
-    for loc, record in urls.items():
-        if type(record) is not dict or not isinstance(record.get("lastmod"), (str, type(None))):
-            raise StateError(f"{name}: the record of {loc} is malformed; {hint}")
-        converted = new_record(record.get("lastmod"), record.get("first_seen"), record.get("last_submitted"), record.get("fingerprint"))
-        number = record.get("part")
+    for loc, record in document["urls"].items():
+        lastmod, first_seen, last_submitted, fingerprint, number = check_v1_record(loc, record, name)
         target = grouped[number] if type(number) is int and 0 <= number < len(grouped) else loose
-        target[loc] = converted
-    result = [Part(meta["name"], meta["digest"], records) for meta, records in zip(metas, grouped, strict=True)]
+        target[loc] = new_record(lastmod, first_seen, last_submitted, fingerprint)
+    result = [Part(meta.name, meta.digest, records) for meta, records in zip(metas, grouped, strict=True)]
     if loose:
         result.append(Part("", "", loose))  # no file named: parsed again next time
     return result
 
 
+def follow_link(path: Path) -> Path:
+    """The real file behind a state path that is a symlink (state kept on a mounted volume,
+    say): the new file replaces the target, not the link, and the lock and journal sit beside
+    the target, where every run that reaches it through any link finds them."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
 def open_store(path: Path, **options: Any) -> StateStore:
     """The store for ``path``: SQLite for a ``.sqlite`` or ``.db`` name, else the JSON file."""
-    if path.suffix in SQLITE_SUFFIXES:
+    sqlite = path.suffix in SQLITE_SUFFIXES  # by the name the user gave, not the link's target
+    path = follow_link(path)
+    if sqlite:
         from notifier.sqlite_store import SqliteStore
 
         return SqliteStore(path, **options)
@@ -583,7 +551,9 @@ def open_store(path: Path, **options: Any) -> StateStore:
 
 def read_state(path: Path) -> State | None:
     """The recorded state without locking or writing (``check``, ``--dry-run``), either store."""
-    if path.suffix in SQLITE_SUFFIXES:
+    sqlite = path.suffix in SQLITE_SUFFIXES
+    path = follow_link(path)
+    if sqlite:
         from notifier.sqlite_store import read_sqlite_state
 
         return read_sqlite_state(path)

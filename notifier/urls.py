@@ -90,6 +90,23 @@ def irregular(urls: Iterable[str]) -> list[str]:
     return [url for url in urls if len(url) > MAX_URL_LENGTH or match(url) is None]
 
 
+_NEVER_SENDABLE = re.compile(r"[\x00-\x20\x7f-\x9f]")
+
+
+def unsendable(url: str) -> str | None:
+    """Why no IndexNow endpoint can ever accept ``url`` (it will never leave a pending set), or None."""
+    if len(url) <= MAX_URL_LENGTH and PLAIN_URL.fullmatch(url) is not None:
+        return None  # nearly every URL: one regex
+    if len(url) > MAX_URL_LENGTH:
+        return f"it is {len(url)} characters long, over {MAX_URL_LENGTH}"
+    where = locate(url)
+    if where.scheme not in ("http", "https") or not where.host:
+        return "it is not an absolute http(s) URL"
+    if _NEVER_SENDABLE.search(url):
+        return "it holds a space or a control character"
+    return None
+
+
 def by_origin(urls: Iterable[str]) -> dict[str, list[str]]:
     """``urls`` grouped by origin, in first-seen order. A site's URLs come in long runs of one
     origin: a URL that starts with the previous one's origin (then a path, query or fragment)

@@ -188,7 +188,7 @@ def test_an_undelivered_batch_stays_pending_and_goes_out_next_run(site: Site) ->
     site.fake.plan = [status(503)] * 20
     result = site.run()
     assert result.code == 3, result
-    assert "4 URL(s) not delivered" in result.out and "HTTP 503" in result.out
+    assert "4 URLs not delivered" in result.out and "HTTP 503" in result.out
     pending = recorded_pending(site.state)[site.fake.endpoint]
     assert sorted(pending) == sorted(f"{BASE}/p/{n}/" for n in range(4))
     assert {item["reason"] for item in pending.values()} == {"changed"}
@@ -209,7 +209,7 @@ def test_on_submit_error_warn_exits_0_and_keeps_pending(site: Site) -> None:
     assert site.fake is not None
     site.fake.plan = [status(500)] * 20
     result = site.run("--on-submit-error", "warn")
-    assert result.code == 0 and "warning: 1 URL(s) not delivered" in result.out
+    assert result.code == 0 and "warning: 1 URL not delivered" in result.out
     assert len(recorded_pending(site.state)[site.fake.endpoint]) == 1
 
 

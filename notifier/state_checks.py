@@ -1,0 +1,170 @@
+"""The documented structure of a recorded state (``state/schema.json``), checked on load.
+
+Both stores read through these checks. Anything off, a missing key, a value of the wrong
+type, a broken JSON column, is a StateError that names the file and what is wrong; the
+file is left as it is. Nothing read from a state file reaches the rest of the program
+unchecked, so a damaged file can never crash a run half-way (after its POSTs, say).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from notifier.errors import StateError
+
+FORMAT_VERSION = 2  # 1: one "urls" object of records; 2: the records grouped by sitemap file
+PENDING_REASONS = frozenset({"added", "changed", "removed", "pending"})
+_RUN_COUNTS = ("added", "changed", "removed", "submitted", "pending", "exit_code")
+
+
+def restore_hint(name: str) -> str:
+    """What to do about a state file that cannot be used: said the same way everywhere."""
+    return f"restore {name or 'the state file'} from a backup, or move it away to record a new baseline"
+
+
+def damaged(name: str, what: str) -> StateError:
+    return StateError(f"{name}: {what}; {restore_hint(name)}")
+
+
+def check_version(version: object, name: str) -> int:
+    """The format version, or a StateError: not a number, unknown, or newer than this program."""
+    if type(version) is not int:
+        raise damaged(name, '"version" is not an integer')
+    if version > FORMAT_VERSION:
+        raise StateError(
+            f"{name}: state format version {version} is newer than this notify-changes knows ({FORMAT_VERSION}); "
+            "upgrade notify-changes (the file was left untouched)"
+        )
+    if version < 1:
+        raise damaged(name, f"unknown state format version {version}")
+    return version
+
+
+def check_header(document: Mapping[str, Any], name: str, *, required: tuple[str, ...]) -> None:
+    """The top-level keys a version requires, and the types of those present."""
+    for key in required:
+        if key not in document:
+            raise damaged(name, f'no "{key}" (a state file always has one: it was cut or edited by hand)')
+    for key, kind in (("pending", dict), ("runs", list), ("parts", list), ("urls", dict)):
+        if key in document and type(document[key]) is not kind:
+            raise damaged(name, f'"{key}" is not {"an object" if kind is dict else "a list"}')
+    for key in ("created", "updated"):
+        if key in document and type(document[key]) is not str:
+            raise damaged(name, f'"{key}" is not a timestamp')
+
+
+@dataclass(frozen=True, slots=True)
+class PartMeta:
+    """What the state says of one sitemap file, besides its records."""
+
+    name: str
+    digest: str
+    count: int
+    missing: int
+    origins: list[str]
+    index: bytes | None  # None: to be worked out from the records
+
+
+def check_part_meta(meta: object, name: str, *, full: bool = True) -> PartMeta:
+    """One part's fields. ``full``: format 2 requires them all; format 1 had name and digest only."""
+    if type(meta) is not dict:
+        raise damaged(name, 'an item of "parts" is not an object')
+    part_name, digest = meta.get("name"), meta.get("digest")
+    if type(part_name) is not str or type(digest) is not str:
+        raise damaged(name, 'a part has no "name" or "digest" string')
+    if not full:
+        return PartMeta(part_name, digest, 0, 0, [], None)
+    count, missing, origins = meta.get("count"), meta.get("missing"), meta.get("origins")
+    where = f"part {part_name or '(unnamed)'}"
+    if type(count) is not int or count < 0 or type(missing) is not int or not 0 <= missing <= count:
+        raise damaged(name, f'{where}: "count" and "missing" must be whole numbers, missing at most count')
+    if type(origins) is not list or not all(type(each) is str for each in origins):
+        raise damaged(name, f'{where}: "origins" must be a list of strings')
+    return PartMeta(part_name, digest, count, missing, origins, check_index(meta.get("index"), name, where))
+
+
+def check_index(index: object, name: str, where: str) -> bytes:
+    """A part's URL-hash index: base64 text (JSON) or bytes (SQLite) of 8-byte numbers."""
+    if type(index) is str:
+        try:
+            index = base64.b64decode(index, validate=True)
+        except (binascii.Error, ValueError):
+            raise damaged(name, f'{where}: "index" is not base64') from None
+    if not isinstance(index, bytes) or len(index) % 8:
+        raise damaged(name, f'{where}: "index" is not a list of 64-bit URL hashes')
+    return index
+
+
+def check_records(urls: object, name: str) -> dict[str, list[Any]]:
+    """A part's records, checked one by one: ``[lastmod|null, first_seen|null, last_submitted|null(, fingerprint)]``.
+
+    The timestamps thousands of records share are made one object again (JSON gives each
+    its own copy: a hundred megabytes at a million URLs).
+    """
+    if type(urls) is not dict:
+        raise damaged(name, "a part's URL records are not an object")
+    shared: dict[str, str] = {}
+    for loc, record in urls.items():
+        if type(record) is not list or not 3 <= len(record) <= 4 or not (record[0] is None or type(record[0]) is str):
+            raise damaged(name, f"the record of {loc} is malformed")
+        stamp = record[1]
+        if stamp is not None:
+            if type(stamp) is not str:
+                raise damaged(name, f"the record of {loc} has a first_seen that is not a timestamp")
+            record[1] = shared.setdefault(stamp, stamp)
+        stamp = record[2]
+        if stamp is not None:
+            if type(stamp) is not str:
+                raise damaged(name, f"the record of {loc} has a last_submitted that is not a timestamp")
+            record[2] = shared.setdefault(stamp, stamp)
+        if len(record) == 4 and type(record[3]) is not str:
+            raise damaged(name, f"the record of {loc} has a fingerprint that is not a string")
+    return urls
+
+
+def check_v1_record(loc: str, record: object, name: str) -> tuple[str | None, str | None, str | None, str | None, object]:
+    """A format 1 record, ``{"lastmod", "first_seen", "last_submitted", "fingerprint", "part"}``."""
+    if type(record) is not dict:
+        raise damaged(name, f"the record of {loc} is malformed")
+    fields = [record.get(key) for key in ("lastmod", "first_seen", "last_submitted", "fingerprint")]
+    if not all(value is None or type(value) is str for value in fields):
+        raise damaged(name, f"the record of {loc} has a field that is not a string")
+    return fields[0], fields[1], fields[2], fields[3], record.get("part")
+
+
+def check_pending_group(group: object, name: str, endpoint: str) -> tuple[str, str, list[str]]:
+    """(reason, since, urls) of one group of an endpoint's pending URLs."""
+    if (
+        type(group) is not dict
+        or group.get("reason") not in PENDING_REASONS
+        or type(group.get("since")) is not str
+        or type(group.get("urls")) is not list
+        or not all(type(url) is str and url for url in group["urls"])
+    ):
+        raise damaged(name, f"pending[{endpoint}] is malformed")
+    return group["reason"], group["since"], group["urls"]
+
+
+def check_run(run: object, name: str) -> dict[str, Any]:
+    """One entry of the log of recent runs."""
+    if type(run) is not dict or type(run.get("at")) is not str or type(run.get("command")) is not str:
+        raise damaged(name, 'an entry of "runs" is malformed')
+    if not all(type(run[key]) is int for key in _RUN_COUNTS if key in run):
+        raise damaged(name, f'an entry of "runs" has a count that is not a whole number ({run.get("at")})')
+    return run
+
+
+def json_column(value: object, name: str, what: str) -> Any:
+    """A JSON text kept in an SQLite column, parsed, or a StateError naming the column."""
+    if not isinstance(value, (str, bytes)):
+        raise damaged(name, f"{what} is not JSON text")
+    try:
+        return orjson.loads(value)
+    except orjson.JSONDecodeError:
+        raise damaged(name, f"{what} is not valid JSON") from None
