@@ -97,6 +97,17 @@ def progress_printer(stream: TextIO, env: Mapping[str, str]) -> Callable[[str], 
     return show
 
 
+def notice_printer(stream: TextIO) -> Callable[[str], None]:
+    """Lines said as they happen (each retry wait), in logs too; on a terminal, over the progress line."""
+    clear = "\r\x1b[K" if stream.isatty() else ""
+
+    def say(message: str) -> None:
+        stream.write(f"{clear}notify-changes: {message}\n")
+        stream.flush()
+
+    return say
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """The ``notify-changes`` program. Returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -135,7 +146,7 @@ def _main(command: str, args: list[str]) -> int:
             mask_secrets(settings.keys, sys.stdout)
         progress = progress_printer(sys.stderr, os.environ)
         try:
-            report = execute(settings, Environment(progress=progress))
+            report = execute(settings, Environment(progress=progress, notice=notice_printer(sys.stderr)))
         finally:
             if progress is not None:
                 sys.stderr.write("\r\x1b[K")

@@ -24,10 +24,12 @@ import requests
 import tenacity
 
 from notifier.errors import UsageError
+from notifier.http import exchange
 from notifier.urls import by_origin, locate, site, split_url
 
 DEFAULT_ENDPOINT = "https://api.indexnow.org/indexnow"
 MAX_BATCH = 10_000  # IndexNow: at most 10,000 URLs per POST
+_ANSWER_LIMIT = 64 * 1024  # an endpoint's answer or a key file: more is never needed
 KEY_PATTERN = re.compile(r"[A-Za-z0-9-]{8,128}")  # IndexNow: 8 to 128 of a-z, A-Z, 0-9, '-'
 
 #: Exceptions that mean "the network hiccuped, try again". Nothing else is retried:
@@ -67,6 +69,7 @@ class BatchResult(NamedTuple):
     http_status: int | None
     message: str
     attempts: int
+    exhausted: bool = False  # failed after its retries (or a Retry-After past the budget): the endpoint is down for this run
 
 
 @dataclass(frozen=True)
@@ -203,9 +206,12 @@ class Client:
         rng: random.Random | None = None,
         session: requests.Session | None = None,
         user_agent: str = "notify-changes",
+        notice: Callable[[str], None] | None = None,
     ) -> None:
         self.policy = policy
-        self.timeout = (min(request_timeout, 10.0), request_timeout)  # (connect, read)
+        self.request_timeout = request_timeout  # the whole request, connect to last byte (see http.exchange)
+        self.timeout = (min(request_timeout, 10.0), request_timeout)  # each socket operation, as well
+        self._notice = notice
         self._sleep = sleep
         self._clock = clock
         self._wall_clock = wall_clock
@@ -218,8 +224,12 @@ class Client:
         self.session.close()
 
     # -- retries -------------------------------------------------------------------
-    def _with_retries(self, send: Callable[[], requests.Response]) -> tuple[requests.Response | None, str, int]:
-        """Run ``send`` until a final answer; (response or None, why it ended, attempts)."""
+    def _exchange(self, send: Callable[[], requests.Response], limit: int = _ANSWER_LIMIT) -> requests.Response:
+        return exchange(send, self.request_timeout, limit=limit)
+
+    def _with_retries(self, send: Callable[[], requests.Response], label: str = "") -> tuple[requests.Response | None, str, int]:
+        """Run ``send`` until a final answer; (response or None, why it ended, attempts).
+        Before each wait, one line to ``notice``: ``label``, what went wrong, the wait, the budget left."""
         policy = self.policy
         started = self._clock()
         attempts = 0
@@ -229,7 +239,7 @@ class Client:
             nonlocal attempts
             attempts += 1
             self.requests_sent += 1
-            response = send()
+            response = self._exchange(send)
             if response.status_code in policy.retry_statuses or 500 <= response.status_code < 600:
                 raise _RetryableAnswer(response)
             return response
@@ -241,8 +251,21 @@ class Client:
             if isinstance(exc, _RetryableAnswer):
                 after = parse_retry_after(exc.response.headers.get("Retry-After"), self._wall_clock())
                 if after is not None:
-                    return after  # the server said when; honour it (the budget check follows)
+                    # the server said when: honour it (the budget check follows), but never
+                    # sooner than the backoff: "Retry-After: 0" must not become a tight loop
+                    return max(after, backoff)
             return backoff
+
+        def before_sleep(state: tenacity.RetryCallState) -> None:
+            if self._notice is None:
+                return
+            exc = state.outcome.exception() if state.outcome is not None else None
+            if isinstance(exc, _RetryableAnswer):
+                what = f"HTTP {exc.response.status_code}"
+            else:
+                what = "timed out" if isinstance(exc, requests.Timeout) else "connection failed"
+            left = max(0.0, policy.budget - (self._clock() - started) - state.upcoming_sleep)
+            self._notice(f"{label or 'request'}: {what}, retrying in {state.upcoming_sleep:.0f} s, {left:.0f} s of --retry-timeout left")
 
         def stop(state: tenacity.RetryCallState) -> bool:
             # tenacity computes the wait first; give up rather than sleep past the budget
@@ -252,6 +275,7 @@ class Client:
             retry=tenacity.retry_if_exception_type((*RETRYABLE_EXCEPTIONS, _RetryableAnswer)),
             stop=stop,
             wait=next_wait,
+            before_sleep=before_sleep,
             sleep=self._sleep,
             reraise=True,
         )
@@ -275,7 +299,10 @@ class Client:
     def _get(self, url: str, label: str, **options: object) -> tuple[requests.Response | None, str | None]:
         """A GET under the retry policy: (the final response, None) or (None, what went wrong)."""
         try:
-            response, problem, _ = self._with_retries(lambda: self.session.get(url, timeout=self.timeout, **options))  # type: ignore[arg-type]
+            response, problem, _ = self._with_retries(
+                lambda: self.session.get(url, timeout=self.timeout, stream=True, **options),  # type: ignore[arg-type]
+                label,
+            )
         except requests.RequestException as error:
             return None, f"{label} could not be fetched ({type(error).__name__})"
         if response is None or problem:
@@ -300,7 +327,7 @@ class Client:
     # -- the live site ---------------------------------------------------------------
     def check_live(self, url: str) -> str | None:
         """None when the live site serves ``url`` (2xx, redirects followed); else what is wrong."""
-        response, problem = self._get(url, url, stream=True)
+        response, problem = self._get(url, url)
         if response is None:
             return problem
         with response:
@@ -309,8 +336,9 @@ class Client:
         return None
 
     # -- submissions ---------------------------------------------------------------
-    def submit(self, endpoint: str, batch: Batch) -> BatchResult:
-        """POST one batch and map the answer to a result; never raises for a server's answer."""
+    def submit(self, endpoint: str, batch: Batch, label: str = "") -> BatchResult:
+        """POST one batch and map the answer to a result; never raises for a server's answer.
+        ``label`` names the batch in the lines said before each retry wait."""
         body: dict[str, object] = {"host": batch.host, "key": batch.key}
         if batch.key_location is not None:
             body["keyLocation"] = batch.key_location
@@ -319,20 +347,21 @@ class Client:
         headers = {"Content-Type": "application/json; charset=utf-8"}
 
         def send() -> requests.Response:
-            return self.session.post(endpoint, data=data, headers=headers, timeout=self.timeout, allow_redirects=False)
+            return self.session.post(endpoint, data=data, headers=headers, timeout=self.timeout, allow_redirects=False, stream=True)
 
         try:
-            response, problem, attempts = self._with_retries(send)
+            response, problem, attempts = self._with_retries(send, label)
         except requests.RequestException as error:  # e.g. an invalid endpoint URL: not retryable
             return BatchResult(endpoint, batch.host, len(batch.urls), "failed", None, f"request failed: {error}", 1)
         if response is None:
-            return BatchResult(endpoint, batch.host, len(batch.urls), "failed", None, problem, attempts)
+            return BatchResult(endpoint, batch.host, len(batch.urls), "failed", None, problem, attempts, exhausted=True)
         with response:
             status = response.status_code
-            text = response.text[:500] if response.content else ""
+            # the key hidden before anything is cut: a cut first could leave part of it whole
+            text = redact(response.text, batch.key)[:500] if response.content else ""
         count = len(batch.urls)
         if problem:
-            return BatchResult(endpoint, batch.host, count, "failed", status, problem, attempts)
+            return BatchResult(endpoint, batch.host, count, "failed", status, problem, attempts, exhausted=True)
         if status == 200:
             return BatchResult(endpoint, batch.host, count, "delivered", status, "OK", attempts)
         if status == 202:

@@ -15,7 +15,7 @@ import requests
 
 from notifier.dates import format_utc, parse_w3c
 from notifier.diff import Added, Change, Diff, DiffBuilder, apply_to_state
-from notifier.errors import ExitCode, InputError, UsageError
+from notifier.errors import ExitCode, InputError, StateError, UsageError
 from notifier.history import HistoryCheck, check_history
 from notifier.indexnow import Batch, BatchResult, Client, RetryPolicy, make_batches, redact
 from notifier.pages import fingerprints
@@ -24,7 +24,7 @@ from notifier.report import PlannedBatch, Report, plural
 from notifier.rules import Context, RuleSettings, Violation, verify
 from notifier.settings import HistorySettings, Settings
 from notifier.sitemap import Entry, ReadOptions, read_sitemap
-from notifier.store import RunRecord, State, StateStore, open_store, read_state
+from notifier.store import RunRecord, SaveFailed, State, StateStore, open_store, read_state
 from notifier.urls import by_origin, locate, site, where_host
 
 
@@ -36,6 +36,7 @@ class Environment:
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
     progress: Callable[[str], None] | None = None
+    notice: Callable[[str], None] | None = None  # one line as it happens: each retry wait
     session: requests.Session | None = None
     extra_violations: list[Violation] = field(default_factory=list)
 
@@ -173,6 +174,7 @@ def _pipeline(settings: Settings, env: Environment, recorded: State | None, stor
             clock=env.clock,
             wall_clock=env.now,
             session=env.session,
+            notice=env.notice,
         )
         try:
             for result, batch in _Submissions(settings, client, state, endpoints, env):
@@ -206,7 +208,16 @@ def _pipeline(settings: Settings, env: Environment, recorded: State | None, stor
         changed = True
     if changed:  # else the file keeps its bytes, its "updated" too
         state.updated = max(state.updated, stamp)
-        store.save(state)
+        try:
+            store.save(state)
+        except SaveFailed as error:
+            if not delivered:
+                raise
+            raise StateError(
+                f"{error.path}: the endpoints acknowledged {plural(len(report.submitted), 'URL')} and each acknowledged "
+                f"batch is recorded in {store.delivery_log}, but the state could not be rewritten ({error.reason}); "
+                "the next run folds those deliveries in and sends only the rest: free space (or fix the folder) and run again"
+            ) from None
     if report.pending:
         failed = [batch for batch in report.batches if batch.status not in ("delivered", "accepted")]
         detail = f"; first problem: {failed[0].message}" if failed else ""
@@ -350,14 +361,18 @@ class _Submissions:
             for (host, why), count in grouped.items():
                 yield BatchResult(endpoint, host, count, "skipped", None, why, 0), None
             stop_reason: str | None = None
-            for batch in batches:
+            name = _host_of(endpoint)
+            for number, batch in enumerate(batches, start=1):
                 problem = self._preflight(batch)
                 if problem is None and stop_reason is None:
+                    label = f"batch {number}/{len(batches)} to {name}"
                     if self.env.progress is not None:
-                        self.env.progress(f"sending {plural(len(batch.urls), 'URL')} of {batch.host} to {endpoint}")
-                    result = self.client.submit(endpoint, batch)
+                        self.env.progress(f"sending {label}: {plural(len(batch.urls), 'URL')} of {batch.host}")
+                    result = self.client.submit(endpoint, batch, label)
                     if result.http_status == 403:  # the key will not work for the other batches either
                         stop_reason = f"not sent after the 403 above: {result.message}"
+                    elif result.exhausted:  # down for this run: its other batches must not each spend the budget
+                        stop_reason = f"not sent: {name} failed {label} after its retries; they stay pending for the next run"
                     yield result, batch
                 else:
                     message = problem or stop_reason or ""

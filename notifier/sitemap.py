@@ -27,7 +27,7 @@ from lxml import etree
 
 from notifier.dates import timestamps
 from notifier.errors import InputError
-from notifier.source import CHUNK, Source, file_digest, is_inside, is_url
+from notifier.source import CHUNK, Source, file_digest, is_inside, is_url, same_site
 from notifier.store import make_index
 from notifier.urls import irregular, origins_of, split_url
 
@@ -334,10 +334,16 @@ def _resolve_part(
         sitemap.findings.append(
             Finding("url-invalid", part.loc, f"{index_location}, line {part.line}: index part loc is not an absolute URL")
         )
-    if base_dir is None:  # a remote index: fetch its parts from where it points
+    if base_dir is None:  # a remote index: fetch its parts from where it points, on its own site only
         url = urllib.parse.urljoin(index_url or index_location, part.loc)
         if not is_url(url):
             raise InputError(f"{index_location}, line {part.line}: cannot fetch index part {part.loc!r}")
+        root = sitemap.root_url or index_location
+        if not same_site(root, url):
+            raise InputError(
+                f"{index_location}, line {part.line}: index part {url} is not on the sitemap's host ({split_url(root).netloc}); "
+                "the Sitemaps protocol keeps parts on the sitemap's own site, and notify-changes fetches nothing else"
+            )
         return url, url
     if split.scheme or split.netloc:
         relative = split.path

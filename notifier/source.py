@@ -6,8 +6,10 @@ could fetch); it only ever sees the bytes this module yields, at most 50 MB of t
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
+import urllib.parse
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +17,8 @@ from pathlib import Path
 import requests
 
 from notifier.errors import InputError
+from notifier.http import exchange
+from notifier.urls import split_url
 
 MAX_FILE_BYTES = 50 * 1024 * 1024  # sitemaps.org: at most 50 MB (52,428,800 bytes) uncompressed
 CHUNK = 1 << 20
@@ -125,15 +129,44 @@ class Source:
             raise InputError(f"{self.location}: truncated gzip data; rebuild the file")
 
 
+MAX_REDIRECTS = 5
+
+
+def same_site(url: str, other: str) -> bool:
+    """Whether ``other`` is on ``url``'s origin (an http -> https upgrade of it counts as the same)."""
+    a, b = split_url(url), split_url(other)
+    if a.netloc.lower() != b.netloc.lower() or not b.netloc:
+        return False
+    return a.scheme == b.scheme or (a.scheme, b.scheme) == ("http", "https")
+
+
+def _get(url: str, timeout: float) -> requests.Response:
+    return requests.get(url, stream=True, timeout=(min(timeout, 10.0), timeout), allow_redirects=False)
+
+
 def fetch(url: str, timeout: float) -> requests.Response:
-    try:
-        response = requests.get(url, stream=True, timeout=(min(timeout, 10.0), timeout), allow_redirects=True)
-    except requests.RequestException as error:
-        raise InputError(f"{url}: cannot fetch the sitemap ({type(error).__name__}); check the URL and the network") from None
-    if response.status_code != 200:
-        response.close()
-        raise InputError(f"{url}: the server answered {response.status_code}, not the sitemap; check the URL")
-    return response
+    """GET a sitemap, its body read whole (at most just over the cap) within ``timeout`` in all.
+
+    Redirects are followed by hand and only on the sitemap's own origin: a sitemap's URL
+    must not send the tool to another host (a cloud metadata address, say)."""
+    location = url
+    for _ in range(MAX_REDIRECTS + 1):
+        try:
+            response = exchange(functools.partial(_get, location, timeout), timeout, limit=MAX_FILE_BYTES)
+        except requests.RequestException as error:
+            raise InputError(f"{url}: cannot fetch the sitemap ({type(error).__name__}); check the URL and the network") from None
+        if response.is_redirect:
+            target = urllib.parse.urljoin(location, response.headers.get("Location", ""))
+            if not same_site(url, target):
+                raise InputError(
+                    f"{url}: redirects to {target}, on another host; a sitemap is read from its own site only: pass its final URL"
+                )
+            location = target
+            continue
+        if response.status_code != 200:
+            raise InputError(f"{url}: the server answered {response.status_code}, not the sitemap; check the URL")
+        return response
+    raise InputError(f"{url}: more than {MAX_REDIRECTS} redirects; pass the sitemap's final URL")
 
 
 def file_digest(location: str) -> str:

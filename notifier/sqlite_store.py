@@ -36,6 +36,7 @@ from notifier.store import (
     PendingItem,
     Record,
     RunRecord,
+    SaveFailed,
     State,
     StateStore,
     apply_delivery,
@@ -199,6 +200,10 @@ class SqliteStore(StateStore):
     acknowledged batch is one small transaction.
     """
 
+    @property
+    def delivery_log(self) -> str:
+        return f"the delivered table of {self.path}"
+
     def load(self) -> State | None:
         """The recorded state; batches a killed run acknowledged are folded in and saved."""
         state, folded = _read_file(self.path)
@@ -243,7 +248,7 @@ class SqliteStore(StateStore):
                 connection.executemany("INSERT INTO runs (record) VALUES (?)", [(json.dumps(run),) for run in state.runs[-MAX_RUNS_KEPT:]])
                 connection.execute("COMMIT")
         except sqlite3.OperationalError as error:
-            raise StateError(f"{self.path}: cannot write the SQLite state ({error}); nothing was changed") from None
+            raise SaveFailed(self.path, str(error)) from None
 
     def record_delivered(self, state: State, endpoint: str, urls: Iterable[str], at: str) -> None:
         """One transaction per acknowledged batch: a ``delivered`` row, which takes the batch

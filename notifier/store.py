@@ -652,6 +652,11 @@ class StateStore:
     def record_delivered(self, state: State, endpoint: str, urls: Iterable[str], at: str) -> None:
         raise NotImplementedError
 
+    @property
+    def delivery_log(self) -> str:
+        """Where acknowledged batches are kept until a save folds them in (said in messages)."""
+        raise NotImplementedError
+
 
 class JsonStore(StateStore):
     """The state as one JSON file (the default), with a delivery journal beside it."""
@@ -659,6 +664,10 @@ class JsonStore(StateStore):
     @property
     def journal_path(self) -> Path:
         return journal_path(self.path)
+
+    @property
+    def delivery_log(self) -> str:
+        return f"the delivery journal {self.journal_path}"
 
     def load(self) -> State | None:
         """The recorded state, with the deliveries of a killed run's journal folded in."""
@@ -749,6 +758,14 @@ def load_state(path: Path) -> State | None:
     return state
 
 
+class SaveFailed(StateError):
+    """The state could not be rewritten; the file on disk is the one from before the save."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: cannot write the state file ({reason}); the file on disk was left as it was")
+        self.path, self.reason = path, reason
+
+
 def write_atomic(path: Path, chunks: Iterable[bytes | memoryview], tmp_prefix: str) -> None:
     """Temporary file in the same folder, fsync, rename, fsync of the folder."""
     folder = path.parent
@@ -767,7 +784,7 @@ def write_atomic(path: Path, chunks: Iterable[bytes | memoryview], tmp_prefix: s
         with contextlib.suppress(OSError):
             os.unlink(tmp_name)
         if isinstance(error, OSError):
-            raise StateError(f"{path}: cannot write the state file ({error.strerror}); nothing was changed") from None
+            raise SaveFailed(path, error.strerror or str(error)) from None
         raise
     _fsync_folder(folder)
 

@@ -44,6 +44,11 @@ def hang(seconds: float) -> Fault:
     return Fault("hang", seconds=seconds)
 
 
+def drip(seconds_per_byte: float, size: int) -> Fault:
+    """A 200 whose body of ``size`` bytes arrives one byte every ``seconds_per_byte``."""
+    return Fault("drip", 200, {"Content-Length": str(size)}, seconds=seconds_per_byte)
+
+
 @dataclass
 class Received:
     path: str
@@ -51,6 +56,8 @@ class Received:
     body: bytes
     json: Any
     answer: int | None
+    dripped: int = 0  # bytes of a dripping answer sent
+    cut: bool = False  # the client closed the connection before a dripping answer was complete
 
 
 class FakeIndexNow:
@@ -59,6 +66,8 @@ class FakeIndexNow:
     def __init__(self) -> None:
         self.plan: list[Fault] = []
         self.sites: dict[str, dict[str, bytes]] = {}  # host -> path -> content
+        self.redirects: dict[str, str] = {}  # "host/path" -> Location, answered 301
+        self.get_faults: dict[str, Fault] = {}  # path -> a drip for every GET of it
         self.posts: list[Received] = []
         self.gets: list[str] = []
         self.success_status = 200
@@ -150,7 +159,13 @@ def _make_handler(fake: FakeIndexNow) -> type[BaseHTTPRequestHandler]:
             split = urllib.parse.urlsplit(self.path)
             host = split.netloc or self.headers.get("Host", "")  # proxied (absolute URI) or direct
             content = fake.sites.get(host.lower(), {}).get(split.path)
-            if content is None:
+            moved = fake.redirects.get(host.lower() + split.path)
+            fault = fake.get_faults.get(split.path)
+            if fault is not None:
+                self._drip(Received(self.path, {}, b"", None, None), fault)
+            elif moved is not None:
+                self._send(301, "", {"Location": moved})
+            elif content is None:
                 self._send(404, "not found")
             else:
                 self.send_response(200)
@@ -179,6 +194,9 @@ def _make_handler(fake: FakeIndexNow) -> type[BaseHTTPRequestHandler]:
                     self.connection.close()
                     self.close_connection = True
                     return
+                if fault.kind == "drip":
+                    self._drip(record, fault)
+                    return
                 if fault.kind == "hang":
                     fake._stop.wait(fault.seconds)
                     self.close_connection = True
@@ -195,6 +213,24 @@ def _make_handler(fake: FakeIndexNow) -> type[BaseHTTPRequestHandler]:
             record.answer = code
             self._send(code, message)
             self._answered(record)
+
+        def _drip(self, record: Received, fault: Fault) -> None:
+            record.answer = fault.status
+            self.send_response(fault.status)
+            for name, value in fault.headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.close_connection = True
+            try:
+                self.wfile.flush()
+                for _ in range(int(fault.headers["Content-Length"])):
+                    if fake._stop.wait(fault.seconds):
+                        return
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    record.dripped += 1
+            except OSError:
+                record.cut = True
 
         def _answered(self, record: Received) -> None:
             self.wfile.flush()

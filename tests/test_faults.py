@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -14,7 +15,7 @@ from notifier.pipeline import Environment, execute
 from notifier.report import Report
 from notifier.settings import build_settings
 from tests.conftest import BASE, KEY, Site, pages, recorded_pending, urlset
-from tests.fakeindexnow import FakeIndexNow, Fault, hang, reset, status
+from tests.fakeindexnow import FakeIndexNow, Fault, drip, hang, reset, status, wait_until
 from tests.faketime import FakeTime
 
 NOW = dt.datetime(2030, 1, 1, 12, 0, 0, tzinfo=dt.UTC)
@@ -63,6 +64,10 @@ CASES = {
     "429 garbage Retry-After": Case([status(429, Retry_After="soon-ish")], ExitCode.OK, True, 2),
     "429 negative Retry-After": Case([status(429, Retry_After="-30")], ExitCode.OK, True, 2),
     "429 huge Retry-After": Case([status(429, Retry_After="99999999")], ExitCode.SUBMISSION_INCOMPLETE, False, 1, 0, "Retry-After"),
+    "429 Retry-After 0 forever": Case([status(429, Retry_After="0")] * 600, ExitCode.SUBMISSION_INCOMPLETE, False, 7, says="HTTP 429"),
+    "429 Retry-After in the past forever": Case(
+        [status(429, Retry_After="Mon, 01 Jan 2029 00:00:00 GMT")] * 600, ExitCode.SUBMISSION_INCOMPLETE, False, 7, says="HTTP 429"
+    ),
     "429 forever": Case([status(429)] * 40, ExitCode.SUBMISSION_INCOMPLETE, False, 7, says="HTTP 429"),
     "500": Case([status(500)], ExitCode.OK, True, 2),
     "502": Case([status(502)], ExitCode.OK, True, 2),
@@ -130,3 +135,74 @@ def test_pending_is_per_endpoint_under_faults(changed: Site, fake: FakeIndexNow)
         assert sorted(fake.delivered()) == sorted(CHANGED)
     finally:
         other.close()
+
+
+def test_a_retry_after_shorter_than_the_backoff_waits_the_backoff(changed: Site, fake: FakeIndexNow) -> None:
+    fake.plan = [status(429, Retry_After="0"), status(503, Retry_After="0"), status(429, Retry_After="1")]
+    report, fake_time, _ = run_library(changed, fake)
+    assert report.exit_code == 0 and len(fake.posts) == 4
+    assert [round(wait) for wait in fake_time.sleeps] == [1, 2, 4] or all(wait >= 1 for wait in fake_time.sleeps)
+    assert fake_time.sleeps[0] >= 1 and fake_time.sleeps[1] >= 2 and fake_time.sleeps[2] >= 4
+
+
+def test_a_dripping_answer_is_cut_at_the_request_timeout(changed: Site, fake: FakeIndexNow) -> None:
+    """--request-timeout bounds the whole request: an answer that drips a byte at a time
+    (each byte well within the per-read timeout) is abandoned when the bound is reached."""
+    fake.plan = [drip(0.05, 600)]  # 30 s of answer, a byte every 50 ms
+    report, _, _ = run_library(changed, fake, **{"request-timeout": 0.5, "retry-timeout": 0})
+    assert report.exit_code == 3 and "timed out" in report.batches[0].message
+    assert wait_until(lambda: fake.posts[0].cut, timeout=5)
+    assert fake.posts[0].dripped < 600
+
+
+def test_a_dead_endpoint_costs_one_budget_not_one_per_batch(changed: Site, fake: FakeIndexNow) -> None:
+    other = FakeIndexNow()
+    other.serve_key("www.shop-site.org", KEY)
+    try:
+        fake.plan = [status(503)] * 600
+        report, fake_time, _ = run_library(changed, fake, endpoint=[fake.endpoint, other.endpoint], **{"batch-size": 1})
+        assert report.exit_code == 3
+        assert 1 < len(fake.posts) <= 7  # the first batch's retries, nothing for the other two
+        to_dead = [batch for batch in report.batches if batch.endpoint == fake.endpoint]
+        assert [batch.status for batch in to_dead] == ["failed", "skipped", "skipped"]
+        assert "after its retries" in to_dead[1].message and "batch 1/3" in to_dead[1].message
+        assert sum(fake_time.sleeps) <= 60  # one --retry-timeout in all
+        assert sorted(other.delivered()) == sorted(CHANGED)  # the other endpoint goes on
+        assert sorted(recorded_pending(changed.state)[fake.endpoint]) == sorted(CHANGED)
+    finally:
+        other.close()
+
+
+def test_an_endpoint_that_recovers_between_batches_is_not_given_up(changed: Site, fake: FakeIndexNow) -> None:
+    fake.plan = [status(503), status(503)]  # the first batch gets through on its third try
+    report, _, _ = run_library(changed, fake, **{"batch-size": 1})
+    assert report.exit_code == 0 and [batch.status for batch in report.batches] == ["delivered"] * 3
+
+
+def test_each_retry_wait_is_said_in_one_line(changed: Site, fake: FakeIndexNow) -> None:
+    said: list[str] = []
+    fake.plan = [status(503), status(429, Retry_After="7")]
+    fake_time = FakeTime(NOW)
+    cli: dict[str, Any] = {
+        "sitemap": str(changed.sitemap),
+        "state": str(changed.state),
+        "endpoint": [fake.endpoint],
+        "key": KEY,
+        "retry-timeout": 100,
+        "request-timeout": 2,
+    }
+    environment = Environment(now=fake_time.now, sleep=fake_time.sleep, clock=fake_time.clock, notice=said.append)
+    report = execute(build_settings("run", cli), environment)
+    assert report.exit_code == 0
+    assert len(said) == 2, said
+    assert said[0].startswith("batch 1/1 to 127.0.0.1:")
+    assert re.search(r": HTTP 503, retrying in [12] s, 9[789] s of --retry-timeout left$", said[0]), said
+    assert ": HTTP 429, retrying in 7 s, " in said[1]
+
+
+def test_the_key_is_hidden_before_an_error_text_is_cut(changed: Site, fake: FakeIndexNow) -> None:
+    for offset in (140, 150, 155, 159, 480, 495):
+        fake.plan = [status(400, "e" * offset + KEY + " is not accepted")]
+        report, _, _ = run_library(changed, fake)
+        message = report.batches[-1].message
+        assert KEY[:5] not in message, (offset, message)

@@ -179,3 +179,42 @@ def test_an_unreadable_path_is_exit_2(offline_site: Site) -> None:
         path = offline_site.write(urlset(pages(1)))
         path.chmod(0)
         assert offline_site.check().code == 2
+
+
+def test_a_remote_index_reads_only_parts_on_its_own_site(fake: FakeIndexNow) -> None:
+    host = f"127.0.0.1:{fake.port}"
+    fake.sites["169.254.169.254"] = {"/latest/meta-data.xml": urlset(pages(1)).encode()}
+    fake.sites[host] = {
+        "/ok.xml": index({f"{fake.url}/part.xml": None, "part2.xml": None}).encode(),
+        "/part.xml": urlset(pages(2)).encode(),
+        "/part2.xml": urlset(pages(3, prefix="/q/")).encode(),
+        "/bad.xml": index({f"{fake.url}/part.xml": None, "http://169.254.169.254/latest/meta-data.xml": None}).encode(),
+    }
+    assert len(locs(f"{fake.url}/ok.xml")) == 5
+    with pytest.raises(InputError, match=r"not on the sitemap's host \(127\.0\.0\.1:\d+\)"):
+        read_sitemap(f"{fake.url}/bad.xml")
+    assert not any("169.254" in get for get in fake.gets)
+
+
+def test_a_sitemap_redirect_is_followed_on_its_own_site_only(fake: FakeIndexNow) -> None:
+    host = f"127.0.0.1:{fake.port}"
+    fake.sites[host] = {"/new.xml": urlset(pages(2)).encode()}
+    fake.sites["169.254.169.254"] = {"/meta.xml": urlset(pages(1)).encode()}
+    fake.redirects[f"{host}/old.xml"] = f"{fake.url}/new.xml"
+    fake.redirects[f"{host}/away.xml"] = "http://169.254.169.254/meta.xml"
+    fake.redirects[f"{host}/loop.xml"] = f"{fake.url}/loop.xml"
+    assert len(locs(f"{fake.url}/old.xml")) == 2
+    with pytest.raises(InputError, match=r"redirects to http://169\.254\.169\.254/meta\.xml, on another host"):
+        read_sitemap(f"{fake.url}/away.xml")
+    assert not any("169.254" in get for get in fake.gets)
+    with pytest.raises(InputError, match="more than 5 redirects"):
+        read_sitemap(f"{fake.url}/loop.xml")
+
+
+def test_a_dripping_sitemap_download_is_bounded_by_the_request_timeout(fake: FakeIndexNow) -> None:
+    from notifier.sitemap import ReadOptions
+    from tests.fakeindexnow import drip
+
+    fake.get_faults["/sitemap.xml"] = drip(0.05, 600)  # 30 s of sitemap, a byte every 50 ms
+    with pytest.raises(InputError, match=r"cannot fetch the sitemap \(WholeRequestTimeout\)"):
+        read_sitemap(f"{fake.url}/sitemap.xml", ReadOptions(request_timeout=0.5))

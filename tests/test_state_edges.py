@@ -9,7 +9,10 @@ leave the configuration, a disk that fills up after the deliveries.
 from __future__ import annotations
 
 import json
+import resource
+import signal
 import sqlite3
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -128,7 +131,7 @@ def test_a_damaged_record_in_an_unread_part_stops_the_run_before_its_first_reque
     site.fake.plan = []
     posts = len(site.fake.posts)
     result = site.run()
-    assert result.code == 2 and "last_submitted" in result.err or "malformed" in result.err, result
+    assert result.code == 2 and ("last_submitted" in result.err or "malformed" in result.err), result
     assert len(site.fake.posts) == posts and site.state_bytes() == before
 
 
@@ -237,3 +240,37 @@ def test_an_honest_site_has_nothing_refused(site: Site) -> None:
     change_first_page(site)
     result = site.run()
     assert result.code == 0 and "never" not in result.out and "dropped" not in result.out
+
+
+# -- 6. the disk fills up at the final save, after every batch was delivered -------------------------
+@pytest.fixture
+def file_size_limit() -> Iterator[Callable[[int], None]]:
+    """Set RLIMIT_FSIZE for this process (the run and the fake endpoint share it) as a full
+    disk would refuse writes: EFBIG instead of SIGXFSZ. Restored afterwards."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    try:
+        yield lambda size: resource.setrlimit(resource.RLIMIT_FSIZE, (size, hard))
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, previous)
+
+
+def test_a_full_disk_at_the_final_save_says_what_was_delivered_and_where_it_is_kept(
+    site: Site, file_size_limit: Callable[[int], None]
+) -> None:
+    assert site.fake is not None
+    recorded(site, 200)  # a state file of some kilobytes; a journal line of a few hundred bytes
+    change_first_page(site, 200)
+    site.fake.after_answer = lambda _: file_size_limit(4096)  # the disk fills once the batch is answered
+    result = site.run()
+    file_size_limit(resource.RLIM_INFINITY)
+    assert result.code == 2, result
+    assert "acknowledged 1 URL" in result.err and "notify-changes.json.journal" in result.err
+    assert "folds those deliveries in" in result.err and "left as it was" not in result.err
+    assert site.fake.delivered() == [f"{BASE}/p/0/"]
+
+    site.fake.after_answer = None
+    again = site.run()  # the journal is folded in: nothing is sent twice
+    assert again.code == 0 and len(site.fake.posts) == 1
+    assert recorded_pending(site.state) == {}
