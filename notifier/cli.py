@@ -19,7 +19,7 @@ from notifier.errors import ExitCode, NotifierError, UsageError
 from notifier.github import mask_secrets, write_github
 from notifier.indexnow import new_key, write_key_file
 from notifier.pipeline import Environment, execute
-from notifier.report import Report, render_json, render_text
+from notifier.report import Report, printable, render_json, render_text
 from notifier.rules import RULES
 from notifier.settings import FORMATS, build_settings
 
@@ -91,7 +91,7 @@ def progress_printer(stream: TextIO, env: Mapping[str, str]) -> Callable[[str], 
         return None
 
     def show(message: str) -> None:
-        stream.write(f"\r\x1b[K{message[:100]}")
+        stream.write(f"\r\x1b[K{printable(message)[:100]}")
         stream.flush()
 
     return show
@@ -102,7 +102,7 @@ def notice_printer(stream: TextIO) -> Callable[[str], None]:
     clear = "\r\x1b[K" if stream.isatty() else ""
 
     def say(message: str) -> None:
-        stream.write(f"{clear}notify-changes: {message}\n")
+        stream.write(f"{clear}notify-changes: {printable(message)}\n")
         stream.flush()
 
     return say
@@ -151,7 +151,7 @@ def _main(command: str, args: list[str]) -> int:
             if progress is not None:
                 sys.stderr.write("\r\x1b[K")
     except NotifierError as error:
-        sys.stderr.write(f"notify-changes: error: {error}\n")
+        sys.stderr.write(f"notify-changes: error: {printable(str(error))}\n")
         return error.exit_code
     _print_report(report, settings.format)
     return report.exit_code
@@ -183,7 +183,7 @@ def _key_command(args: list[str]) -> int:
             path = write_key_file(key, namespace.write)
             sys.stdout.write(f"wrote {path}; publish it with the site\n")
     except NotifierError as error:
-        sys.stderr.write(f"notify-changes: error: {error}\n")
+        sys.stderr.write(f"notify-changes: error: {printable(str(error))}\n")
         return error.exit_code
     sys.stdout.write(f"INDEXNOW_KEY={key}\n")
     sys.stdout.write("set INDEXNOW_KEY as a secret in your deploy environment (never commit it elsewhere than the key file)\n")

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import html
 from collections.abc import Mapping
 from typing import TextIO
 
 from notifier.indexnow import Keys
-from notifier.report import Report, render_text
+from notifier.report import Report, printable, render_text
 
 
 def _escape(text: str) -> str:
-    """Workflow-command data escaping (%, CR, LF), so a message cannot inject a command."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """Workflow-command data escaping (%, CR, LF), so a message cannot inject a command; every
+    other control or line-separator character is written as an escape first (printable)."""
+    return printable(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def mask_secrets(keys: Keys, stream: TextIO) -> None:
@@ -29,7 +31,7 @@ def write_github(report: Report, stream: TextIO, env: Mapping[str, str]) -> None
         stream.write(f"::{kind} title={violation.rule}::{_escape(violation.url + ': ' + violation.message)}\n")
     for note in report.notes:
         stream.write(f"::warning title=notify-changes::{_escape(note)}\n")
-    stream.write(render_text(report) + "\n")
+    stream.write(render_text(report) + "\n")  # every field printable(): no sitemap byte begins a line
     outputs = env.get("GITHUB_OUTPUT")
     if outputs:
         with open(outputs, "a", encoding="utf-8") as handle:
@@ -47,6 +49,11 @@ def write_github(report: Report, stream: TextIO, env: Mapping[str, str]) -> None
             handle.write(_markdown(report))
 
 
+def _cell(text: str) -> str:
+    """Sitemap text in the Markdown summary: one line, no HTML, no table breaks."""
+    return html.escape(printable(text)).replace("|", "\\|").replace("`", "\\`")
+
+
 def _markdown(report: Report) -> str:
     lines = [
         "### notify-changes" + (" (dry run)" if report.dry_run else ""),
@@ -59,15 +66,15 @@ def _markdown(report: Report) -> str:
     for title, changes in (("Added", report.added), ("Changed", report.changed), ("Removed", report.removed)):
         if changes:
             lines.append(f"**{title}** (first {min(10, len(changes))} of {len(changes)}):")
-            lines.extend(f"- {change.loc}" for change in changes[:10])
+            lines.extend(f"- {_cell(change.loc)}" for change in changes[:10])
             lines.append("")
     if report.violations:
         lines.append("**Findings:**")
-        lines.extend(f"- `{v.level}[{v.rule}]` {v.url}: {v.message}" for v in report.violations[:50])
+        lines.extend(f"- `{v.level}[{v.rule}]` {_cell(v.url)}: {_cell(v.message)}" for v in report.violations[:50])
         lines.append("")
     if report.batches:
         lines.append("| endpoint | host | URLs | status |")
         lines.append("|---|---|---:|---|")
-        lines.extend(f"| {b.endpoint} | {b.host} | {b.url_count} | {b.status} |" for b in report.batches)
+        lines.extend(f"| {_cell(b.endpoint)} | {_cell(b.host)} | {b.url_count} | {b.status} |" for b in report.batches)
         lines.append("")
     return "\n".join(lines) + "\n"

@@ -13,6 +13,16 @@ from notifier.errors import ExitCode
 from notifier.indexnow import BatchResult
 from notifier.rules import Violation
 
+_CONTROLS = {code: f"\\x{code:02x}" for code in [*range(32), *range(127, 160)]}
+_CONTROLS.update({ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t", 0x2028: "\\u2028", 0x2029: "\\u2029"})
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character written as an escape: a loc can carry any
+    character (``&#10;`` is a newline), and none of them may start a line of ours (a
+    GitHub workflow command) or steer a terminal."""
+    return text.translate(_CONTROLS)
+
 
 def plural(count: int, word: str) -> str:
     """``1 URL``, ``2 URLs``: every count a user reads."""
@@ -136,23 +146,24 @@ def _paint(text: str, kind: str, colour: bool) -> str:
 def render_text(report: Report, *, cap_per_rule: int = 20, colour: bool = False) -> str:
     """The text report: the summary line first, then findings, then batches."""
     lines = [_paint(("dry run: " if report.dry_run else "") + report.summary(), "summary", colour)]
-    lines.extend(f"warning: {note}" for note in report.notes)
+    lines.extend(f"warning: {printable(note)}" for note in report.notes)
     shown: Counter[str] = Counter()
     totals: Counter[str] = Counter(violation.rule for violation in report.violations)
     for violation in report.violations:
         shown[violation.rule] += 1
         label = _paint(f"{violation.level}[{violation.rule}]", violation.level, colour)
         if shown[violation.rule] <= cap_per_rule:
-            lines.append(f"{label} {violation.url}: {violation.message}")
+            lines.append(f"{label} {printable(violation.url)}: {printable(violation.message)}")
         elif shown[violation.rule] == cap_per_rule + 1:
             rest = totals[violation.rule] - cap_per_rule
             lines.append(f"{label} … and {rest} more like this")
     for batch in report.batches:
         code = f" (HTTP {batch.http_status})" if batch.http_status else ""
-        lines.append(f"batch {batch.endpoint} {batch.host}: {plural(batch.url_count, 'URL')} {batch.status}{code}: {batch.message}")
+        where = printable(f"{batch.endpoint} {batch.host}")
+        lines.append(f"batch {where}: {plural(batch.url_count, 'URL')} {batch.status}{code}: {printable(batch.message)}")
     for plan in report.planned:
-        lines.append(f"would send to {plan.endpoint}: host {plan.host}, {plural(len(plan.urls), 'URL')}")
-        lines.extend(f"  {describe(change)}" for change in plan.urls)
+        lines.append(f"would send to {printable(plan.endpoint)}: host {printable(plan.host)}, {plural(len(plan.urls), 'URL')}")
+        lines.extend(f"  {printable(describe(change))}" for change in plan.urls)
     if report.errors:
         lines.append(f"verification failed: {plural(len(report.errors), 'error')}; nothing was submitted and the state is unchanged")
     return "\n".join(lines)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
+
+import pytest
 
 from notifier.cli import progress_printer, use_colour
 from notifier.report import Report, render_text
@@ -62,3 +65,31 @@ def test_verify_live_leaves_batches_pending_until_the_pages_are_served(site: Sit
     result = site.run("--verify-live", "5")
     assert result.code == 0, result.out
     assert sorted(site.fake.delivered()) == [f"{BASE}/p/2/", f"{BASE}/p/3/"]
+
+
+def test_no_byte_of_the_sitemap_can_begin_a_line_in_github_mode(site: Site, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A loc carrying newlines (``&#10;`` in XML) must not start a workflow command: not on
+    stdout, not on stderr, not in the job summary."""
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    site.write(urlset(pages(2)))
+    assert site.run().code == 0
+    injected = "/a&#10;::notice::pwned&#13;::set-output name=x::y&#x2028;::warning::z/"
+    site.write(
+        '<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        + "".join(f"<url><loc>{BASE}{loc}</loc><lastmod>2024-06-01T00:00:00Z</lastmod></url>" for loc in ["/p/0/", "/p/1/", injected])
+        + "</urlset>"
+    )
+    outputs = [site.check(), site.run("--dry-run", "--rule", "url-invalid=warn"), site.run("--rule", "url-invalid=warn")]
+    assert [result.code for result in outputs] == [1, 0, 0]
+    text = "\n".join(result.out + "\n" + result.err for result in outputs) + "\n" + summary.read_text()
+    assert "pwned" in text  # it is shown, escaped
+    for line in text.splitlines():
+        assert not line.lstrip().startswith(("::notice", "::set-output", "::warning::z")), line
+
+
+def test_control_characters_never_reach_a_terminal() -> None:
+    report = Report(command="check", violations=[Violation("url-invalid", "error", f"{BASE}/a\x1b[2J\rb", "bad\nthing")])
+    text = render_text(report, colour=True)
+    assert "\x1b[2J" not in text and "\r" not in text and "\\x1b[2J" in text and "bad\\nthing" in text
