@@ -9,15 +9,61 @@ The Python API::
         publish()
         report = notifier.run("public/sitemap.xml")
     print(report.summary())
+
+The names below are the whole public surface; every module of the package is internal.
+They are imported on first use, so that ``notify-changes`` handles an interrupt from its
+very first instruction (see ``_launch``), before lxml and requests are loaded.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 
-from notifier.api import check, run
-from notifier.errors import ExitCode, NotifierError
-from notifier.report import Report
-from notifier.rules import Violation
+if TYPE_CHECKING:
+    from notifier.api import Options, check, run
+    from notifier.errors import ExitCode, HistoryError, InputError, LockTimeout, NotifierError, StateError, UsageError
+    from notifier.report import Report
+    from notifier.rules import Violation
 
-__all__ = ["ExitCode", "NotifierError", "Report", "Violation", "__version__", "check", "run"]
+_WHERE = {
+    "check": "notifier.api",
+    "run": "notifier.api",
+    "Options": "notifier.api",
+    "ExitCode": "notifier.errors",
+    "NotifierError": "notifier.errors",
+    "UsageError": "notifier.errors",
+    "InputError": "notifier.errors",
+    "StateError": "notifier.errors",
+    "HistoryError": "notifier.errors",
+    "LockTimeout": "notifier.errors",
+    "Report": "notifier.report",
+    "Violation": "notifier.rules",
+}
+
+__all__ = [
+    "ExitCode",
+    "HistoryError",
+    "InputError",
+    "LockTimeout",
+    "NotifierError",
+    "Options",
+    "Report",
+    "StateError",
+    "UsageError",
+    "Violation",
+    "__version__",
+    "check",
+    "run",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        import importlib
+
+        value = getattr(importlib.import_module(_WHERE[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'notifier' has no attribute {name!r}")

@@ -1,3 +1,3 @@
-from notifier.cli import main
+from notifier._launch import main
 
 raise SystemExit(main())

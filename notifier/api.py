@@ -1,91 +1,100 @@
-"""The Python API: the same run as the command line, returning a Report instead of printing."""
+"""The Python API: the same run as the command line, returning a Report instead of printing.
+
+Keyword arguments are typed settings (:class:`Options`). They go through the same checks
+as the command line's options, with the same precedence (an argument, then the
+environment, then the config file, then the defaults); a bad value raises a
+:class:`~notifier.errors.UsageError` that names the argument, never a TypeError.
+"""
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
+from notifier.errors import UsageError
 from notifier.pipeline import execute
 from notifier.report import Report
 from notifier.settings import build_settings
 
 
-def run(
-    sitemap: str | os.PathLike[str] | None = None,
-    *,
-    state: str | os.PathLike[str] | None = None,
-    key: str | None = None,
-    key_location: str | None = None,
-    endpoints: Sequence[str] | None = None,
-    site_dir: str | os.PathLike[str] | None = None,
-    batch_size: int | None = None,
-    dry_run: bool = False,
-    retry_timeout: float | None = None,
-    request_timeout: float | None = None,
-    lock_timeout: float | None = None,
-    initial: str | None = None,
-    config: str | os.PathLike[str] | None = None,
-    no_removed: bool = False,
-    on_submit_error: str | None = None,
-    rules: Mapping[str, str] | None = None,
-    clock_skew: str | None = None,
-    max_removed: str | float | None = None,
-    sitemap_url: str | None = None,
-    verify_live: int | None = None,
-    environ: Mapping[str, str] | None = None,
-    cwd: str | os.PathLike[str] | None = None,
-) -> Report:
+class Options(TypedDict, total=False):
+    """Every setting of :func:`run` and :func:`check`, as the README's options table lists them."""
+
+    state: str | os.PathLike[str]
+    key: str
+    key_location: str
+    endpoints: str | Sequence[str]  # one endpoint URL, or several
+    site_dir: str | os.PathLike[str]
+    batch_size: int
+    dry_run: bool
+    retry_timeout: float
+    request_timeout: float
+    lock_timeout: float
+    initial: str  # "baseline" | "submit" | "since:14d" | "fail"
+    config: str | os.PathLike[str]
+    no_removed: bool
+    on_submit_error: str  # "fail" | "warn"
+    rules: Mapping[str, str]  # rule id -> "error" | "warn" | "off"
+    clock_skew: str | float | dt.timedelta  # "1h", or seconds
+    max_removed: str | float  # "20%", or 0.2
+    sitemap_url: str
+    verify_live: int
+    environ: Mapping[str, str]  # instead of os.environ (INDEXNOW_KEY, GITHUB_ACTIONS)
+    cwd: str | os.PathLike[str]  # where the config file is looked for and relative paths start
+
+
+#: Settings that only a run uses: ``check`` takes them (one set of options serves both) and
+#: says in its report that they did not apply.
+RUN_ONLY = ("batch_size", "dry_run", "retry_timeout", "lock_timeout", "initial", "no_removed", "on_submit_error", "verify_live")
+_SETTINGS = frozenset(Options.__annotations__)
+
+
+def run(sitemap: str | os.PathLike[str] | None = None, /, **options: Unpack[Options]) -> Report:
     """Check, submit and record, like ``notify-changes run``. Prints nothing.
 
-    Settings not given here come from the environment (``INDEXNOW_KEY``), then the config
-    file (``notify-changes.toml`` or ``[tool.notify-changes]`` in ``pyproject.toml`` in
-    ``cwd``), then the defaults. The outcome, including a failed verification (exit code
-    1) or an incomplete submission (3), is in the returned Report's ``exit_code``.
+    The outcome, a failed verification (exit code 1) or an incomplete submission (3)
+    included, is in the returned Report's ``exit_code``.
 
     Raises:
         notifier.NotifierError: bad settings or input (its ``exit_code`` is 2), a state
             lock held by another run (4). Nothing else, except KeyboardInterrupt.
     """
-    options = _options(locals())
-    return _execute("run", options, environ, cwd)
+    return _execute("run", sitemap, dict(options))
 
 
-def check(
-    sitemap: str | os.PathLike[str] | None = None,
-    *,
-    state: str | os.PathLike[str] | None = None,
-    key: str | None = None,
-    site_dir: str | os.PathLike[str] | None = None,
-    config: str | os.PathLike[str] | None = None,
-    rules: Mapping[str, str] | None = None,
-    clock_skew: str | None = None,
-    max_removed: str | float | None = None,
-    sitemap_url: str | None = None,
-    environ: Mapping[str, str] | None = None,
-    cwd: str | os.PathLike[str] | None = None,
-) -> Report:
+def check(sitemap: str | os.PathLike[str] | None = None, /, **options: Unpack[Options]) -> Report:
     """Parse, diff and verify, like ``notify-changes check``: never contacts an endpoint,
-    never writes state. ``report.exit_code`` is 1 when an error-level rule fired."""
-    options = _options(locals())
-    return _execute("check", options, environ, cwd)
+    never writes state. ``report.exit_code`` is 1 when an error-level rule fired. It takes
+    every setting :func:`run` takes; those only a run uses are named in ``report.notes``."""
+    report = _execute("check", sitemap, dict(options))
+    unused = [name for name in RUN_ONLY if name in options]
+    if unused:
+        report.notes.append(f"check does not use {', '.join(unused)} (they apply to run)")
+    return report
 
 
-def _options(arguments: dict[str, Any]) -> dict[str, Any]:
-    options: dict[str, Any] = {}
-    for name, value in arguments.items():
-        if name in ("environ", "cwd") or value is None or value is False:
+def _execute(command: str, sitemap: object, options: dict[str, Any]) -> Report:
+    unknown = sorted(set(options) - _SETTINGS)
+    if unknown:
+        raise UsageError(f"{unknown[0]}=: no such setting; the settings are {', '.join(sorted(_SETTINGS))}")
+    environ = options.pop("environ", None)
+    if environ is not None and not (isinstance(environ, Mapping) and all(isinstance(v, str) for v in environ.values())):
+        raise UsageError(f"environ={environ!r}: give a mapping of variable name to text, such as os.environ")
+    cwd = options.pop("cwd", None)
+    if cwd is not None and not isinstance(cwd, (str, os.PathLike)):
+        raise UsageError(f"cwd={cwd!r}: give a folder path")
+    rules = options.get("rules")
+    if rules is not None and not isinstance(rules, Mapping):
+        raise UsageError(f"rules={rules!r}: give a mapping of rule id to level, e.g. {{'lastmod-missing': 'off'}}")
+    given: dict[str, Any] = {"sitemap": sitemap}
+    for name, value in options.items():
+        if value is None:
             continue
-        if name == "endpoints":
-            options["endpoint"] = list(value)
-        elif name == "rules":
-            options["rule"] = [f"{rule}={level}" for rule, level in value.items()]
-        else:
-            options[name.replace("_", "-")] = os.fspath(value) if isinstance(value, os.PathLike) else value
-    return options
-
-
-def _execute(command: str, options: dict[str, Any], environ: Mapping[str, str] | None, cwd: str | os.PathLike[str] | None) -> Report:
-    settings = build_settings(command, options, env=environ, cwd=Path(cwd) if cwd is not None else None)
+        if isinstance(value, os.PathLike):
+            value = os.fspath(value)
+        given["endpoint" if name == "endpoints" else name.replace("_", "-")] = value
+    settings = build_settings(command, given, env=environ, cwd=Path(cwd) if cwd is not None else None, api=True)
     return execute(settings)

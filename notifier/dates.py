@@ -139,8 +139,14 @@ def parse_duration(text: str) -> dt.timedelta | None:
     match = re.fullmatch(r"(\d+)\s*([smhdw])", text.strip(), re.ASCII)
     if match is None:
         return None
-    unit = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
-    return dt.timedelta(**{unit[match.group(2)]: int(match.group(1))})
+    seconds = int(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+    return dt.timedelta(seconds=seconds) if seconds <= MAX_DURATION_SECONDS else None
+
+
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800}
+#: No duration of notify-changes means more than a century; longer ones could not be added
+#: to a date without leaving the calendar (year 9999), so they are refused when read.
+MAX_DURATION_SECONDS = 100 * 366 * 86_400
 
 
 def period_of(text: str, instant: dt.datetime) -> tuple[dt.datetime, dt.datetime]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from notifier.dates import parse_duration
+from notifier.dates import MAX_DURATION_SECONDS, parse_duration
 from notifier.errors import UsageError
 from notifier.indexnow import DEFAULT_ENDPOINT, MAX_BATCH, Keys, validate_key
 from notifier.rules import LEVELS, RULES, BulkThresholds
@@ -70,14 +70,16 @@ class Settings:
         return None
 
 
-def _positive_float(name: str) -> Callable[[Any], float]:
+def _positive_float(name: str, maximum: float = 86_400.0) -> Callable[[Any], float]:
     def convert(value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise UsageError(f"{name}: {value!r} is not a number of seconds")
         try:
             number = float(value)
-        except (TypeError, ValueError):
+        except (ValueError, OverflowError):
             raise UsageError(f"{name}: {value!r} is not a number of seconds") from None
-        if not number >= 0 or number == float("inf"):
-            raise UsageError(f"{name}: {value!r} must be a finite number of seconds, 0 or more")
+        if not 0 <= number <= maximum:  # nan and inf fail this too
+            raise UsageError(f"{name}: {value!r} must be a number of seconds from 0 to {maximum:g}")
         return number
 
     return convert
@@ -87,11 +89,13 @@ def _whole_number(name: str, minimum: int, maximum: int | None = None) -> Callab
     allowed = f"{minimum}..{maximum}" if maximum is not None else f"{minimum} or more"
 
     def convert(value: Any) -> int:
+        if isinstance(value, (bool, float)) or not isinstance(value, (str, int)):
+            raise UsageError(f"{name}: {value!r} is not a whole number; use {allowed}")
         try:
             number = int(value)
-        except (TypeError, ValueError):
+        except ValueError:
             raise UsageError(f"{name}: {value!r} is not a whole number; use {allowed}") from None
-        if isinstance(value, float) or number < minimum or (maximum is not None and number > maximum):
+        if number < minimum or (maximum is not None and number > maximum):
             raise UsageError(f"{name}: {value!r} is out of range; use {allowed}")
         return number
 
@@ -100,45 +104,57 @@ def _whole_number(name: str, minimum: int, maximum: int | None = None) -> Callab
 
 def _choice(name: str, choices: tuple[str, ...]) -> Callable[[Any], str]:
     def convert(value: Any) -> str:
-        if value not in choices:
+        if not isinstance(value, str) or value not in choices:
             raise UsageError(f"{name}: {value!r} is not one of {', '.join(choices)}")
         return str(value)
 
     return convert
 
 
-def _initial(value: Any) -> str:
-    text = str(value)
-    if text in INITIAL_CHOICES:
-        return text
-    if text.startswith("since:") and parse_duration(text[6:]) is not None:
-        return text
-    raise UsageError(f"--initial: {value!r} is not baseline, submit, since:DURATION (e.g. since:14d) or fail")
+def _initial(label: str) -> Callable[[Any], str]:
+    def convert(value: Any) -> str:
+        if isinstance(value, str):
+            if value in INITIAL_CHOICES:
+                return value
+            if value.startswith("since:") and parse_duration(value[6:]) is not None:
+                return value
+        raise UsageError(f"{label}: {value!r} is not baseline, submit, since:DURATION (e.g. since:14d, at most 100 years) or fail")
+
+    return convert
 
 
 def _duration(name: str) -> Callable[[Any], dt.timedelta]:
     def convert(value: Any) -> dt.timedelta:
+        if isinstance(value, dt.timedelta):
+            value = value.total_seconds()
         if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if not 0 <= value <= MAX_DURATION_SECONDS:  # nan, inf and negatives fail this too
+                raise UsageError(f"{name}: {value!r} must be a number of seconds from 0 to 100 years")
             return dt.timedelta(seconds=float(value))
-        duration = parse_duration(str(value))
+        duration = parse_duration(value) if isinstance(value, str) else None
         if duration is None:
-            raise UsageError(f"{name}: {value!r} is not a duration such as 90s, 30m, 1h or 2d")
+            raise UsageError(f"{name}: {value!r} is not a duration such as 90s, 30m, 1h or 2d (at most 100 years)")
         return duration
 
     return convert
 
 
-def _fraction(value: Any) -> float:
-    text = str(value).strip()
-    try:
-        number = float(text[:-1]) / 100 if text.endswith("%") else float(text)
-    except ValueError:
-        raise UsageError(f"--max-removed: {value!r} is not a share such as 20% or 0.2") from None
-    if number > 1 and not text.endswith("%"):
-        number = number / 100
-    if not 0 <= number <= 1:
-        raise UsageError(f"--max-removed: {value!r} must be between 0% and 100%")
-    return number
+def _fraction(label: str) -> Callable[[Any], float]:
+    def convert(value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise UsageError(f"{label}: {value!r} is not a share such as 20% or 0.2")
+        text = str(value).strip()
+        try:
+            number = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+        except ValueError:
+            raise UsageError(f"{label}: {value!r} is not a share such as 20% or 0.2") from None
+        if number > 1 and not text.endswith("%"):
+            number = number / 100
+        if not 0 <= number <= 1:
+            raise UsageError(f"{label}: {value!r} must be between 0% and 100%")
+        return number
+
+    return convert
 
 
 def _bool(name: str) -> Callable[[Any], bool]:
@@ -152,7 +168,7 @@ def _bool(name: str) -> Callable[[Any], bool]:
 
 def _url(name: str) -> Callable[[Any], str]:
     def convert(value: Any) -> str:
-        text = str(value)
+        text = value if isinstance(value, str) else ""
         if not is_url(text):
             raise UsageError(f"{name}: {value!r} is not an http(s) URL")
         return text
@@ -160,47 +176,61 @@ def _url(name: str) -> Callable[[Any], str]:
     return convert
 
 
-def _endpoints(value: Any) -> tuple[str, ...]:
-    items = value if isinstance(value, (list, tuple)) else [value]
-    if not items:
-        raise UsageError("--endpoint: give at least one endpoint URL")
-    convert = _url("--endpoint")
-    return tuple(dict.fromkeys(convert(item) for item in items))
+def _endpoints(label: str) -> Callable[[Any], tuple[str, ...]]:
+    def convert(value: Any) -> tuple[str, ...]:
+        items = list(value) if isinstance(value, (list, tuple)) else [value]  # one URL, or several
+        if not items:
+            raise UsageError(f"{label}: give at least one endpoint URL")
+        one = _url(label)
+        return tuple(dict.fromkeys(one(item) for item in items))
+
+    return convert
 
 
-def _str(value: Any) -> str:
-    return str(value)
+def _str(name: str) -> Callable[[Any], str]:
+    def convert(value: Any) -> str:
+        if isinstance(value, os.PathLike):
+            value = os.fspath(value)
+        if not isinstance(value, str) or not value or "\x00" in value:
+            raise UsageError(f"{name}: {value!r} must be a non-empty text")
+        return value
+
+    return convert
 
 
 # option name -> converter. The names are the long options and the config keys.
-CONVERTERS: dict[str, Callable[[Any], Any]] = {
+# option name -> (the name to blame in a message -> converter). The names are the long
+# options and the config keys; a bad value is blamed on where it came from (see _blame).
+CONVERTERS: dict[str, Callable[[str], Callable[[Any], Any]]] = {
     "sitemap": _str,
     "state": _str,
     "key": _str,
-    "key-location": _url("--key-location"),
+    "key-location": _url,
     "endpoint": _endpoints,
     "site-dir": _str,
-    "batch-size": _whole_number("--batch-size", 1, MAX_BATCH),
-    "dry-run": _bool("--dry-run"),
-    "format": _choice("--format", FORMATS),
-    "retry-timeout": _positive_float("--retry-timeout"),
-    "request-timeout": _positive_float("--request-timeout"),
-    "lock-timeout": _positive_float("--lock-timeout"),
+    "batch-size": lambda label: _whole_number(label, 1, MAX_BATCH),
+    "dry-run": _bool,
+    "format": lambda label: _choice(label, FORMATS),
+    "retry-timeout": _positive_float,
+    "request-timeout": _positive_float,
+    "lock-timeout": _positive_float,
     "initial": _initial,
-    "no-removed": _bool("--no-removed"),
-    "on-submit-error": _choice("--on-submit-error", ("fail", "warn")),
-    "clock-skew": _duration("--clock-skew"),
+    "no-removed": _bool,
+    "on-submit-error": lambda label: _choice(label, ("fail", "warn")),
+    "clock-skew": _duration,
     "max-removed": _fraction,
-    "sitemap-url": _url("--sitemap-url"),
-    "verify-live": _whole_number("--verify-live", 0),
+    "sitemap-url": _url,
+    "verify-live": lambda label: _whole_number(label, 0, 1000),
 }
 PATH_OPTIONS = ("state", "site-dir", "sitemap")
 TABLES = ("rules", "keys", "history", "bulk")
 
 
-def find_config(explicit: str | None, cwd: Path) -> tuple[dict[str, Any], Path | None]:
+def find_config(explicit: object, cwd: Path) -> tuple[dict[str, Any], Path | None]:
     """The config table and its file: --config, else notify-changes.toml, else pyproject.toml."""
     if explicit is not None:
+        if not isinstance(explicit, str) or not explicit:
+            raise UsageError(f"--config {explicit!r}: give the path of a TOML file")
         path = Path(explicit)
         if not path.is_absolute():
             path = cwd / path
@@ -247,8 +277,13 @@ def build_settings(
     cli: Mapping[str, Any],
     env: Mapping[str, str] | None = None,
     cwd: Path | None = None,
+    *,
+    api: bool = False,
 ) -> Settings:
-    """Merge command line (``cli``: option name -> value, None when not given), env and file."""
+    """Merge command line (``cli``: option name -> value, None when not given), env and file.
+
+    ``api``: the values are the Python API's keyword arguments (typed values, ``rules`` a
+    mapping), and a bad one is blamed on its argument name (``batch_size=``)."""
     env = os.environ if env is None else env
     cwd = Path.cwd() if cwd is None else cwd
     table, config_path = find_config(cli.get("config"), cwd)
@@ -256,25 +291,33 @@ def build_settings(
     file_values = _normalise(table, where)
     base = config_path.parent if config_path else cwd
 
-    merged: dict[str, Any] = {}
+    merged: dict[str, tuple[Any, str]] = {}  # name -> (value, the name to blame for it)
     for name, value in file_values.items():
         if name in CONVERTERS:
-            if name in PATH_OPTIONS and isinstance(value, str) and not is_url(value):
+            if name in PATH_OPTIONS and isinstance(value, str) and value and not is_url(value):
                 value = str(base / value)
-            merged[name] = value
+            merged[name] = (value, f"{where}: {name}")
     if env.get("INDEXNOW_KEY"):
-        merged["key"] = env["INDEXNOW_KEY"]
+        merged["key"] = (env["INDEXNOW_KEY"], "INDEXNOW_KEY")
     if env.get("GITHUB_ACTIONS") == "true" and "format" not in merged:
-        merged["format"] = "github"
+        merged["format"] = ("github", "GITHUB_ACTIONS")
     for name, value in cli.items():
         if name in CONVERTERS and value is not None:
-            if name in PATH_OPTIONS and isinstance(value, str) and not is_url(value):
+            if name in PATH_OPTIONS and isinstance(value, str) and value and not is_url(value):
                 value = str(cwd / value)
-            merged[name] = value
+            if api:
+                label = "sitemap" if name == "sitemap" else "endpoints=" if name == "endpoint" else f"{name.replace('-', '_')}="
+            else:
+                label = "SITEMAP" if name == "sitemap" else f"--{name}"
+            merged[name] = (value, label)
 
-    values = {name: CONVERTERS[name](value) for name, value in merged.items()}
+    values = {name: CONVERTERS[name](label)(value) for name, (value, label) in merged.items()}
+    if "site-dir" in values and not Path(values["site-dir"]).is_dir():
+        raise UsageError(f"{merged['site-dir'][1]} {values['site-dir']}: no such folder; pass the build output root")
 
     levels = _rule_levels(file_values.get("rules", {}), where)
+    if api and cli.get("rules") is not None:
+        levels.update(_rule_levels(dict(cli["rules"]), "rules="))
     for assignment in cli.get("rule") or ():
         rule_id, sep, level = assignment.partition("=")
         if not sep:
@@ -283,7 +326,7 @@ def build_settings(
 
     key = values.get("key")
     if key is not None:
-        validate_key(key, "--key / INDEXNOW_KEY")
+        validate_key(key, merged["key"][1])
     per_host = file_values.get("keys", {})
     if not isinstance(per_host, dict):
         raise UsageError(f"{where}: [keys] must be a table of host = key")
@@ -345,14 +388,16 @@ def _bulk(table: Any, where: str) -> BulkThresholds:
     if not isinstance(table, dict):
         raise UsageError(f"{where}: [bulk] must be a table")
     defaults = BulkThresholds()
-    try:
-        thresholds = BulkThresholds(
-            min_urls=int(table.get("min-urls", defaults.min_urls)),
-            ratio=float(table.get("ratio", defaults.ratio)),
-            site_ratio=float(table.get("site-ratio", defaults.site_ratio)),
-        )
-    except (TypeError, ValueError):
-        raise UsageError(f"{where}: [bulk] min-urls, ratio and site-ratio must be numbers") from None
+    min_urls = table.get("min-urls", defaults.min_urls)
+    if type(min_urls) is not int or not 1 <= min_urls <= 10**9:
+        raise UsageError(f"{where}: [bulk] min-urls = {min_urls!r} must be a whole number from 1 to 1000000000")
+    shares = {}
+    for name, default in (("ratio", defaults.ratio), ("site-ratio", defaults.site_ratio)):
+        value = table.get(name, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+            raise UsageError(f"{where}: [bulk] {name} = {value!r} must be a share from 0 to 1, e.g. 0.5")
+        shares[name] = float(value)
+    thresholds = BulkThresholds(min_urls=min_urls, ratio=shares["ratio"], site_ratio=shares["site-ratio"])
     unknown = set(table) - {"min-urls", "ratio", "site-ratio"}
     if unknown:
         raise UsageError(f"{where}: [bulk] unknown setting {sorted(unknown)[0]!r}")
@@ -368,7 +413,9 @@ def _history(table: Any, base: Path, where: str) -> HistorySettings | None:
     if not isinstance(sources, list) or not sources or not all(isinstance(item, str) for item in sources):
         raise UsageError(f'{where}: [history] sources must be a list of path templates such as "content/{{path}}.md"')
     repo = table.get("repo")
-    tolerance = _duration("[history] tolerance")(table.get("tolerance", "1d"))
+    if repo is not None and (not isinstance(repo, str) or not (base / repo).is_dir()):
+        raise UsageError(f"{where}: [history] repo = {repo!r} is not a folder; point it at the site's git work tree")
+    tolerance = _duration(f"{where}: [history] tolerance")(table.get("tolerance", "1d"))
     return HistorySettings(
         sources=tuple(sources),
         repo=(base / repo) if isinstance(repo, str) else base,

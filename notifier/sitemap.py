@@ -345,8 +345,8 @@ def _resolve_part(
                 "the Sitemaps protocol keeps parts on the sitemap's own site, and notify-changes fetches nothing else"
             )
         return url, url
-    if split.scheme or split.netloc:
-        relative = split.path
+    if split.scheme or split.netloc or split.path.startswith("/"):
+        relative = split.path  # from the site root (a root-relative loc too)
     else:  # a relative loc (Hugo with an empty baseURL, static exporters): beside the index
         index_dir = Path(index_location).resolve().parent
         relative = str((index_dir / split.path).relative_to(base_dir)) if is_inside(index_dir, base_dir) else split.path

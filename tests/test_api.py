@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,7 +40,7 @@ def test_bad_input_raises_the_one_exception_root(offline_site: Site, tmp_path: P
         notifier.check(tmp_path / "missing.xml")
     assert caught.value.exit_code == 2
     offline_site.write(urlset(pages(1)))
-    with pytest.raises(notifier.NotifierError, match="--batch-size"):
+    with pytest.raises(notifier.NotifierError, match="batch_size="):
         notifier.run(offline_site.sitemap, batch_size=0)
 
 
@@ -53,3 +54,60 @@ def test_the_api_reads_the_environment_and_config_like_the_cli(site: Site, tmp_p
 
 def test_the_package_is_typed() -> None:
     assert (Path(notifier.__file__).parent / "py.typed").exists()
+
+
+def test_check_takes_every_setting_run_takes(offline_site: Site) -> None:
+    offline_site.write(urlset(pages(2)))
+    report = notifier.check(
+        offline_site.sitemap,
+        state=offline_site.state,
+        batch_size=10,
+        endpoints=["https://api.indexnow.org/indexnow"],
+        initial="submit",
+        retry_timeout=5,
+        key=KEY,
+        clock_skew=3600,
+    )
+    assert report.exit_code == 0
+    assert "check does not use batch_size, retry_timeout, initial (they apply to run)" in report.notes
+
+
+def test_one_endpoint_as_text_is_one_endpoint(site: Site) -> None:
+    assert site.fake is not None
+    site.write(urlset(pages(2)))
+    report = notifier.run(site.sitemap, state=site.state, key=KEY, endpoints=site.fake.endpoint, initial="submit")
+    assert report.exit_code == 0 and [batch.endpoint for batch in report.batches] == [site.fake.endpoint]
+
+
+@pytest.mark.parametrize(
+    ("options", "blamed"),
+    [
+        ({"rules": ["url-dev-host=off"]}, "rules="),
+        ({"rules": {"no-such-rule": "off"}}, "no-such-rule"),
+        ({"environ": ["INDEXNOW_KEY=x"]}, "environ="),
+        ({"clock_skew": float("inf")}, "clock_skew="),
+        ({"clock_skew": float("nan")}, "clock_skew="),
+        ({"batch_size": "many"}, "batch_size="),
+        ({"batch_size": 2.5}, "batch_size="),
+        ({"endpoints": 5}, "endpoints="),
+        ({"endpoints": ["ftp://x"]}, "endpoints="),
+        ({"retry_timeout": -1}, "retry_timeout="),
+        ({"state": 7}, "state="),
+        ({"cwd": 7}, "cwd="),
+        ({"config": 7}, "--config"),
+        ({"max_removed": [1]}, "max_removed="),
+        ({"initial": 3}, "initial="),
+        ({"bogus": 1}, "bogus="),
+    ],
+)
+def test_a_bad_setting_raises_a_usage_error_naming_it(offline_site: Site, options: dict[str, Any], blamed: str) -> None:
+    offline_site.write(urlset(pages(1)))
+    for call in (notifier.run, notifier.check):
+        with pytest.raises(notifier.UsageError) as caught:
+            call(offline_site.sitemap, **({"state": offline_site.state, "dry_run": True} | options))
+        assert blamed in str(caught.value) and caught.value.exit_code == 2
+
+
+def test_a_sitemap_that_is_not_a_path_is_a_usage_error() -> None:
+    with pytest.raises(notifier.UsageError):
+        notifier.check(123)  # type: ignore[arg-type]

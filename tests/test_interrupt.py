@@ -42,3 +42,36 @@ def test_a_signal_during_a_request_is_exit_130_with_the_batch_pending(site: Site
     assert "interrupted" in err and "Traceback" not in err
     pending = recorded_pending(site.state)[site.fake.endpoint]
     assert sorted(pending) == sorted(f"http://www.shop-site.org/p/{n}/" for n in (2, 3, 4))
+
+
+def catches(pid: int, signum: int) -> bool:
+    """Whether process ``pid`` has a handler for ``signum`` (Linux: SigCgt in /proc)."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("SigCgt:"):
+                return bool(int(line.split()[1], 16) >> (signum - 1) & 1)
+    return False
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="needs Linux's /proc to see the handler installed")
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("delay", [0.0, 0.01, 0.03, 0.06, 0.1, 0.2, 0.3, 0.4])
+def test_a_signal_in_the_first_moments_is_exit_130_without_a_traceback(offline_site: Site, signum: int, delay: float) -> None:
+    """CI may cancel while the program is still importing lxml and requests: from the
+    program's first instruction (the moment it catches SIGTERM) on, exit 130, one line."""
+    offline_site.write(urlset(pages(50)))
+    program = os.path.join(os.path.dirname(sys.executable), "notify-changes")
+    process = subprocess.Popen(
+        [program, "check", str(offline_site.sitemap), "--state", str(offline_site.state)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert wait_until(lambda: catches(process.pid, signal.SIGTERM) or process.poll() is not None, timeout=10)
+    time.sleep(delay)
+    process.send_signal(signum)
+    _, err = process.communicate(timeout=20)
+    assert process.returncode in (0, 130), (process.returncode, err)  # 0: it was done already
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    if process.returncode == 130:
+        assert err.count("\n") == 1 and "interrupted" in err

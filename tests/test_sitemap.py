@@ -218,3 +218,16 @@ def test_a_dripping_sitemap_download_is_bounded_by_the_request_timeout(fake: Fak
     fake.get_faults["/sitemap.xml"] = drip(0.05, 600)  # 30 s of sitemap, a byte every 50 ms
     with pytest.raises(InputError, match=r"cannot fetch the sitemap \(WholeRequestTimeout\)"):
         read_sitemap(f"{fake.url}/sitemap.xml", ReadOptions(request_timeout=0.5))
+
+
+def test_an_index_part_with_a_root_relative_loc_is_read_and_reported(offline_site: Site) -> None:
+    offline_site.write(urlset(pages(2)), "sitemaps/a.xml")
+    offline_site.write(
+        '<?xml version="1.0" encoding="UTF-8"?>\n<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        "<sitemap><loc>/sitemaps/a.xml</loc></sitemap></sitemapindex>",
+        "sitemap.xml",
+    )
+    sitemap = read_sitemap(str(offline_site.sitemap))
+    assert len(sitemap.entries) == 2
+    result = offline_site.check()
+    assert result.code == 1 and "error[url-invalid] /sitemaps/a.xml" in result.out and result.err == ""

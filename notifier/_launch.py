@@ -1,0 +1,51 @@
+"""The program's first instructions: an interrupt is handled before anything heavy is imported.
+
+CI cancels a job with SIGINT, then SIGTERM, at any moment, the first few hundred
+milliseconds included, while lxml, requests and the rest are still being imported. From
+the first line of this module on, either signal means exit 130 with one line, never a
+traceback. During the imports a signal is only noted: an exception raised inside a C
+extension's initialisation can crash the interpreter at exit; the program stops as soon as
+the imports are done (a fraction of a second). Once the program is done, a late signal
+can no longer cut its last output.
+"""
+
+import signal
+import sys
+
+_noted: list[int] = []
+
+
+def _note(signum: int, frame: object) -> None:
+    _noted.append(signum)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # SIGTERM is handled like SIGINT: CI sends both
+
+
+signal.signal(signal.SIGTERM, _note)
+signal.signal(signal.SIGINT, _note)
+
+
+def _stopped() -> int:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    sys.stderr.write("notify-changes: interrupted before the run began; nothing was read, sent or written\n")
+    return 130
+
+
+def main() -> int:
+    """The ``notify-changes`` command and ``python -m notifier``."""
+    from notifier.cli import main as run
+
+    if _noted:
+        return _stopped()
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        code = run()
+    except KeyboardInterrupt:  # between two of the CLI's own handlers: nothing had started yet
+        return _stopped()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # done: the exit code stands
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    return code
