@@ -173,17 +173,52 @@ def _sitemap_empty(context: Context) -> Iterator[_Finding]:
 _UNESCAPED = re.compile(r"[^A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]|%(?![0-9A-Fa-f]{2})")
 _DEV_SUFFIXES = (".local", ".localhost", ".test", ".example", ".invalid", ".internal", ".lan", ".home.arpa")
 _DEV_NAMES = {"localhost", "example.com", "example.net", "example.org"}
+
+
 # Hosts that generators put in a sitemap when the site's own URL was never configured:
 # starters' and themes' default base URLs, and the preview or staging hosts of hosting
 # services (taken from real sitemaps in the corpus; see ../shared/corpus/SOURCES.md).
+class HostPattern(NamedTuple):
+    """A host shape that is not a site's own public address, with an example each way
+    (tests hold every pattern to both: ``tests/test_rules.py``)."""
+
+    pattern: re.Pattern[str]
+    what: str
+    example: str  # a host it must catch
+    twin: str  # a production host that looks alike and must pass
+
+
 _PLACEHOLDER_HOSTS = (
-    (re.compile(r"(.+\.)?gatsbystarter[a-z-]*\.gatsbyjs\.io"), "the Gatsby starter's default siteUrl"),
-    (re.compile(r"deploy-preview-\d+--.+\.netlify\.app|.+--.+\.netlify\.app"), "a Netlify deploy preview"),
-    (re.compile(r"[a-z]+-[a-z]+-[0-9a-f]{6}\.netlify\.app"), "a Netlify auto-generated preview name"),
-    (re.compile(r".+-git-.+\.vercel\.app"), "a Vercel preview deployment"),
-    (re.compile(r"[0-9a-f]{8}\..+\.pages\.dev"), "a Cloudflare Pages preview"),
-    (re.compile(r".+\.on\.getshifter\.io"), "a Shifter staging host"),
-    (re.compile(r"(www\.)?(your-?(site|domain|website|blog)|mysite|mydomain)\.(com|org|net)"), "a placeholder domain"),
+    HostPattern(
+        re.compile(r"(.+\.)?gatsbystarter[a-z-]*\.gatsbyjs\.io"),
+        "the Gatsby starter's default siteUrl",
+        "gatsbystarterdefaultsource.gatsbyjs.io",
+        "mysite.gatsbyjs.io",
+    ),
+    # Netlify: NAME.netlify.app (a chosen name, or a random one such as
+    # elegant-nightingale-894b88) is production; previews and branch deploys put a prefix
+    # and "--" before it (deploy-preview-12--NAME, 5f9a1c2b3d4e5f60708090a1--NAME, staging--NAME)
+    HostPattern(
+        re.compile(r"[^.]+--[^.]+\.netlify\.app"),
+        "a Netlify deploy preview or branch deploy",
+        "deploy-preview-12--mysite.netlify.app",
+        "elegant-nightingale-894b88.netlify.app",
+    ),
+    # Vercel: PROJECT.vercel.app is production; PROJECT-git-BRANCH-TEAM.vercel.app a preview
+    HostPattern(
+        re.compile(r".+-git-.+\.vercel\.app"), "a Vercel preview deployment", "shop-git-fix-menu-acme.vercel.app", "shop.vercel.app"
+    ),
+    # Cloudflare Pages: NAME.pages.dev is production; HASH.NAME.pages.dev and BRANCH.NAME.pages.dev previews
+    HostPattern(re.compile(r"[^.]+\.[^.]+\.pages\.dev"), "a Cloudflare Pages preview", "1a2b3c4d.mysite.pages.dev", "mysite.pages.dev"),
+    # Render: NAME.onrender.com is production; NAME-pr-N.onrender.com a pull request preview
+    HostPattern(re.compile(r".+-pr-\d+\.onrender\.com"), "a Render pull request preview", "shop-pr-42.onrender.com", "shop.onrender.com"),
+    HostPattern(re.compile(r".+\.on\.getshifter\.io"), "a Shifter staging host", "quirky-meitner6297.on.getshifter.io", "getshifter.io"),
+    HostPattern(
+        re.compile(r"(www\.)?(your-?(site|domain|website|blog)|mysite|mydomain)\.(com|org|net)"),
+        "a placeholder domain",
+        "www.yoursite.com",
+        "www.yoursite-bakery.com",
+    ),
 )
 _PLACEHOLDER_PREFIXES = (
     ("http://bashtage.github.io/sphinx-material/", "the sphinx-material theme's default base_url"),
@@ -212,7 +247,7 @@ def _host_reason(host: str) -> str | None:
         return None
     if host in _DEV_NAMES or host.endswith(_DEV_SUFFIXES) or host.endswith((".example.com", ".example.net", ".example.org")):
         return f"{host} is a development or placeholder name (a dev server or the generator's default base URL)"
-    for pattern, what in _PLACEHOLDER_HOSTS:
+    for pattern, what, _, _ in _PLACEHOLDER_HOSTS:
         if pattern.fullmatch(host):
             return f"{host} looks like {what}, not the site's own address"
     return None

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from notifier.rules import RULES
+from notifier.rules import _PLACEHOLDER_HOSTS, RULES, HostPattern, dev_host_reason
 from tests.conftest import BASE, KEY, Result, Site, index, pages, recorded_urls, urlset
 
 
@@ -261,7 +261,6 @@ def test_index_parts_take_the_index_scope(offline_site: Site) -> None:
         "https://www.example.org",
         "https://blog.test",
         "https://gatsbystarterdefaultsource.gatsbyjs.io",
-        "https://elegant-nightingale-894b88.netlify.app",
         "https://deploy-preview-12--mysite.netlify.app",
         "https://quirky-meitner6297.on.getshifter.io",
         "http://bashtage.github.io/sphinx-material",
@@ -275,9 +274,34 @@ def test_url_dev_host(offline_site: Site, base: str) -> None:
 
 
 def test_url_dev_host_honest_twins(offline_site: Site) -> None:
-    for base in ("https://www.example-bakery.net", "https://mysite.netlify.app", "https://bashtage.github.io/other", "https://8.8.8.8"):
+    honest = ("https://www.example-bakery.net", "https://mysite.netlify.app", "https://elegant-nightingale-894b88.netlify.app")
+    for base in (*honest, "https://mysite.pages.dev", "https://octocat.github.io", "https://bashtage.github.io/other", "https://8.8.8.8"):
         offline_site.write(urlset({f"{base}/": "2024-01-01", f"{base}/a/": "2024-01-02"}))
         assert fired(offline_site.check()) == set(), base
+
+
+@pytest.mark.parametrize("shape", _PLACEHOLDER_HOSTS, ids=lambda shape: shape.what)
+def test_every_placeholder_host_pattern_has_a_true_and_a_false_example(shape: HostPattern) -> None:
+    assert dev_host_reason(f"https://{shape.example}/") is not None
+    assert dev_host_reason(f"https://{shape.twin}/") is None, shape.twin
+
+
+@pytest.mark.parametrize(
+    ("host", "preview"),
+    [
+        ("5f9a1c2b3d4e5f60708090a1--mysite.netlify.app", True),
+        ("staging--mysite.netlify.app", True),
+        ("mysite.netlify.app", False),
+        ("brave-curie-1a2b3c.netlify.app", False),
+        ("feature-x.mysite.pages.dev", True),
+        ("mysite.pages.dev", False),
+        ("shop-git-main-acme.vercel.app", True),
+        ("shop-acme.vercel.app", False),
+        ("octocat.github.io", False),
+    ],
+)
+def test_hosting_production_addresses_pass_and_previews_fail(host: str, preview: bool) -> None:
+    assert (dev_host_reason(f"https://{host}/") is not None) is preview
 
 
 def test_url_duplicate(offline_site: Site) -> None:
