@@ -39,6 +39,10 @@ NS_084 = "http://www.google.com/schemas/sitemap/0.84"  # the old namespace, read
 NAMESPACES = (NS_09, NS_084, "")
 
 _WHITESPACE = b" \t\r\n"
+# What XML calls white space (https://www.w3.org/TR/xml/#NT-S): only it is trimmed from a
+# loc or a lastmod. str.strip() would also take U+00A0, U+2003 or U+0085 away in silence,
+# and url-invalid must see them.
+XML_SPACE = " \t\r\n"
 _BOM = b"\xef\xbb\xbf"
 
 
@@ -144,7 +148,9 @@ def _read_one(
     base_dir: Path | None,
     visited: set[str],
     depth: int,
+    above: tuple[tuple[str, str], ...] = (),
 ) -> None:
+    """Read one file; ``above``: (key, location) of each index that led here, the root first."""
     key = location if is_url(location) else str(Path(location).resolve())
     if key in visited:
         raise InputError(f"{location}: the sitemap index lists this file twice or lists itself; fix the index")
@@ -177,14 +183,16 @@ def _read_one(
                 sitemap.findings.append(
                     Finding("sitemap-limits", public_url or location, "an index inside an index; list its parts in the top index")
                 )
+            resolved = [_resolve_part(part, location, public_url, sitemap, base_dir) for part in parts]
+            chain = (*above, (key, location))
+            _refuse_cycles(resolved, chain)
             if depth + 1 >= MAX_INDEX_DEPTH + 1:
                 raise InputError(f"{location}: sitemap indexes nested more than {MAX_INDEX_DEPTH} deep; flatten them")
-            resolved = [_resolve_part(part, location, public_url, sitemap, base_dir) for part in parts]
             if depth == 0 and base_dir is not None and len(resolved) >= 2 and _workers() >= 2:
-                _read_parts_in_parallel(resolved, sitemap, options, base_dir, visited)
+                _read_parts_in_parallel(resolved, sitemap, options, base_dir, visited, chain)
             else:
                 for part_location, part_url in resolved:
-                    _read_one(part_location, part_url, sitemap, options, base_dir, visited, depth + 1)
+                    _read_one(part_location, part_url, sitemap, options, base_dir, visited, depth + 1, chain)
     info.digest = raw.digest()
     if info.kind != "index":
         entries = sitemap.entries[start:]
@@ -201,6 +209,20 @@ def _read_one(
                 f"{info.url_count} {what} in one file, over the limit of {MAX_URLS_PER_FILE}; split it",
             )
         )
+
+
+def _refuse_cycles(resolved: list[tuple[str, str | None]], chain: tuple[tuple[str, str], ...]) -> None:
+    """An index that lists one of the indexes that led to it makes a cycle: say so, naming them."""
+    keys = [key for key, _ in chain]
+    for part_location, _ in resolved:
+        key = part_location if is_url(part_location) else str(Path(part_location).resolve())
+        if key in keys:
+            names = [location for _, location in chain[keys.index(key) :]]
+            if len(names) == 1:
+                raise InputError(f"{names[0]}: the sitemap index lists itself (a cycle of one); remove that <sitemap> entry")
+            raise InputError(
+                f"sitemap indexes list each other in a cycle: {' -> '.join([*names, names[0]])}; list the parts once, in one index"
+            )
 
 
 def describe(info: SitemapFile, entries: Sequence[Entry], options: ReadOptions = ReadOptions()) -> SitemapFile:
@@ -225,7 +247,12 @@ def _workers() -> int:
 
 
 def _read_parts_in_parallel(
-    resolved: list[tuple[str, str | None]], sitemap: Sitemap, options: ReadOptions, base_dir: Path, visited: set[str]
+    resolved: list[tuple[str, str | None]],
+    sitemap: Sitemap,
+    options: ReadOptions,
+    base_dir: Path,
+    visited: set[str],
+    above: tuple[tuple[str, str], ...],
 ) -> None:
     """Parse an index's local parts on every core: the parse is most of a run's time.
 
@@ -247,7 +274,7 @@ def _read_parts_in_parallel(
         # numbers its entries so, and they need no rebuilding here unless a part was an index.
         first = len(sitemap.files)
         jobs: list[concurrent.futures.Future[tuple[list[SitemapFile], list[Row], list[Finding]]] | None] = [
-            pool.submit(_read_part_job, location, url, worker_options, base_dir, set(visited), first + number)
+            pool.submit(_read_part_job, location, url, worker_options, base_dir, set(visited), first + number, above)
             for number, (location, url) in enumerate(resolved)
         ]
         try:
@@ -261,7 +288,7 @@ def _read_parts_in_parallel(
                     pool.shutdown(wait=False, cancel_futures=True)
                     for location, url in resolved[number:]:
                         visited.discard(str(Path(location).resolve()))
-                        _read_one(location, url, sitemap, options, base_dir, visited, depth=1)
+                        _read_one(location, url, sitemap, options, base_dir, visited, 1, above)
                     return
                 offset = len(sitemap.files)
                 sitemap.files.extend(files)
@@ -309,11 +336,17 @@ def _quiet_worker() -> None:
 
 
 def _read_part_job(
-    location: str, public_url: str | None, options: ReadOptions, base_dir: Path, visited: set[str], base: int
+    location: str,
+    public_url: str | None,
+    options: ReadOptions,
+    base_dir: Path,
+    visited: set[str],
+    base: int,
+    above: tuple[tuple[str, str], ...],
 ) -> tuple[list[SitemapFile], list[Row], list[Finding]]:
     part = Sitemap()
     visited.discard(str(Path(location).resolve()))
-    _read_one(location, public_url, part, options, base_dir, visited, depth=1)
+    _read_one(location, public_url, part, options, base_dir, visited, 1, above)
     # plain tuples cross the process boundary several times faster than NamedTuples
     return part.files, [(loc, lastmod, file_no + base, line) for loc, lastmod, file_no, line in part.entries], part.findings
 
@@ -378,7 +411,7 @@ def _parse_text(chunks: Iterator[bytes], location: str, file_no: int, sitemap: S
         raise InputError(f"{location}, line {line}: contains a NUL byte; this is not a text sitemap")
     info = sitemap.files[file_no]
     for number, raw_line in enumerate(text.splitlines(), start=1):
-        loc = raw_line.strip()
+        loc = raw_line.strip(XML_SPACE)
         if loc:
             sitemap.entries.append(Entry(loc, None, file_no, number))
             info.url_count += 1
@@ -446,14 +479,29 @@ def _parse_xml(chunks: Iterator[bytes], location: str, file_no: int, sitemap: Si
             if element.tag != item_tag:
                 continue
             loc = lastmod = None  # the first <loc> and <lastmod> children ("" when empty); this loop
-            for child in element:  # runs once per URL: walking the children beats findtext twice
+            repeated = ""  # runs once per URL: walking the children beats findtext twice
+            for child in element:
                 tag = child.tag
                 if tag == loc_tag:
                     if loc is None:
-                        loc = (child.text or "").strip()
-                elif tag == lastmod_tag and lastmod is None:
-                    lastmod = (child.text or "").strip()
+                        loc = (child.text or "").strip(XML_SPACE)
+                    else:
+                        repeated = "loc"
+                elif tag == lastmod_tag:
+                    if lastmod is None:
+                        lastmod = (child.text or "").strip(XML_SPACE)
+                    else:
+                        repeated = repeated or "lastmod"
             line = last_line = _line(element)
+            if repeated:
+                rule = "url-invalid" if repeated == "loc" else "lastmod-invalid"
+                sitemap.findings.append(
+                    Finding(
+                        rule,
+                        loc or f"{location}:{line}",
+                        f"{location}, line {line}: two <{repeated}> in one <url>; only the first was read",
+                    )
+                )
             if not loc:
                 sitemap.findings.append(Finding("url-invalid", f"{location}:{line}", f"<{item_tag.rpartition('}')[2]}> without a <loc>"))
             elif is_index:

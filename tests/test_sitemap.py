@@ -231,3 +231,57 @@ def test_an_index_part_with_a_root_relative_loc_is_read_and_reported(offline_sit
     assert len(sitemap.entries) == 2
     result = offline_site.check()
     assert result.code == 1 and "error[url-invalid] /sitemaps/a.xml" in result.out and result.err == ""
+
+
+@pytest.mark.parametrize("extra_parts", [0, 2])  # the serial and the parallel reader
+def test_a_cycle_of_indexes_is_named_as_a_cycle(offline_site: Site, extra_parts: int) -> None:
+    for number in range(extra_parts):
+        offline_site.write(urlset(pages(2, prefix=f"/x{number}/")), f"x{number}.xml")
+    extra = {f"/x{number}.xml": None for number in range(extra_parts)}
+    offline_site.write(index({"/s2.xml": None, **extra}), "sitemap.xml")
+    offline_site.write(index({"/s3.xml": None}), "s2.xml")
+    offline_site.write(index({"/sitemap.xml": None}), "s3.xml")
+    with pytest.raises(InputError) as caught:
+        read_sitemap(str(offline_site.sitemap))
+    message = str(caught.value)
+    assert "cycle" in message and "nested" not in message
+    assert message.index("sitemap.xml ->") < message.index("s2.xml ->") < message.index("s3.xml ->")
+    result = offline_site.check()
+    assert result.code == 2 and "cycle" in result.err
+
+
+def test_an_index_listing_itself_is_a_cycle_of_one(offline_site: Site) -> None:
+    offline_site.write(index({"/sitemap.xml": None}), "sitemap.xml")
+    with pytest.raises(InputError, match=r"sitemap\.xml: the sitemap index lists itself \(a cycle of one\)"):
+        read_sitemap(str(offline_site.sitemap))
+
+
+def test_a_deep_chain_without_a_cycle_is_still_too_deep(offline_site: Site) -> None:
+    offline_site.write(index({"/s2.xml": None}), "sitemap.xml")
+    offline_site.write(index({"/s3.xml": None}), "s2.xml")
+    offline_site.write(index({"/s4.xml": None}), "s3.xml")
+    offline_site.write(urlset(pages(1)), "s4.xml")
+    with pytest.raises(InputError, match="nested more than 2 deep"):
+        read_sitemap(str(offline_site.sitemap))
+
+
+@pytest.mark.parametrize("space", ["\u00a0", "\u2003", "\u0085", "\u3000"])
+def test_only_xml_white_space_is_trimmed_from_a_loc(offline_site: Site, space: str) -> None:
+    offline_site.write(urlset({"/a/": "2024-01-01"}).replace(f"{BASE}/a/", f" \t{space}{BASE}/a/{space}\n"))
+    assert locs(offline_site.sitemap) == [f"{space}{BASE}/a/{space}"]
+    result = offline_site.check()
+    assert result.code == 1 and "error[url-invalid]" in result.out
+
+
+def test_xml_white_space_around_a_loc_is_trimmed_without_a_finding(offline_site: Site) -> None:
+    offline_site.write(urlset({"/a/": "2024-01-01"}).replace(f"{BASE}/a/", f" \t\r\n{BASE}/a/\n\t "))
+    assert locs(offline_site.sitemap) == [f"{BASE}/a/"]
+    assert offline_site.check().code == 0
+
+
+@pytest.mark.parametrize(("twice", "rule"), [("loc", "url-invalid"), ("lastmod", "lastmod-invalid")])
+def test_two_locs_or_two_lastmods_in_one_url_are_reported(offline_site: Site, twice: str, rule: str) -> None:
+    second = f"<{twice}>{BASE}/other/</{twice}>" if twice == "loc" else "<lastmod>2024-02-02</lastmod>"
+    offline_site.write(urlset({"/a/": "2024-01-01", "/b/": "2024-01-01"}).replace("</url>", f"{second}</url>", 1))
+    result = offline_site.check()
+    assert result.code == 1 and f"error[{rule}] {BASE}/a/" in result.out and f"two <{twice}> in one <url>" in result.out
