@@ -51,6 +51,8 @@ def _resolve(value: str, inputs: dict[str, str]) -> str:
             return inputs[expression[len("inputs.") :]]
         if expression == "github.action_path":
             return str(ROOT)
+        if expression == "steps.install.outputs.program":  # what the install step writes
+            return str(Path(sys.executable).parent / "notify-changes")
         raise AssertionError(f"unexpected expression {expression}")
 
     return EXPRESSION.sub(substitute, value)
@@ -66,7 +68,8 @@ def drive(site: Site, tmp_path: Path, **given: str) -> tuple[int, str, dict[str,
     env = dict(os.environ)
     env.update({name: str(path) for name, path in files.items()})
     env.update(GITHUB_ACTIONS="true", CI="true", RUNNER_TEMP=str(tmp_path))
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"  # the install step's result
+    # the job's PATH as it was: the action must not need (or add) its venv there
+    env["PATH"] = os.pathsep.join(part for part in env["PATH"].split(os.pathsep) if Path(part) != Path(sys.executable).parent)
     output = ""
     code = 0
     for step in STEPS:
@@ -123,6 +126,16 @@ def test_the_action_annotates_violations_and_fails_the_step(site: Site, tmp_path
     assert "::warning title=lastmod-missing::" in output
     assert "url-dev-host" in summary
     assert outputs["added"] == "2"
+
+
+def test_the_action_leaves_the_jobs_path_alone() -> None:
+    """The venv's bin/ holds python and pip: on the job's PATH it would take over every later
+    step (``make publish`` included). The program is called by its full path instead."""
+    install = next(step for step in STEPS if step["id"] == "install")
+    assert "GITHUB_PATH" not in install["run"] and "program=" in install["run"]
+    notify = next(step for step in STEPS if step["id"] == "notify")
+    assert notify["env"]["NC_PROGRAM"] == "${{ steps.install.outputs.program }}"
+    assert '"$NC_PROGRAM" "${args[@]}"' in notify["run"]
 
 
 def test_the_action_refuses_a_bad_mode(site: Site, tmp_path: Path) -> None:
