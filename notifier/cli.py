@@ -7,6 +7,7 @@ exit code; an interrupt becomes exit 130. Nothing here decides what to submit.
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import signal
 import sys
@@ -31,15 +32,43 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message}; see `notify-changes --help`")
 
 
-def make_parser() -> argparse.ArgumentParser:
+#: Options only ``run`` uses. ``check`` accepts them too (a deploy script passes one set of
+#: options to both commands) but does not list them in its help.
+RUN_ONLY = frozenset(
+    (
+        "--batch-size",
+        "--dry-run",
+        "--retry-timeout",
+        "--lock-timeout",
+        "--initial",
+        "--no-removed",
+        "--on-submit-error",
+        "--verify-live",
+    )
+)
+_FLAGS = frozenset({"--dry-run", "--no-removed", "--version", "--help", "-h"})  # options without a value
+
+_DESCRIPTIONS = {
+    None: (
+        "Tell IndexNow (Bing, Yandex, Seznam, Naver, Yep) exactly which pages of a freshly built sitemap "
+        "were added, changed or removed since the last deploy, and fail the deploy when the sitemap's "
+        "dates lie. Commands: run (the default; check, submit, record), check (verify only), "
+        "and key new [--write DIR] (make an IndexNow key and its key file). "
+        "`notify-changes run --help` and `notify-changes check --help` describe each."
+    ),
+    "run": "Check the built sitemap, tell IndexNow what the deploy added, changed or removed, and record it in the state.",
+    "check": (
+        "Parse, diff and verify the built sitemap against the state: exit 1 when its dates lie. Never contacts an "
+        "endpoint, never writes the state. It accepts run's options too, and ignores those it does not use."
+    ),
+}
+
+
+def make_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of ``command`` (None: the top level, which is ``run`` with an overview)."""
     parser = _Parser(
-        prog="notify-changes",
-        description=(
-            "Tell IndexNow (Bing, Yandex, Seznam, Naver, Yep) exactly which pages of a freshly built sitemap "
-            "were added, changed or removed since the last deploy, and fail the deploy when the sitemap's "
-            "dates lie. Commands: run (the default; check, submit, record), check (verify only), "
-            "and key new [--write DIR] (make an IndexNow key and its key file)."
-        ),
+        prog="notify-changes" + (f" {command}" if command else ""),
+        description=_DESCRIPTIONS[command],
         epilog="Exit codes: 0 done, 1 verification failed, 2 usage or input error, 3 submission incomplete, "
         "4 state locked by another run, 130 interrupted.",
     )
@@ -78,6 +107,10 @@ def make_parser() -> argparse.ArgumentParser:
         "--verify-live", metavar="N", help="before submitting, fetch up to N changed pages from the live site (default 0: off)"
     )
     parser.add_argument("--version", action="version", version=f"notify-changes {__version__}")
+    if command == "check":  # run's own options: accepted, not listed
+        for action in parser._actions:
+            if RUN_ONLY.intersection(action.option_strings):
+                action.help = argparse.SUPPRESS
     return parser
 
 
@@ -108,17 +141,41 @@ def notice_printer(stream: TextIO) -> Callable[[str], None]:
     return say
 
 
+def split_command(args: list[str]) -> tuple[str | None, list[str]]:
+    """The command word wherever it stands before the sitemap (``--dry-run run S`` too), and
+    the rest. None: no command word, so ``run``; a typo of one is a UsageError that says so."""
+    position = 0
+    while position < len(args):
+        word = args[position]
+        if word == "--":
+            break
+        if word.startswith("-"):
+            position += 1 if word in _FLAGS or "=" in word else 2  # an option, and its value
+            continue
+        if word in (*COMMANDS, "key"):
+            return word, args[:position] + args[position + 1 :]
+        rest = [each for each in args[position + 1 :] if not each.startswith("-")]
+        guess = difflib.get_close_matches(word, [*COMMANDS, "key"], n=1, cutoff=0.6)
+        if guess and rest and "/" not in word and "." not in word:
+            raise UsageError(f"{word!r} is not a command; did you mean `notify-changes {guess[0]} {rest[0]}`? (commands: run, check, key)")
+        break
+    return None, args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """The ``notify-changes`` program. Returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if args[:1] == ["key"]:
-        return _key_command(args[1:])
-    command = "run"
-    if args and args[0] in COMMANDS:
-        command = args.pop(0)
+    try:
+        word, args = split_command(args)
+    except UsageError as error:
+        sys.stderr.write(f"notify-changes: error: {printable(str(error))}\n")
+        return error.exit_code
+    if word == "key":
+        return _key_command(args)
+    command = word or "run"
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if _main_thread() else None
     try:
-        return _main(command, args)
+        return _main(command, args, word)
     except KeyboardInterrupt:
         if _main_thread():  # CI follows SIGINT with SIGTERM: the second must not cut this message short
             signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -137,9 +194,9 @@ def _main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
-def _main(command: str, args: list[str]) -> int:
+def _main(command: str, args: list[str], word: str | None = None) -> int:
     try:
-        namespace = make_parser().parse_args(args)
+        namespace = make_parser(word if word in COMMANDS else None).parse_args(args)
         cli = {name.replace("_", "-"): value for name, value in vars(namespace).items()}
         settings = build_settings(command, cli)
         if settings.format == "github":  # before anything else is printed: GitHub hides it in logs
@@ -174,9 +231,11 @@ def use_colour(stream: TextIO, env: Mapping[str, str]) -> bool:
 def _key_command(args: list[str]) -> int:
     """``notify-changes key new [--write DIR]``: make a key and, if asked, its key file."""
     parser = _Parser(prog="notify-changes key", description="Make an IndexNow key and its key file.")
-    parser.add_argument("action", choices=("new",))
+    parser.add_argument("action", choices=("new",), help="new: make a key (and with --write, its key file)")
     parser.add_argument("--write", metavar="DIR", help="write KEY.txt into DIR (the site's static folder)")
     try:
+        if not [each for each in args if not each.startswith("-")] and not {"-h", "--help"} & set(args):
+            raise UsageError("key: say what to do: `notify-changes key new` makes a key, `--write DIR` also its key file")
         namespace = parser.parse_args(args)
         key = new_key()
         if namespace.write is not None:

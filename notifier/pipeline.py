@@ -379,11 +379,12 @@ class _Submissions:
                     yield BatchResult(endpoint, batch.host, len(batch.urls), "skipped", None, message, 0), batch
 
 
-def _missing_key_files(settings: Settings, origins: list[str]) -> list[str]:
-    """Key files expected in the build (with --site-dir and a key) that are not there."""
+def _missing_key_files(settings: Settings, origins: list[str]) -> list[tuple[str, str]]:
+    """Key files expected in the build (with --site-dir and a key) that are not there, or hold
+    another key: (the file, what is wrong and what to do)."""
     if settings.site_dir is None:
         return []
-    missing: list[str] = []
+    missing: list[tuple[str, str]] = []
     hosts: dict[str, str] = {}
     for each in origins:
         where = site(each)
@@ -396,14 +397,27 @@ def _missing_key_files(settings: Settings, origins: list[str]) -> list[str]:
         _, url = settings.keys.location_for(host, scheme)
         candidate = Path(settings.site_dir) / locate(url).path.lstrip("/")
         if not candidate.is_file():
-            missing.append(str(candidate))
-        else:
-            try:
-                served = candidate.read_text(encoding="utf-8", errors="replace").strip()
-            except OSError:
-                served = ""
-            if served != key:
-                missing.append(f"{candidate} (present, but it holds another key)")
+            missing.append(
+                (
+                    str(candidate),
+                    f"the IndexNow key file {candidate} is not in the build; "
+                    "run `notify-changes key new --write DIR` or copy it into the site",
+                )
+            )
+            continue
+        try:
+            served = candidate.read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            served = ""
+        if served != key:
+            held = f"holds another key ({served[:4]}…)" if served else "is empty"
+            missing.append(
+                (
+                    str(candidate),
+                    f"the key file {candidate} is in the build but {held}, not the key this run uses ({key[:4]}…); "
+                    "write the current key into it, or set INDEXNOW_KEY to the key it holds",
+                )
+            )
     return missing
 
 

@@ -112,7 +112,7 @@ class Context:
     diff: Diff
     state: State
     first_run: bool
-    key_file_missing: list[str] = field(default_factory=list)  # key files expected in the build
+    key_file_missing: list[tuple[str, str]] = field(default_factory=list)  # (key file expected in the build, what is wrong)
     backed_by_history: set[str] = field(default_factory=set)  # lastmod is a commit time of the source
     extra: list[Violation] = field(default_factory=list)  # from history and fingerprints
     dated: _Dated | None = None  # the added and changed lastmods, parsed (by _dated)
@@ -146,13 +146,8 @@ def _all_findings(context: Context, settings: RuleSettings) -> Iterator[_Finding
         yield from _bulk(context, settings)
     yield from _mass_removal(context, settings)
     yield from _page_changes(context)
-    for path in context.key_file_missing:
-        yield (
-            "key-file-missing",
-            path,
-            f"the IndexNow key file {path} is not in the build; run `notify-changes key new --write DIR` or copy it into the site",
-            None,
-        )
+    for path, problem in context.key_file_missing:
+        yield "key-file-missing", path, problem, None
     for violation in context.extra:
         yield violation.rule, violation.url, violation.message, None
 

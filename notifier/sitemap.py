@@ -441,6 +441,7 @@ def _parse_xml(chunks: Iterator[bytes], location: str, file_no: int, sitemap: Si
     fed = False
 
     last_line = 1
+    head = b""  # the file's first bytes, to recognise what it is when it is not XML
 
     def fail(error: etree.XMLSyntaxError) -> InputError:
         reason = " ".join((error.msg or "syntax error").split(", line ")[0].split())
@@ -449,6 +450,10 @@ def _parse_xml(chunks: Iterator[bytes], location: str, file_no: int, sitemap: Si
         else:  # libxml2 stopped without saying where: an undefined entity such as &nbsp;, or cut-off data
             where = f"after line {last_line}"
             reason = f"{reason}: an entity XML does not define, such as &nbsp;, or cut-off data"
+        if head.lstrip(_BOM + _WHITESPACE).startswith((b"http://", b"https://")):
+            return InputError(
+                f"{location}: not XML but a list of URLs, one a line: that is a text sitemap; name it .txt (e.g. sitemap.txt)"
+            )
         return InputError(
             f"{location}, {where}: not well-formed XML ({reason}); fix the sitemap generator (notify-changes never guesses at broken XML)"
         )
@@ -518,6 +523,7 @@ def _parse_xml(chunks: Iterator[bytes], location: str, file_no: int, sitemap: Si
     try:
         for chunk in chunks:
             if first:
+                head = chunk[:64]
                 chunk = _strip_prolog(chunk, location, sitemap, info)
                 first = False
                 if not chunk:

@@ -42,7 +42,8 @@ class Source:
         self._hash = hashlib.blake2b(digest_size=16)
         self._response: requests.Response | None = None
         name = location.lower().split("?", 1)[0]
-        if name.endswith(".gz"):
+        self.gz_name = name.endswith(".gz")
+        if self.gz_name:
             name = name[:-3]
         self.is_text = name.endswith(".txt")
         self.text_by_content_type = False
@@ -96,6 +97,9 @@ class Source:
                 started = True
                 if chunk.startswith(_GZIP_MAGIC):  # by content, not by name: ".gz" at any level
                     decompressor = zlib.decompressobj(wbits=31)
+                elif self.gz_name and not self.is_text and not chunk.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<"):
+                    # plain XML under a .gz name reads (a server may have unpacked it); anything else is no sitemap
+                    raise InputError(f"{self.location}: named .gz but not gzip data; compress it with gzip, or drop .gz from its name")
             total_raw += len(chunk)
             if total_raw > MAX_FILE_BYTES:
                 raise InputError(f"{self.location}: over {MAX_FILE_BYTES} bytes; split it into an index with parts")

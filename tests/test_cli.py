@@ -127,3 +127,82 @@ def test_github_actions_env_selects_the_github_format(site: Site, monkeypatch: p
     assert result.code == 0
     assert f"::warning title=lastmod-missing::{BASE}/b/: no lastmod" in result.out
     assert "added=2" in outputs.read_text()
+
+
+# -- messages a user can act on (#10, item 19) ----------------------------------------------------
+def test_a_dry_run_with_no_state_says_what_a_real_run_would_do(offline_site: Site) -> None:
+    offline_site.write(urlset(pages(1)))
+    result = offline_site.run("--dry-run")
+    assert result.code == 0 and "a real run would record a baseline of 1 URL and submit nothing" in result.out
+    assert "recorded a baseline" not in result.out and not offline_site.state.exists()
+    assert "recorded a baseline of 1 URL and" in offline_site.run().out  # the real run, singular
+
+
+@pytest.mark.parametrize("order", [["--dry-run", "run"], ["run", "--dry-run"], ["--state", "s.json", "check"]])
+def test_the_command_word_may_follow_options(offline_site: Site, order: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    offline_site.write(urlset(pages(2)))
+    code = main([*order, str(offline_site.sitemap)])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "2 added" in captured.out
+
+
+def test_a_mistyped_command_is_named(offline_site: Site, capsys: pytest.CaptureFixture[str]) -> None:
+    offline_site.write(urlset(pages(1)))
+    assert main(["chek", str(offline_site.sitemap)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'chek' is not a command; did you mean `notify-changes check" in err
+
+
+def test_a_sitemap_named_like_a_command_is_still_a_sitemap(offline_site: Site, capsys: pytest.CaptureFixture[str]) -> None:
+    offline_site.write(urlset(pages(1)), "chek.xml")
+    assert main(["check", str(offline_site.public / "chek.xml"), "--state", str(offline_site.state)]) == 0
+
+
+@pytest.mark.parametrize("command", ["run", "check"])
+def test_each_command_has_its_own_help(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main([command, "--help"])
+    assert done.value.code == 0
+    text = capsys.readouterr().out
+    assert text.startswith(f"usage: notify-changes {command}")
+    assert ("--batch-size" in text) is (command == "run") and ("--initial" in text) is (command == "run")
+
+
+def test_check_still_accepts_the_options_of_run(offline_site: Site) -> None:
+    offline_site.write(urlset(pages(1)))
+    assert offline_site.check("--batch-size", "5", "--initial", "submit").code == 0
+
+
+def test_key_alone_says_what_to_do(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["key"]) == 2
+    err = capsys.readouterr().err
+    assert "`notify-changes key new`" in err and "required" not in err
+
+
+def test_a_gz_that_is_not_gzip_says_so(offline_site: Site) -> None:
+    offline_site.write(b"\x00\x01 this is no gzip", "sitemap.xml.gz")
+    result = offline_site.run(command="check", sitemap=str(offline_site.public / "sitemap.xml.gz"))
+    assert result.code == 2 and "named .gz but not gzip data" in result.err and "well-formed" not in result.err
+
+
+def test_plain_xml_under_a_gz_name_still_reads(offline_site: Site, capsys: pytest.CaptureFixture[str]) -> None:
+    offline_site.write(urlset(pages(2)), "sitemap.xml.gz")
+    assert main(["check", str(offline_site.public / "sitemap.xml.gz"), "--state", str(offline_site.state)]) == 0
+
+
+def test_url_lines_in_an_xml_file_suggest_txt(offline_site: Site) -> None:
+    offline_site.write(f"{BASE}/a/\n{BASE}/b/\n")
+    result = offline_site.check()
+    assert result.code == 2 and "name it .txt" in result.err and "Start tag" not in result.err
+
+
+def test_a_key_file_holding_another_key_says_so(offline_site: Site) -> None:
+    offline_site.write(urlset(pages(1)))
+    (offline_site.public / f"{KEY}.txt").write_text("another-key-0000")
+    result = offline_site.check("--site-dir", str(offline_site.public), "--key", KEY)
+    assert result.code == 1
+    assert "is in the build but holds another key (anot…), not the key this run uses (0123…)" in result.out
+    assert "is not in the build" not in result.out
+    (offline_site.public / f"{KEY}.txt").write_text(KEY + "\n")  # a trailing newline is the same key
+    assert offline_site.check("--site-dir", str(offline_site.public), "--key", KEY).code == 0
