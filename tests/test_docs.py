@@ -45,3 +45,10 @@ def test_the_sample_run_of_the_first_command_works(capsys: object) -> None:
     out = capsys.readouterr().out  # type: ignore[attr-defined]
     assert out.count("added    https://www.example-bakery.net/") == 6
     assert not Path("state").exists()
+
+
+def test_every_api_setting_is_in_the_readme() -> None:
+    from notifier.api import Options
+
+    missing = [name for name in Options.__annotations__ if f"`{name}=" not in README]
+    assert missing == []
