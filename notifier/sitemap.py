@@ -28,7 +28,7 @@ from lxml import etree
 from notifier.dates import timestamps
 from notifier.errors import InputError
 from notifier.source import CHUNK, Source, file_digest, is_inside, is_url, same_site
-from notifier.store import make_index
+from notifier.urlhash import make_index
 from notifier.urls import irregular, origins_of, split_url
 
 MAX_URLS_PER_FILE = 50_000  # sitemaps.org: at most 50,000 URLs per file, 50,000 parts per index

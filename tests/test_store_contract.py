@@ -216,8 +216,8 @@ def test_a_format_1_state_is_read_and_rewritten_as_format_2(any_site: Site) -> N
 
 
 def test_a_large_pending_set_survives_an_sqlite_save(tmp_path: Path) -> None:
-    from notifier.sqlite_store import SqliteStore
     from notifier.store import PendingItem, State
+    from notifier.store.sqlite import SqliteStore
 
     item = PendingItem(reason="added", since="2024-02-01T00:00:00Z")
     older = PendingItem(reason="changed", since="2024-01-01T00:00:00Z")

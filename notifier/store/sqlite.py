@@ -18,32 +18,11 @@ from typing import cast
 import orjson
 
 from notifier.errors import StateError
-from notifier.state_checks import (
-    FORMAT_VERSION,
-    check_index,
-    check_part_meta,
-    check_pending_group,
-    check_run,
-    check_v1_record,
-    check_version,
-    damaged,
-    json_column,
-    restore_hint,
-)
-from notifier.store import (
-    MAX_RUNS_KEPT,
-    Part,
-    PendingItem,
-    Record,
-    RunRecord,
-    SaveFailed,
-    State,
-    StateStore,
-    apply_delivery,
-    encoded_parts,
-    grouped_pending,
-    new_record,
-)
+from notifier.store.checks import check_index, check_part_meta, check_pending_group, check_run, damaged, json_column, restore_hint
+from notifier.store.durable import SaveFailed, StateStore
+from notifier.store.jsonfile import encoded_parts
+from notifier.store.migrate import FORMAT_VERSION, check_version, sqlite_parts_from_v1
+from notifier.store.model import MAX_RUNS_KEPT, Part, PendingItem, RunRecord, State, apply_delivery, grouped_pending
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -109,7 +88,7 @@ def _read(connection: sqlite3.Connection, path: Path) -> tuple[State | None, boo
             raise damaged(name, f"meta {key} is not a timestamp")
     state = State(created=meta.get("created", ""), updated=meta.get("updated", ""))
     if version < 2:
-        state.parts = _parts_from_v1(connection, name)
+        state.parts = sqlite_parts_from_v1(connection, name)
     for part_name, digest, count, missing, origins, prints, urls in (
         connection.execute("SELECT name, digest, count, missing, origins, fingerprints, urls FROM parts ORDER BY id")
         if version >= 2
@@ -170,26 +149,6 @@ def _read(connection: sqlite3.Connection, path: Path) -> tuple[State | None, boo
     ]
     state.settle()
     return state, bool(delivered)
-
-
-def _parts_from_v1(connection: sqlite3.Connection, name: str) -> list[Part]:
-    """Format 1 kept a row per URL naming its part: regroup them (the next save writes format 2)."""
-    names = [
-        check_part_meta({"name": part, "digest": digest}, name, full=False)
-        for part, digest in connection.execute("SELECT name, digest FROM parts ORDER BY id")
-    ]
-    grouped: list[dict[str, Record]] = [{} for _ in names]
-    loose: dict[str, Record] = {}
-    rows = connection.execute("SELECT loc, lastmod, part, fingerprint, first_seen, last_submitted FROM urls")
-    for loc, lastmod, part, fingerprint, first_seen, last_submitted in rows:
-        fields = {"lastmod": lastmod, "first_seen": first_seen, "last_submitted": last_submitted, "fingerprint": fingerprint}
-        lastmod, first_seen, last_submitted, fingerprint, _ = check_v1_record(str(loc), fields, name)
-        target = grouped[part] if isinstance(part, int) and 0 <= part < len(grouped) else loose
-        target[loc] = new_record(lastmod, first_seen, last_submitted, fingerprint)
-    parts = [Part(meta.name, meta.digest, records) for meta, records in zip(names, grouped, strict=True)]
-    if loose:
-        parts.append(Part("", "", loose))
-    return parts
 
 
 class SqliteStore(StateStore):

@@ -18,7 +18,6 @@ import orjson
 
 from notifier.errors import StateError
 
-FORMAT_VERSION = 2  # 1: one "urls" object of records; 2: the records grouped by sitemap file
 PENDING_REASONS = frozenset({"added", "changed", "removed", "pending"})
 _RUN_COUNTS = ("added", "changed", "removed", "submitted", "pending", "exit_code")
 
@@ -30,20 +29,6 @@ def restore_hint(name: str) -> str:
 
 def damaged(name: str, what: str) -> StateError:
     return StateError(f"{name}: {what}; {restore_hint(name)}")
-
-
-def check_version(version: object, name: str) -> int:
-    """The format version, or a StateError: not a number, unknown, or newer than this program."""
-    if type(version) is not int:
-        raise damaged(name, '"version" is not an integer')
-    if version > FORMAT_VERSION:
-        raise StateError(
-            f"{name}: state format version {version} is newer than this notify-changes knows ({FORMAT_VERSION}); "
-            "upgrade notify-changes (the file was left untouched)"
-        )
-    if version < 1:
-        raise damaged(name, f"unknown state format version {version}")
-    return version
 
 
 def check_header(document: Mapping[str, Any], name: str, *, required: tuple[str, ...]) -> None:

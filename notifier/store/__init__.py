@@ -1,0 +1,90 @@
+"""The recorded state: what every URL's lastmod was at the last deploy, and what is pending.
+
+A package of one-way layers: ``checks`` (the documented structure, checked on load) <-
+``model`` (records, parts, the state and its settling) <- ``migrate`` (older formats, the
+version rule) and ``durable`` (lock, atomic write, fsync) <- ``jsonfile`` (the default
+store) <- ``sqlite``. This module picks the store for a path.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from notifier.store.durable import SaveFailed, StateStore, follow_link, write_atomic
+from notifier.store.jsonfile import JsonStore, decode_state, encode_chunks, encode_state, encoded_parts, journal_path, load_state
+from notifier.store.migrate import FORMAT_VERSION
+from notifier.store.model import (
+    FIELDS,
+    FINGERPRINT,
+    FIRST_SEEN,
+    LAST_SUBMITTED,
+    LASTMOD,
+    MAX_RUNS_KEPT,
+    Part,
+    PendingItem,
+    Record,
+    RunRecord,
+    State,
+    apply_delivery,
+    fingerprint_of,
+    grouped_pending,
+    new_record,
+)
+
+__all__ = [
+    "FIELDS",
+    "FINGERPRINT",
+    "FIRST_SEEN",
+    "FORMAT_VERSION",
+    "LASTMOD",
+    "LAST_SUBMITTED",
+    "MAX_RUNS_KEPT",
+    "JsonStore",
+    "Part",
+    "PendingItem",
+    "Record",
+    "RunRecord",
+    "SaveFailed",
+    "State",
+    "StateStore",
+    "apply_delivery",
+    "decode_state",
+    "encode_chunks",
+    "encode_state",
+    "encoded_parts",
+    "fingerprint_of",
+    "follow_link",
+    "grouped_pending",
+    "journal_path",
+    "load_state",
+    "new_record",
+    "open_store",
+    "read_state",
+    "write_atomic",
+]
+
+
+def open_store(path: Path, **options: Any) -> StateStore:
+    """The store for ``path``: SQLite for a ``.sqlite`` or ``.db`` name, else the JSON file."""
+    sqlite = path.suffix in SQLITE_SUFFIXES  # by the name the user gave, not the link's target
+    path = follow_link(path)
+    if sqlite:
+        from notifier.store.sqlite import SqliteStore
+
+        return SqliteStore(path, **options)
+    return JsonStore(path, **options)
+
+
+def read_state(path: Path) -> State | None:
+    """The recorded state without locking or writing (``check``, ``--dry-run``), either store."""
+    sqlite = path.suffix in SQLITE_SUFFIXES
+    path = follow_link(path)
+    if sqlite:
+        from notifier.store.sqlite import read_sqlite_state
+
+        return read_sqlite_state(path)
+    return load_state(path)
+
+
+SQLITE_SUFFIXES = (".sqlite", ".db")

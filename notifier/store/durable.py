@@ -1,0 +1,164 @@
+"""Durable state on disk: the lock, atomic replacement, fsync, and the store's interface.
+
+Written atomically (a temporary file in the same folder, fsync, rename, fsync of the
+folder) under an exclusive ``flock`` that the kernel releases if the process dies, so a
+crash or a second concurrent run never leaves a torn or mixed file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from notifier.errors import LockTimeout, StateError
+from notifier.store.model import State
+
+_TMP_SUFFIX = ".tmp"
+
+
+def follow_link(path: Path) -> Path:
+    """The real file behind a state path that is a symlink (state kept on a mounted volume,
+    say): the new file replaces the target, not the link, and the lock and journal sit beside
+    the target, where every run that reaches it through any link finds them."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+class StateStore:
+    """A state on disk with its lock: the part every store shares. Use around a run.
+
+    A store loads the State, saves it whole, and records each acknowledged batch
+    durably before the next is sent (``record_delivered``).
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        lock_timeout: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.path = path
+        self.lock_timeout = lock_timeout
+        self._clock = clock
+        self._sleep = sleep
+        self._lock_fd: int | None = None
+
+    # -- locking -------------------------------------------------------------------
+    @property
+    def lock_path(self) -> Path:
+        return self.path.with_name(self.path.name + ".lock")
+
+    def __enter__(self) -> StateStore:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.release()
+
+    def acquire(self) -> None:
+        """Take the exclusive lock, waiting up to ``lock_timeout``; then clean our leftovers."""
+        folder = self.path.parent
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as error:
+            raise StateError(
+                f"{folder}: cannot create the state folder or its lock ({error.strerror}); make it writable or pass --state elsewhere"
+            ) from None
+        deadline = self._clock() + self.lock_timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as error:
+                if error.errno not in (errno.EAGAIN, errno.EACCES):
+                    os.close(fd)
+                    raise StateError(f"{self.lock_path}: cannot lock ({error.strerror})") from None
+                if self._clock() >= deadline:
+                    os.close(fd)
+                    raise LockTimeout(
+                        f"{self.path}: another notify-changes run holds the state lock after waiting "
+                        f"{self.lock_timeout:g} s; let it finish (or raise --lock-timeout) and run again"
+                    ) from None
+                self._sleep(0.05)
+        self._lock_fd = fd
+        self._remove_leftovers()
+
+    def release(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # closing the descriptor drops the flock
+            self._lock_fd = None
+
+    def _tmp_prefix(self) -> str:
+        return f".{self.path.name}."
+
+    def _remove_leftovers(self) -> None:
+        """Temporary files a killed run left behind: only ours, only under the lock."""
+        prefix = self._tmp_prefix()
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(self.path.parent):
+                if entry.name.startswith(prefix) and entry.name.endswith(_TMP_SUFFIX) and entry.is_file():
+                    with contextlib.suppress(OSError):
+                        os.unlink(entry.path)
+
+    # -- the interface -------------------------------------------------------------
+    def load(self) -> State | None:
+        raise NotImplementedError
+
+    def save(self, state: State) -> None:
+        raise NotImplementedError
+
+    def record_delivered(self, state: State, endpoint: str, urls: Iterable[str], at: str) -> None:
+        raise NotImplementedError
+
+    @property
+    def delivery_log(self) -> str:
+        """Where acknowledged batches are kept until a save folds them in (said in messages)."""
+        raise NotImplementedError
+
+
+class SaveFailed(StateError):
+    """The state could not be rewritten; the file on disk is the one from before the save."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: cannot write the state file ({reason}); the file on disk was left as it was")
+        self.path, self.reason = path, reason
+
+
+def write_atomic(path: Path, chunks: Iterable[bytes | memoryview], tmp_prefix: str) -> None:
+    """Temporary file in the same folder, fsync, rename, fsync of the folder."""
+    folder = path.parent
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=tmp_prefix, suffix=_TMP_SUFFIX, dir=folder)
+    except OSError as error:
+        raise StateError(f"{folder}: cannot write the state file there ({error.strerror}); make it writable") from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            for chunk in chunks:
+                handle.write(chunk)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, path)
+    except BaseException as error:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp_name)
+        if isinstance(error, OSError):
+            raise SaveFailed(path, error.strerror or str(error)) from None
+        raise
+    fsync_folder(folder)
+
+
+def fsync_folder(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)

@@ -1,0 +1,265 @@
+"""The state as one JSON file (the default): its encoder and its lazy decoder, which share
+one byte layout, the delivery journal beside it, and the store that writes them.
+
+The format is documented in ``state/README.md`` and ``state/schema.json``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, cast
+
+import orjson
+
+from notifier.errors import StateError
+from notifier.store.checks import check_header, check_part_meta, check_pending_group, check_records, check_run, damaged
+from notifier.store.durable import StateStore, fsync_folder, write_atomic
+from notifier.store.migrate import FORMAT_VERSION, check_version, parts_from_v1, v1_pending_groups
+from notifier.store.model import MAX_RUNS_KEPT, Part, PendingItem, RunRecord, State, apply_delivery, grouped_pending
+
+
+def encode_chunks(state: State) -> Iterator[bytes | memoryview]:
+    """The exact bytes written for ``state``, in pieces: compact UTF-8 JSON, one part a line.
+
+    orjson writes the same bytes as ``json.dumps(..., ensure_ascii=False,
+    separators=(",", ":"))``, ten times faster. The layout (a header line, then one line
+    per part, its records last) lets the next run leave the records of unchanged parts
+    undecoded; any other layout of the same JSON reads too, just slower.
+    """
+    state.settle()
+    header: dict[str, Any] = {"version": FORMAT_VERSION}
+    if state.created:
+        header["created"] = state.created
+    if state.updated:
+        header["updated"] = state.updated
+    yield orjson.dumps(header)[:-1] + b',"pending":{'
+    yield from _pending_chunks(state.pending)
+    yield b'},"runs":' + orjson.dumps(state.runs[-MAX_RUNS_KEPT:]) + b',"parts":[\n'
+    last = len(state.parts) - 1
+    for number, (part, encoded) in enumerate(encoded_parts(state)):
+        yield orjson.dumps(part.meta())[:-1] + b',"urls":'
+        yield encoded
+        yield b"},\n" if number < last else b"}\n"
+    yield b"]}\n"
+
+
+def encode_state(state: State) -> bytes:
+    return b"".join(encode_chunks(state))
+
+
+def decode_state(data: bytes, name: str) -> State:
+    """Parse and check a state file's bytes; anything unexpected is a StateError, never a crash.
+
+    The usual layout (``encode_chunks``) is read part by part, each part's records left
+    encoded until asked for (and checked then: see ``decode_parts_holding``); anything else
+    is parsed and checked whole.
+    """
+    state = _decode_lazily(data, name)
+    if state is not None:
+        return state
+    try:
+        document = orjson.loads(data)
+    except (ValueError, RecursionError):
+        raise damaged(name, "not valid JSON (a truncated or corrupt state file)") from None
+    if not isinstance(document, dict) or "version" not in document:
+        raise damaged(name, 'not a notify-changes state file (no "version")')
+    version = check_version(document["version"], name)
+    check_header(document, name, required=("pending", "runs", "parts") if version >= 2 else ("urls",))
+    state = _state_from_header(document, name, version)
+    if version == 1:
+        state.parts = parts_from_v1(document, name)
+        return state
+    for part in document["parts"]:
+        meta = check_part_meta(part, name)
+        if "urls" not in part:
+            raise damaged(name, f'part {meta.name or "(unnamed)"} has no "urls"')
+        urls = check_records(part["urls"], name)
+        state.parts.append(Part(meta.name, meta.digest, urls, origins=meta.origins))
+    return state
+
+
+def _decode_lazily(data: bytes, name: str) -> State | None:
+    """The state from ``encode_chunks``' layout, or None for any other text (parsed whole)."""
+    view = memoryview(data)
+    end = data.find(b"\n")
+    if end < 0 or not data.startswith(b'{"version":2') or not data.endswith(b"]}\n"):
+        return None
+    head = view[:end]
+    if bytes(head[-10:]) != b',"parts":[':
+        return None
+    try:
+        header = orjson.loads(bytes(head[:-10]) + b"}")
+    except ValueError:
+        return None
+    if not isinstance(header, dict):
+        return None
+    version = check_version(header.get("version"), name)
+    check_header(header, name, required=("pending", "runs"))
+    state = _state_from_header(header, name, version)
+    pos, size = end + 1, len(data)
+    while pos < size - 3:  # the last line is b"]}\n"
+        end = data.find(b"\n", pos)
+        if end < 0:
+            return None
+        stop = end - 1 if data[end - 1] == 0x2C else end  # without the comma between parts
+        split = data.find(b',"urls":{', pos, stop)
+        if split < 0 or data[stop - 2 : stop] != b"}}":
+            return None
+        try:
+            meta = check_part_meta(orjson.loads(bytes(view[pos:split]) + b"}"), name)
+        except ValueError:
+            return None
+        raw = view[split + 8 : stop - 1]
+        pos = end + 1
+        state.parts.append(
+            Part(
+                meta.name,
+                meta.digest,
+                raw=raw,
+                count=meta.count,
+                missing=meta.missing,
+                origins=meta.origins,
+                index=meta.index,
+                source=name,
+            )
+        )
+    return state
+
+
+def encoded_parts(state: State) -> Iterator[tuple[Part, bytes | memoryview]]:
+    """Each part with its records encoded, in order. The parts this run made list their
+    URLs in the order ``state.records`` holds them: one walk through it yields each part's
+    records in turn, no lookup by URL (at a million, each lookup is a cache miss)."""
+    walk = iter(state.records.items()) if state.records is not None else None
+    for part in state.parts:
+        taken = part.take(walk) if walk is not None and part.is_view else None
+        yield part, orjson.dumps(taken) if taken is not None else part.encoded_urls()
+
+
+def _pending_chunks(pending: dict[str, dict[str, PendingItem]]) -> Iterator[bytes | memoryview]:
+    """The "pending" object's members, its URL lists a few megabytes at a time (a first run
+    has a million pending URLs: never one string of them all)."""
+    endpoints = [(endpoint, items) for endpoint, items in pending.items() if items]
+    for number, (endpoint, items) in enumerate(endpoints):
+        yield (b"," if number else b"") + orjson.dumps(endpoint) + b":["
+        for count, group in enumerate(grouped_pending(items)):
+            urls = group.pop("urls")
+            yield (b"," if count else b"") + orjson.dumps(group)[:-1] + b',"urls":['
+            for start in range(0, len(urls), 65_536):
+                yield (b"," if start else b"") + memoryview(orjson.dumps(urls[start : start + 65_536]))[1:-1]
+            yield b"]}"
+        yield b"]"
+
+
+def _state_from_header(document: dict[str, Any], name: str, version: int) -> State:
+    """Pending, runs and timestamps, checked (``check_header`` has seen their types)."""
+    pending = document.get("pending", {})
+    shared_items: dict[tuple[str, str], PendingItem] = {}
+    for endpoint, items in pending.items():
+        groups = v1_pending_groups(items, name, endpoint) if version == 1 else items if type(items) is list else [{}]
+        pending[endpoint] = waiting = {}
+        for group in groups:
+            reason, since, urls = check_pending_group(group, name, endpoint)
+            item = shared_items.setdefault((reason, since), PendingItem(reason=reason, since=since))
+            waiting.update(dict.fromkeys(urls, item))
+    return State(
+        pending=pending,
+        runs=cast(list[RunRecord], [check_run(run, name) for run in document.get("runs", [])]),
+        created=document.get("created", ""),
+        updated=document.get("updated", ""),
+    )
+
+
+class JsonStore(StateStore):
+    """The state as one JSON file (the default), with a delivery journal beside it."""
+
+    @property
+    def journal_path(self) -> Path:
+        return journal_path(self.path)
+
+    @property
+    def delivery_log(self) -> str:
+        return f"the delivery journal {self.journal_path}"
+
+    def load(self) -> State | None:
+        """The recorded state, with the deliveries of a killed run's journal folded in."""
+        state = load_state(self.path)
+        if state is not None and self.journal_path.exists():
+            self.save(state)  # load_state applied the journal: make it part of the file, then drop it
+        return state
+
+    def save(self, state: State) -> None:
+        """Replace the state file atomically; on any failure the old file stays as it was.
+
+        The delivery journal is folded into ``state`` by then, so it goes once the new
+        file is in place.
+        """
+        write_atomic(self.path, encode_chunks(state), self._tmp_prefix())
+        self._drop_journal()
+
+    def _drop_journal(self) -> None:
+        if self.journal_path.exists():
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.journal_path)
+            fsync_folder(self.path.parent)
+
+    def record_delivered(self, state: State, endpoint: str, urls: Iterable[str], at: str) -> None:
+        """An endpoint acknowledged these URLs: they leave its pending set, durably.
+
+        Durably means one fsync'd line appended to the journal beside the state file,
+        not a rewrite of a state that may hold a million URLs; the run's final save (or
+        the next run's load) folds the journal in.
+        """
+        urls = list(urls)
+        apply_delivery(state, endpoint, urls, at, live=True)
+        line = orjson.dumps({"endpoint": endpoint, "at": at, "urls": urls})
+        try:
+            fd = os.open(self.journal_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+            try:
+                os.write(fd, line + b"\n")
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as error:
+            raise StateError(f"{self.journal_path}: cannot record a delivery ({error.strerror}); the batch stays pending") from None
+
+
+def journal_path(path: Path) -> Path:
+    return path.with_name(path.name + ".journal")
+
+
+def _replay_journal(state: State, path: Path) -> None:
+    """Apply the deliveries a killed run recorded after its last full save."""
+    try:
+        data = journal_path(path).read_bytes()
+    except FileNotFoundError:
+        return
+    except OSError as error:
+        raise StateError(f"{journal_path(path)}: cannot read the delivery journal ({error.strerror})") from None
+    for line in data.split(b"\n"):
+        try:
+            entry = orjson.loads(line)
+            endpoint, at, urls = entry["endpoint"], entry["at"], entry["urls"]
+        except (ValueError, TypeError, KeyError):
+            continue  # a line torn by the crash: that batch was not recorded, so it is resent
+        if isinstance(endpoint, str) and isinstance(at, str) and isinstance(urls, list):
+            apply_delivery(state, endpoint, [url for url in urls if isinstance(url, str)], at)
+    state.settle()
+
+
+def load_state(path: Path) -> State | None:
+    """Read a state file (and its delivery journal) without locking, as ``check`` does."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise StateError(f"{path}: is a folder; pass --state with a file path") from None
+    except OSError as error:
+        raise StateError(f"{path}: cannot read the state file ({error.strerror})") from None
+    state = decode_state(data, str(path))
+    _replay_journal(state, path)
+    return state

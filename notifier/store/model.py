@@ -1,0 +1,333 @@
+"""The recorded state in memory: URL records, the parts that hold them, the pending sets, and
+how an acknowledged batch is folded in (``State.settle``).
+
+Nothing here reads or writes a file: ``jsonfile`` and ``sqlite`` do, both through the
+same model.
+"""
+
+from __future__ import annotations
+
+import array
+import base64
+import bisect
+import itertools
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, TypedDict
+
+import orjson
+
+from notifier.store.checks import check_records, damaged
+from notifier.urlhash import loc_hash, make_index
+from notifier.urls import origins_of
+
+MAX_RUNS_KEPT = 20
+
+# A URL's record is a list, not an object: a million of them must fit in memory and load
+# fast. [lastmod as written (or None), first_seen, last_submitted (or None)], and the page
+# file's fingerprint as a fourth item when --site-dir fingerprints are kept.
+Record = list[Any]
+LASTMOD, FIRST_SEEN, LAST_SUBMITTED, FINGERPRINT = 0, 1, 2, 3
+FIELDS = ("lastmod", "first_seen", "last_submitted", "fingerprint")
+
+
+def new_record(
+    lastmod: str | None, first_seen: str | None = None, last_submitted: str | None = None, fingerprint: str | None = None
+) -> Record:
+    record: Record = [lastmod, first_seen, last_submitted]
+    if fingerprint is not None:
+        record.append(fingerprint)
+    return record
+
+
+def fingerprint_of(record: Record) -> str | None:
+    return record[FINGERPRINT] if len(record) > FINGERPRINT else None
+
+
+class PendingItem(TypedDict):
+    reason: str  # added | changed | removed | initial
+    since: str
+
+
+class RunRecord(TypedDict, total=False):
+    at: str
+    command: str
+    added: int
+    changed: int
+    removed: int
+    submitted: int
+    pending: int
+    exit_code: int
+
+
+class Part:
+    """The URLs recorded from one sitemap file, and what is known of that file.
+
+    A part read from the state keeps its records as the encoded bytes until something
+    asks for them (``urls()``): a deploy that changed one file of twenty decodes one.
+    ``count``, ``missing`` (URLs without a lastmod), ``origins`` (``scheme://host`` in order
+    of first appearance) and ``index`` (``make_index`` of its URLs) answer the rest.
+
+    Three forms: encoded (``raw``, read from the state), decoded (``urls``), or, for a part
+    a run made, a view (its URLs in order, their records in the run's one dict of records).
+    """
+
+    __slots__ = ("_array", "_index", "_index_text", "_raw", "_source", "_urls", "_view", "count", "digest", "missing", "name", "origins")
+
+    def __init__(
+        self,
+        name: str,
+        digest: str,
+        urls: dict[str, Record] | None = None,
+        *,
+        raw: bytes | memoryview | None = None,
+        count: int = 0,
+        missing: int = 0,
+        origins: list[str] | None = None,
+        index: bytes | None = None,
+        source: str = "",
+        view: tuple[list[str], dict[str, Record]] | None = None,
+    ) -> None:
+        self.name, self.digest = name, digest
+        self._urls, self._raw, self._source = urls, raw, source
+        # a part made by this run: its URLs in order, their records in one dict for all parts
+        self._view = view
+        self._index = index
+        self._index_text: str | None = None  # its base64, kept for the next save
+        self._array: array.array[int] | None = None
+        if urls is not None:  # counted here; an encoded part or a view is told its counts
+            count, missing = len(urls), sum(1 for record in urls.values() if record[LASTMOD] is None)
+            origins = origins if origins is not None else origins_of(urls)
+        self.count, self.missing, self.origins = count, missing, origins or []
+
+    @property
+    def is_view(self) -> bool:
+        return self._view is not None
+
+    @property
+    def decoded(self) -> bool:
+        return self._urls is not None or self._view is not None
+
+    def urls(self) -> dict[str, Record]:
+        """Its records, decoded (and checked) on first use."""
+        if self._view is not None:  # a new dict each time, the same record objects
+            locs, records = self._view
+            return {loc: records[loc] for loc in locs}
+        if self._urls is None:
+            self._urls = _decode_records(self._raw or b"{}", self._source)
+        return self._urls
+
+    def unload(self) -> None:
+        """Drop the decoded records if their encoding is at hand (memory for the next file)."""
+        if self._raw is not None:
+            self._urls = None
+
+    def drop(self, locs: set[str]) -> None:
+        """It no longer holds these URLs."""
+        if self._view is not None:
+            self._view = ([loc for loc in self._view[0] if loc not in locs], self._view[1])
+        else:
+            urls = self.urls()
+            for loc in locs:
+                urls.pop(loc, None)
+        self.touch()
+
+    def touch(self) -> None:
+        """Its records were changed in place: encode them again at the next save."""
+        urls = self.urls()
+        self._raw = None
+        self._index = self._array = self._index_text = None
+        self.count = len(urls)
+        self.missing = sum(1 for record in urls.values() if record[LASTMOD] is None)
+
+    @property
+    def index(self) -> bytes:
+        if self._index is None:
+            self._index = make_index(self.urls())
+        return self._index
+
+    def fingerprints(self) -> array.array[int]:
+        """``index`` as numbers."""
+        if self._array is None:
+            self._array = array.array("Q")
+            self._array.frombytes(self.index)
+        return self._array
+
+    def may_hold(self, loc: str) -> bool:
+        """False when ``loc`` is surely not recorded here; True when it may be (then decode)."""
+        index = self.fingerprints()
+        value = loc_hash(loc)
+        position = bisect.bisect_left(index, value)
+        return position < len(index) and index[position] == value
+
+    def take(self, walk: Iterator[tuple[str, Record]]) -> dict[str, Record] | None:
+        """Its records as the next ``count`` items of a walk through the run's records, when
+        they are exactly its URLs in order (see encode_chunks); else None (then ``urls()``)."""
+        assert self._view is not None
+        locs = self._view[0]
+        taken = dict(itertools.islice(walk, len(locs)))
+        return taken if list(taken) == locs else None  # the same objects: a pointer check each
+
+    def encoded_urls(self) -> bytes | memoryview:
+        if self._raw is not None:
+            return self._raw
+        if self._view is not None:
+            return orjson.dumps(self.urls())
+        return orjson.dumps(self._urls if self._urls is not None else {})
+
+    def meta(self) -> dict[str, Any]:
+        if self._index_text is None or self._index is None:
+            self._index_text = base64.b64encode(self.index).decode("ascii")
+        return {
+            "name": self.name,
+            "digest": self.digest,
+            "count": self.count,
+            "missing": self.missing,
+            "origins": self.origins,
+            "index": self._index_text,
+        }
+
+
+@dataclass
+class State:
+    """The whole recorded state. ``pending`` is per endpoint: endpoint -> url -> why."""
+
+    parts: list[Part] = field(default_factory=list)  # the sitemap files read last deploy, with their URLs
+    pending: dict[str, dict[str, PendingItem]] = field(default_factory=dict)
+    runs: list[RunRecord] = field(default_factory=list)
+    created: str = ""
+    updated: str = ""
+    # loc -> when an endpoint acknowledged it, not yet written into its part's record
+    submitted: dict[str, str] = field(default_factory=dict)
+    # batches acknowledged, not yet folded in (see settle): (endpoint, urls, at, sent by this run)
+    deliveries: list[tuple[str, list[str], str, bool]] = field(default_factory=list)
+    # loc -> record of every URL in the parts this run made (see Part's view)
+    records: dict[str, Record] | None = None
+
+    @classmethod
+    def from_urls(cls, urls: dict[str, Record], **fields: Any) -> State:
+        """A state whose URLs all belong to one part with no file behind it (tests, conversions)."""
+        return cls(parts=[Part("", "", dict(urls))] if urls else [], **fields)
+
+    def url_count(self) -> int:
+        return sum(part.count for part in self.parts)
+
+    def all_urls(self) -> dict[str, Record]:
+        """Every recorded URL, decoding every part (small states, tests, full checks)."""
+        merged: dict[str, Record] = {}
+        for part in self.parts:
+            for loc, record in part.urls().items():
+                merged.setdefault(loc, record)
+        return merged
+
+    def check_parts_holding(self, locs: Iterable[str]) -> None:
+        """Decode, and so check, every recorded part that may hold one of ``locs``: a damaged
+        record must stop a run before its first request, not once an answer is recorded."""
+        unread = [part for part in self.parts if not part.decoded]
+        if not unread:
+            return
+        wanted = set(map(loc_hash, locs))
+        for part in unread:
+            if not wanted.isdisjoint(part.fingerprints()):
+                part.urls()
+
+    def settle(self) -> None:
+        """Fold in the acknowledged batches: they leave their endpoint's pending set, and their
+        URLs' records get ``last_submitted``. Batches come in pending order, which for what
+        this run announced is the order of ``records``: one walk through both, in step,
+        finds each record with no lookup by URL (at a million, each lookup is a cache miss)."""
+        by_endpoint: dict[str, list[tuple[list[str], str]]] = {}
+        replayed: set[str] = set()
+        for endpoint, urls, at, live in self.deliveries:
+            by_endpoint.setdefault(endpoint, []).append((urls, at))
+            if not live:
+                replayed.add(endpoint)
+        self.deliveries = []
+        for endpoint, batches in by_endpoint.items():
+            items = self.pending.get(endpoint)
+            if items:
+                if endpoint not in replayed and sum(len(urls) for urls, _ in batches) == len(items):
+                    items.clear()  # this run's batches are disjoint slices of the pending set: all went
+                else:
+                    for urls, _ in batches:
+                        for url in urls:
+                            items.pop(url, None)
+            self._stamp(batches)
+        self.settle_submitted()
+
+    def _stamp(self, batches: list[tuple[list[str], str]]) -> None:
+        """last_submitted for one endpoint's acknowledged batches (the latest time wins)."""
+        records = self.records or {}
+        walk: Iterator[tuple[str, Record]] | None = iter(records.items()) if records else None
+        for urls, at in batches:
+            for url in urls:
+                record = None
+                if walk is not None:
+                    for loc, candidate in walk:
+                        if loc is url or loc == url:
+                            record = candidate
+                            break
+                    else:  # not in step (an older pending URL): look the rest up
+                        walk = None
+                if record is None:
+                    record = records.get(url)
+                if record is None:  # recorded in a part this run did not make: see settle_submitted
+                    if self.submitted.get(url, "") < at:
+                        self.submitted[url] = at
+                elif record[LAST_SUBMITTED] is None or record[LAST_SUBMITTED] < at:
+                    record[LAST_SUBMITTED] = at
+
+    def settle_submitted(self) -> None:
+        """Write the acknowledged times into the records of the parts that hold those URLs."""
+        left = self.submitted
+        wanted: set[int] | None = None
+        for part in self.parts:
+            if not left:
+                break
+            if part.is_view:  # its records are in self.records: done above
+                continue
+            if not part.decoded:  # look in its index before decoding it
+                if wanted is None:
+                    wanted = {loc_hash(loc) for loc in left}
+                if wanted.isdisjoint(part.fingerprints()):
+                    continue
+            urls = part.urls()
+            hits = [loc for loc in left if loc in urls] if len(left) < len(urls) else [loc for loc in urls if loc in left]
+            for loc in hits:
+                urls[loc][LAST_SUBMITTED] = left.pop(loc)
+            if hits:
+                part.touch()
+        self.submitted = {}
+
+
+def _decode_records(raw: bytes | memoryview, name: str) -> dict[str, Record]:
+    try:
+        urls = orjson.loads(raw)
+    except ValueError:
+        raise damaged(name, "a part's URL records are not valid JSON") from None
+    return check_records(urls, name)
+
+
+def grouped_pending(items: dict[str, PendingItem]) -> list[dict[str, Any]]:
+    """A pending set as the file keeps it: the URLs that wait for one reason since one time
+    together, in order (a first run's million share one reason and one time)."""
+    groups: dict[tuple[str, str], dict[str, Any]] = {}
+    last: PendingItem | None = None
+    urls: list[str] = []
+    for url, item in items.items():
+        if item is not last:
+            key = (item["reason"], item["since"])
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = {"reason": key[0], "since": key[1], "urls": []}
+            urls, last = group["urls"], item
+        urls.append(url)
+    return list(groups.values())
+
+
+def apply_delivery(state: State, endpoint: str, urls: Iterable[str], at: str, *, live: bool = False) -> None:
+    """An endpoint acknowledged ``urls``; folded into the state by ``State.settle``. ``live``:
+    a batch this run made from the pending set (so its URLs are there, once)."""
+    state.deliveries.append((endpoint, list(urls), at, live))
+    if at > state.updated:
+        state.updated = at
