@@ -21,7 +21,21 @@ from typing import Any, NamedTuple, overload
 
 from notifier.dates import parse_w3c
 from notifier.sitemap import Entry, Row, SitemapFile, describe
-from notifier.store import FINGERPRINT, FIRST_SEEN, LAST_SUBMITTED, LASTMOD, Part, PendingItem, Record, State, fingerprint_of, new_record
+from notifier.store import (
+    FINGERPRINT,
+    FIRST_SEEN,
+    LAST_SUBMITTED,
+    LASTMOD,
+    NewPart,
+    Part,
+    PendingItem,
+    Record,
+    RecordedPart,
+    State,
+    fingerprint_of,
+    new_record,
+)
+from notifier.urlhash import loc_hash
 
 
 class Change(NamedTuple):
@@ -276,9 +290,7 @@ class DiffBuilder:
         self.origins.update(dict.fromkeys(info.origins))
         self.result.irregular.update(info.irregular)
         if self.build:
-            part = Part(
-                info.key, info.digest, count=len(locs), missing=missing, origins=info.origins, index=info.index, view=(locs, self.records)
-            )
+            part = NewPart(info.key, info.digest, locs, self.records, missing=missing, origins=info.origins, index=info.index)
             self.new_parts.append(part)
         else:
             self.new_parts.append(None)
@@ -324,11 +336,12 @@ class DiffBuilder:
                 part.unload()
         # URLs new to the files read may be recorded elsewhere: moved, or listed twice
         confirmed_in_kept: dict[str, Record] = {}
+        listed_in_kept: dict[str, RecordedPart] = {}
         if kept:
             candidates = [item.loc for item in self.unmatched_new if item.loc not in self.unmatched_old]
             candidates += [loc for loc in self.unmatched_old if loc not in seen]
             candidates += [loc for loc in self.pending_since if loc not in seen]
-            confirmed_in_kept = _look_up(candidates, kept)
+            confirmed_in_kept, listed_in_kept = _look_up(candidates, kept)
         fixes: dict[int, set[str]] = {}
         for item in self.unmatched_new:
             record = self.unmatched_old.pop(item.loc, None)
@@ -349,10 +362,22 @@ class DiffBuilder:
                 self.records[item.loc] = _updated(record, item.lastmod, item.fingerprint)
         for number, dropped in fixes.items():
             fixed = self.new_parts[number]
-            assert fixed is not None
+            assert isinstance(fixed, NewPart), "a fix is made only in a part this run made"
             fixed.drop(dropped)
             for loc in dropped:
                 del self.records[loc]
+        # a URL whose record was in a part now gone while an unread file lists it too (its
+        # second listing was not recorded): it is not removed; that file's part takes the record
+        rescued = 0
+        for loc, part in listed_in_kept.items():
+            record = self.unmatched_old.get(loc)
+            if record is None or loc in seen:
+                continue
+            confirmed_in_kept[loc] = record
+            rescued += 1
+            if self.build:
+                part.adopt(loc, record)
+                rescued -= 1  # now counted in the part's count
         # what no file lists any more
         if seen or kept:  # an empty sitemap is a broken build, never "every page was removed"
             for loc, old_record in self.unmatched_old.items():
@@ -369,7 +394,7 @@ class DiffBuilder:
             else:  # removed earlier (or the sitemap is empty), still not delivered
                 result.pending.append(Change(loc, "pending", None, None, since))
         # the unread files: their URLs are unchanged; those without a lastmod are listed
-        kept_only = 0
+        kept_only = rescued
         for part in kept:
             kept_only += part.count
             if part.missing:
@@ -396,24 +421,29 @@ def _updated(record: Record, lastmod: str | None, fingerprint: str | None) -> Re
     return record
 
 
-def _look_up(locs: Iterable[str], parts: list[Part]) -> dict[str, Record]:
-    """The records that ``parts`` (unread files) hold for ``locs``: each part's index first,
-    then only the parts it points to are decoded."""
-    locs = list(dict.fromkeys(locs))
+def _look_up(locs: Iterable[str], parts: list[Part]) -> tuple[dict[str, Record], dict[str, RecordedPart]]:
+    """What ``parts`` (unread files) know of ``locs``: the records they hold, and, for a URL
+    whose file lists it while none of them holds its record (a second listing, whose record
+    stayed with the first), the part of the first file that lists it. Each part's URL-hash
+    index is consulted first; only the parts it points to are decoded."""
+    hashed = [(loc, loc_hash(loc)) for loc in dict.fromkeys(locs)]
     found: dict[str, Record] = {}
-    if not locs:
-        return found
+    listed: dict[str, RecordedPart] = {}
     for part in parts:
-        hits = [loc for loc in locs if loc not in found and part.may_hold(loc)] if len(locs) < 5000 else locs
+        assert isinstance(part, RecordedPart), "an unread file's part comes from the state"
+        hashes = set(part.url_hashes()) if len(hashed) > 64 else None
+        hits = [loc for loc, value in hashed if loc not in found and (value in hashes if hashes is not None else part.may_list(loc))]
         if not hits:
             continue
         urls = part.urls()
         for loc in hits:
             record = urls.get(loc)
-            if record is not None and loc not in found:
+            if record is not None:
                 found[loc] = record
+            else:
+                listed.setdefault(loc, part)
         part.unload()
-    return found
+    return found, {loc: part for loc, part in listed.items() if loc not in found}
 
 
 def compute_diff(

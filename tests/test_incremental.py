@@ -229,3 +229,29 @@ def test_a_pending_url_of_an_unread_part_is_sent_and_stamped_in_that_part(site: 
     assert result.code == 0 and "1 submitted, 0 pending" in result.out, result.out
     record = recorded_urls(site.state)[f"{BASE}/b/0/"]
     assert record["part"] == 1 and record["lastmod"] == "2024-12-01" and record.get("last_submitted")
+
+
+@pytest.mark.parametrize("store", ["notify-changes.json", "notify-changes.sqlite"])
+def test_a_url_still_listed_by_an_unread_part_is_not_removed_when_its_first_part_goes(site: Site, store: str) -> None:
+    """a.xml and b.xml both list /x/; its record lives with a.xml's (the first listing). When
+    a.xml leaves the index and b.xml is unchanged (not read), /x/ is still listed: not removed,
+    not announced, and b.xml's part takes its record, so a later deploy does not call it new."""
+    assert site.fake is not None
+    site.state = site.root / "state" / store
+    shared = {"/x/": "2024-03-03T10:00:00Z"}
+    parts = [pages(4, prefix="/a/") | shared, pages(4, prefix="/b/") | shared]
+    build(site, parts)
+    assert site.run("--rule", "url-duplicate=off").code == 0
+    (site.public / "sitemaps" / "part-0.xml").unlink()
+    site.write(index({"/sitemaps/part-1.xml": None}))
+    checked = site.check("--max-removed", "80%", "--rule", "url-duplicate=off")
+    assert checked.code == 0 and checked.out.startswith("0 added, 0 changed, 4 removed"), checked.out
+    result = site.run("--max-removed", "80%", "--rule", "url-duplicate=off")
+    assert result.code == 0, result
+    removed = [url for post in site.fake.posts for url in post.json["urlList"]]
+    assert sorted(removed) == sorted(f"{BASE}/a/{n}/" for n in range(4))
+    assert f"{BASE}/x/" in recorded_urls(site.state)
+    parts[1]["/b/0/"] = "2024-09-09T09:00:00Z"  # b.xml changes: /x/ is known, not added
+    site.write(urlset(parts[1]), "sitemaps/part-1.xml")
+    again = site.run()
+    assert again.code == 0 and again.out.startswith("0 added, 1 changed, 0 removed"), again.out

@@ -11,9 +11,27 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from notifier.errors import LockTimeout, StateError
-from notifier.store import FORMAT_VERSION, LAST_SUBMITTED, JsonStore, Part, PendingItem, State, decode_state, encode_state, new_record
+from notifier.store import (
+    FORMAT_VERSION,
+    LAST_SUBMITTED,
+    JsonStore,
+    NewPart,
+    PendingItem,
+    Record,
+    RecordedPart,
+    State,
+    decode_state,
+    encode_state,
+    new_record,
+)
 from tests.conftest import Site, pages, urlset
 from tests.schema import assert_valid_state
+
+
+def new_part(name: str, locs: list[str], records: dict[str, Record]) -> NewPart:
+    """A part a run made over its dict of records (as diff.DiffBuilder makes them)."""
+    missing = sum(1 for loc in locs if records[loc][0] is None)
+    return NewPart(name, "", locs, records, missing=missing, origins=["http://a.org"], index=None)
 
 
 def test_save_is_atomic_and_leaves_no_temporary_file(tmp_path: Path) -> None:
@@ -169,27 +187,23 @@ def test_a_large_pending_set_is_written_in_pieces_and_read_back_whole() -> None:
 
 
 def test_parts_made_by_a_run_encode_the_same_whether_or_not_the_records_are_in_their_order() -> None:
-    from notifier.store import Part
-
     records = {f"http://a.org/{n}": new_record(f"2024-01-{1 + n:02d}", "2024-02-01T00:00:00Z") for n in range(6)}
     first, second = ["http://a.org/0", "http://a.org/1", "http://a.org/2"], ["http://a.org/3", "http://a.org/4", "http://a.org/5"]
-    in_order = State(parts=[Part("a", "", count=3, view=(first, records)), Part("b", "", count=3, view=(second, records))], records=records)
+    in_order = State(parts=[new_part("a", first, records), new_part("b", second, records)], records=records)
     shuffled = dict(reversed(list(records.items())))
-    out_of_order = State(
-        parts=[Part("a", "", count=3, view=(first, shuffled)), Part("b", "", count=3, view=(second, shuffled))], records=shuffled
-    )
+    out_of_order = State(parts=[new_part("a", first, shuffled), new_part("b", second, shuffled)], records=shuffled)
     assert encode_state(in_order) == encode_state(out_of_order)
     assert list(decode_state(encode_state(in_order), "s").parts[1].urls()) == second
 
 
 def test_acknowledged_batches_settle_into_pending_sets_and_records_in_step_or_not() -> None:
-    from notifier.store import Part, PendingItem, apply_delivery
+    from notifier.store import PendingItem, apply_delivery
 
     records = {f"http://a.org/{n}": new_record("2024-01-01", "2024-02-01T00:00:00Z") for n in range(5)}
     older = {"http://a.org/old": new_record("2023-01-01", "2023-02-01T00:00:00Z")}
     waiting = PendingItem(reason="added", since="2024-02-01T00:00:00Z")
     state = State(
-        parts=[Part("old", "", dict(older)), Part("new", "", count=5, view=(list(records), records))],
+        parts=[RecordedPart("old", "", dict(older)), new_part("new", list(records), records)],
         records=records,
         pending={"e": dict.fromkeys([*records, "http://a.org/old"], waiting), "f": dict.fromkeys(records, waiting)},
     )
@@ -217,7 +231,7 @@ RECORDS = st.builds(
 )
 STATES = st.builds(
     lambda parts, pending: State(
-        parts=[Part(f"sitemaps/p-{n}.xml\n,", "0" * 32, urls) for n, urls in enumerate(parts)],
+        parts=[RecordedPart(f"sitemaps/p-{n}.xml\n,", "0" * 32, urls) for n, urls in enumerate(parts)],
         pending={endpoint: dict.fromkeys(urls, PendingItem(reason="added", since="2024-01-01T00:00:00Z")) for endpoint, urls in pending},
         created="2024-01-01T00:00:00Z",
     ),

@@ -18,7 +18,7 @@ from notifier.errors import StateError
 from notifier.store.checks import check_header, check_part_meta, check_pending_group, check_records, check_run, damaged
 from notifier.store.durable import StateStore, fsync_folder, write_atomic
 from notifier.store.migrate import FORMAT_VERSION, check_version, parts_from_v1, v1_pending_groups
-from notifier.store.model import MAX_RUNS_KEPT, Part, PendingItem, RunRecord, State, apply_delivery, grouped_pending
+from notifier.store.model import MAX_RUNS_KEPT, NewPart, Part, PendingItem, RecordedPart, RunRecord, State, apply_delivery, grouped_pending
 
 
 def encode_chunks(state: State) -> Iterator[bytes | memoryview]:
@@ -77,7 +77,7 @@ def decode_state(data: bytes, name: str) -> State:
         if "urls" not in part:
             raise damaged(name, f'part {meta.name or "(unnamed)"} has no "urls"')
         urls = check_records(part["urls"], name)
-        state.parts.append(Part(meta.name, meta.digest, urls, origins=meta.origins))
+        state.parts.append(RecordedPart(meta.name, meta.digest, urls, origins=meta.origins, index=meta.index))
     return state
 
 
@@ -115,7 +115,7 @@ def _decode_lazily(data: bytes, name: str) -> State | None:
         raw = view[split + 8 : stop - 1]
         pos = end + 1
         state.parts.append(
-            Part(
+            RecordedPart(
                 meta.name,
                 meta.digest,
                 raw=raw,
@@ -135,7 +135,7 @@ def encoded_parts(state: State) -> Iterator[tuple[Part, bytes | memoryview]]:
     records in turn, no lookup by URL (at a million, each lookup is a cache miss)."""
     walk = iter(state.records.items()) if state.records is not None else None
     for part in state.parts:
-        taken = part.take(walk) if walk is not None and part.is_view else None
+        taken = part.take(walk) if walk is not None and isinstance(part, NewPart) else None
         yield part, orjson.dumps(taken) if taken is not None else part.encoded_urls()
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from notifier.errors import StateError
 from notifier.store.checks import check_part_meta, check_v1_record, damaged
-from notifier.store.model import Part, Record, new_record
+from notifier.store.model import Part, Record, RecordedPart, new_record
 
 FORMAT_VERSION = 2  # 1: one "urls" object of records; 2: the records grouped by sitemap file
 
@@ -51,9 +51,9 @@ def parts_from_v1(document: dict[str, Any], name: str) -> list[Part]:
         lastmod, first_seen, last_submitted, fingerprint, number = check_v1_record(loc, record, name)
         target = grouped[number] if type(number) is int and 0 <= number < len(grouped) else loose
         target[loc] = new_record(lastmod, first_seen, last_submitted, fingerprint)
-    result = [Part(meta.name, meta.digest, records) for meta, records in zip(metas, grouped, strict=True)]
+    result: list[Part] = [RecordedPart(meta.name, meta.digest, records) for meta, records in zip(metas, grouped, strict=True)]
     if loose:
-        result.append(Part("", "", loose))  # no file named: parsed again next time
+        result.append(RecordedPart("", "", loose))  # no file named: parsed again next time
     return result
 
 
@@ -71,7 +71,7 @@ def sqlite_parts_from_v1(connection: sqlite3.Connection, name: str) -> list[Part
         lastmod, first_seen, last_submitted, fingerprint, _ = check_v1_record(str(loc), fields, name)
         target = grouped[part] if isinstance(part, int) and 0 <= part < len(grouped) else loose
         target[loc] = new_record(lastmod, first_seen, last_submitted, fingerprint)
-    parts = [Part(meta.name, meta.digest, records) for meta, records in zip(names, grouped, strict=True)]
+    parts: list[Part] = [RecordedPart(meta.name, meta.digest, records) for meta, records in zip(names, grouped, strict=True)]
     if loose:
-        parts.append(Part("", "", loose))
+        parts.append(RecordedPart("", "", loose))
     return parts

@@ -11,8 +11,9 @@ import array
 import base64
 import bisect
 import itertools
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, TypedDict
 
 import orjson
@@ -61,18 +62,85 @@ class RunRecord(TypedDict, total=False):
 
 
 class Part:
-    """The URLs recorded from one sitemap file, and what is known of that file.
+    """What the state knows of one sitemap file: its name, the digest of its bytes, how many
+    URLs it holds and how many of them have no lastmod, their origins (``scheme://host`` in
+    order of first appearance) and its URL-hash index: the sorted ``urlhash.loc_hash`` of
+    every URL the file lists, so that a run can tell a URL is surely not listed there
+    without decoding its records.
 
-    A part read from the state keeps its records as the encoded bytes until something
-    asks for them (``urls()``): a deploy that changed one file of twenty decodes one.
-    ``count``, ``missing`` (URLs without a lastmod), ``origins`` (``scheme://host`` in order
-    of first appearance) and ``index`` (``make_index`` of its URLs) answer the rest.
-
-    Three forms: encoded (``raw``, read from the state), decoded (``urls``), or, for a part
-    a run made, a view (its URLs in order, their records in the run's one dict of records).
+    Its records come in one of two kinds: :class:`RecordedPart`, read from the state and
+    decoded on first use (a deploy that changed one file of twenty decodes one), or
+    :class:`NewPart`, made by this run over the run's one dict of records.
     """
 
-    __slots__ = ("_array", "_index", "_index_text", "_raw", "_source", "_urls", "_view", "count", "digest", "missing", "name", "origins")
+    __slots__ = ("_array", "_index", "_index_text", "count", "digest", "missing", "name", "origins")
+
+    def __init__(self, name: str, digest: str, *, count: int, missing: int, origins: list[str], index: bytes | None) -> None:
+        self.name, self.digest = name, digest
+        self.count, self.missing, self.origins = count, missing, origins
+        self._index = index
+        self._index_text: str | None = None  # its base64, kept for the next save
+        self._array: array.array[int] | None = None
+
+    @property
+    def decoded(self) -> bool:
+        """Whether its records are at hand without decoding."""
+        raise NotImplementedError
+
+    def urls(self) -> Mapping[str, Record]:
+        """Its records, by URL, in the file's order."""
+        raise NotImplementedError
+
+    def encoded_urls(self) -> bytes | memoryview:
+        """Its records as the JSON object both stores keep."""
+        raise NotImplementedError
+
+    def unload(self) -> None:
+        """Let go of decoded records that can be decoded again (memory for the next file)."""
+
+    @property
+    def index(self) -> bytes:
+        """The URL-hash index (see ``urlhash.make_index``), as the state keeps it."""
+        if self._index is None:
+            self._index = make_index(self.urls())
+        return self._index
+
+    def url_hashes(self) -> array.array[int]:
+        """``index`` as numbers."""
+        if self._array is None:
+            self._array = array.array("Q")
+            self._array.frombytes(self.index)
+        return self._array
+
+    def may_list(self, loc: str) -> bool:
+        """False when its file surely does not list ``loc``; True when it may (then decode)."""
+        hashes = self.url_hashes()
+        value = loc_hash(loc)
+        position = bisect.bisect_left(hashes, value)
+        return position < len(hashes) and hashes[position] == value
+
+    def _recount(self, urls: Mapping[str, Record]) -> None:
+        self.count = len(urls)
+        self.missing = sum(1 for record in urls.values() if record[LASTMOD] is None)
+
+    def meta(self) -> dict[str, Any]:
+        if self._index_text is None or self._index is None:
+            self._index_text = base64.b64encode(self.index).decode("ascii")
+        return {
+            "name": self.name,
+            "digest": self.digest,
+            "count": self.count,
+            "missing": self.missing,
+            "origins": self.origins,
+            "index": self._index_text,
+        }
+
+
+class RecordedPart(Part):
+    """A part read from the state: its records as the encoded bytes (``raw``) until asked for,
+    or given as a dict (a state parsed whole, a converted older format, tests)."""
+
+    __slots__ = ("_raw", "_source", "_urls")
 
     def __init__(
         self,
@@ -86,106 +154,86 @@ class Part:
         origins: list[str] | None = None,
         index: bytes | None = None,
         source: str = "",
-        view: tuple[list[str], dict[str, Record]] | None = None,
     ) -> None:
-        self.name, self.digest = name, digest
-        self._urls, self._raw, self._source = urls, raw, source
-        # a part made by this run: its URLs in order, their records in one dict for all parts
-        self._view = view
-        self._index = index
-        self._index_text: str | None = None  # its base64, kept for the next save
-        self._array: array.array[int] | None = None
-        if urls is not None:  # counted here; an encoded part or a view is told its counts
+        if urls is not None:  # counted here; an encoded part is told its counts
             count, missing = len(urls), sum(1 for record in urls.values() if record[LASTMOD] is None)
             origins = origins if origins is not None else origins_of(urls)
-        self.count, self.missing, self.origins = count, missing, origins or []
-
-    @property
-    def is_view(self) -> bool:
-        return self._view is not None
+        super().__init__(name, digest, count=count, missing=missing, origins=origins or [], index=index)
+        self._urls, self._raw, self._source = urls, raw, source
 
     @property
     def decoded(self) -> bool:
-        return self._urls is not None or self._view is not None
+        return self._urls is not None
 
     def urls(self) -> dict[str, Record]:
-        """Its records, decoded (and checked) on first use."""
-        if self._view is not None:  # a new dict each time, the same record objects
-            locs, records = self._view
-            return {loc: records[loc] for loc in locs}
+        """Its records, decoded (and checked) on first use; changes to them need ``touch``."""
         if self._urls is None:
             self._urls = _decode_records(self._raw or b"{}", self._source)
         return self._urls
 
     def unload(self) -> None:
-        """Drop the decoded records if their encoding is at hand (memory for the next file)."""
         if self._raw is not None:
             self._urls = None
 
-    def drop(self, locs: set[str]) -> None:
-        """It no longer holds these URLs."""
-        if self._view is not None:
-            self._view = ([loc for loc in self._view[0] if loc not in locs], self._view[1])
-        else:
-            urls = self.urls()
-            for loc in locs:
-                urls.pop(loc, None)
+    def touch(self) -> None:
+        """Its records were changed or added to: encode them again at the next save. The file
+        still lists the same URLs, so its URL-hash index stands."""
+        self._raw = None
+        self._recount(self.urls())
+
+    def adopt(self, loc: str, record: Record) -> None:
+        """Hold the record of a URL its file lists but another part held (that part is gone)."""
+        self.urls()[loc] = record
         self.touch()
 
-    def touch(self) -> None:
-        """Its records were changed in place: encode them again at the next save."""
-        urls = self.urls()
-        self._raw = None
-        self._index = self._array = self._index_text = None
-        self.count = len(urls)
-        self.missing = sum(1 for record in urls.values() if record[LASTMOD] is None)
+    def encoded_urls(self) -> bytes | memoryview:
+        return self._raw if self._raw is not None else orjson.dumps(self.urls())
+
+
+class NewPart(Part):
+    """A part this run made: its URLs in the file's order, their records in the run's one dict
+    of records (shared by every new part; ``State.records``)."""
+
+    __slots__ = ("_locs", "_records")
+
+    def __init__(
+        self,
+        name: str,
+        digest: str,
+        locs: list[str],
+        records: dict[str, Record],
+        *,
+        missing: int,
+        origins: list[str],
+        index: bytes | None,
+    ) -> None:
+        super().__init__(name, digest, count=len(locs), missing=missing, origins=origins, index=index)
+        self._locs, self._records = locs, records
 
     @property
-    def index(self) -> bytes:
-        if self._index is None:
-            self._index = make_index(self.urls())
-        return self._index
+    def decoded(self) -> bool:
+        return True
 
-    def fingerprints(self) -> array.array[int]:
-        """``index`` as numbers."""
-        if self._array is None:
-            self._array = array.array("Q")
-            self._array.frombytes(self.index)
-        return self._array
+    def urls(self) -> Mapping[str, Record]:
+        """Its records, read-only: they live in the run's dict of records."""
+        records = self._records
+        return MappingProxyType({loc: records[loc] for loc in self._locs})
 
-    def may_hold(self, loc: str) -> bool:
-        """False when ``loc`` is surely not recorded here; True when it may be (then decode)."""
-        index = self.fingerprints()
-        value = loc_hash(loc)
-        position = bisect.bisect_left(index, value)
-        return position < len(index) and index[position] == value
+    def drop(self, locs: set[str]) -> None:
+        """It no longer holds the records of these URLs (another part does). Its file still
+        lists them, so its URL-hash index stands."""
+        self._locs = [loc for loc in self._locs if loc not in locs]
+        self._recount(self.urls())
 
     def take(self, walk: Iterator[tuple[str, Record]]) -> dict[str, Record] | None:
         """Its records as the next ``count`` items of a walk through the run's records, when
-        they are exactly its URLs in order (see encode_chunks); else None (then ``urls()``)."""
-        assert self._view is not None
-        locs = self._view[0]
+        they are exactly its URLs in order (see ``State.records``); else None (then ``urls()``)."""
+        locs = self._locs
         taken = dict(itertools.islice(walk, len(locs)))
         return taken if list(taken) == locs else None  # the same objects: a pointer check each
 
     def encoded_urls(self) -> bytes | memoryview:
-        if self._raw is not None:
-            return self._raw
-        if self._view is not None:
-            return orjson.dumps(self.urls())
-        return orjson.dumps(self._urls if self._urls is not None else {})
-
-    def meta(self) -> dict[str, Any]:
-        if self._index_text is None or self._index is None:
-            self._index_text = base64.b64encode(self.index).decode("ascii")
-        return {
-            "name": self.name,
-            "digest": self.digest,
-            "count": self.count,
-            "missing": self.missing,
-            "origins": self.origins,
-            "index": self._index_text,
-        }
+        return orjson.dumps(dict(self.urls()))
 
 
 @dataclass
@@ -201,13 +249,15 @@ class State:
     submitted: dict[str, str] = field(default_factory=dict)
     # batches acknowledged, not yet folded in (see settle): (endpoint, urls, at, sent by this run)
     deliveries: list[tuple[str, list[str], str, bool]] = field(default_factory=list)
-    # loc -> record of every URL in the parts this run made (see Part's view)
+    # loc -> record of every URL in the parts this run made (see NewPart), in the order of
+    # those parts and of their URLs: the order the fast paths walk in step (settle's _stamp,
+    # jsonfile.encoded_parts), held by tests/test_state.py::test_records_are_walked_in_step
     records: dict[str, Record] | None = None
 
     @classmethod
     def from_urls(cls, urls: dict[str, Record], **fields: Any) -> State:
         """A state whose URLs all belong to one part with no file behind it (tests, conversions)."""
-        return cls(parts=[Part("", "", dict(urls))] if urls else [], **fields)
+        return cls(parts=[RecordedPart("", "", dict(urls))] if urls else [], **fields)
 
     def url_count(self) -> int:
         return sum(part.count for part in self.parts)
@@ -228,7 +278,7 @@ class State:
             return
         wanted = set(map(loc_hash, locs))
         for part in unread:
-            if not wanted.isdisjoint(part.fingerprints()):
+            if not wanted.isdisjoint(part.url_hashes()):
                 part.urls()
 
     def settle(self) -> None:
@@ -284,12 +334,12 @@ class State:
         for part in self.parts:
             if not left:
                 break
-            if part.is_view:  # its records are in self.records: done above
+            if not isinstance(part, RecordedPart):  # a new part's records are in self.records: done above
                 continue
             if not part.decoded:  # look in its index before decoding it
                 if wanted is None:
                     wanted = {loc_hash(loc) for loc in left}
-                if wanted.isdisjoint(part.fingerprints()):
+                if wanted.isdisjoint(part.url_hashes()):
                     continue
             urls = part.urls()
             hits = [loc for loc in left if loc in urls] if len(left) < len(urls) else [loc for loc in urls if loc in left]

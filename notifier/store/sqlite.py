@@ -22,7 +22,7 @@ from notifier.store.checks import check_index, check_part_meta, check_pending_gr
 from notifier.store.durable import SaveFailed, StateStore
 from notifier.store.jsonfile import encoded_parts
 from notifier.store.migrate import FORMAT_VERSION, check_version, sqlite_parts_from_v1
-from notifier.store.model import MAX_RUNS_KEPT, Part, PendingItem, RunRecord, State, apply_delivery, grouped_pending
+from notifier.store.model import MAX_RUNS_KEPT, PendingItem, RecordedPart, RunRecord, State, apply_delivery, grouped_pending
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -109,7 +109,7 @@ def _read(connection: sqlite3.Connection, path: Path) -> tuple[State | None, boo
         if not isinstance(urls, (bytes, str)):
             raise damaged(name, f"{where}: urls is not JSON text")
         state.parts.append(
-            Part(
+            RecordedPart(
                 checked.name,
                 checked.digest,
                 raw=urls.encode() if isinstance(urls, str) else urls,
