@@ -15,7 +15,7 @@ its index of URL fingerprints is consulted when a URL of another file might be i
 from __future__ import annotations
 
 import array
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, overload
 
@@ -148,6 +148,15 @@ class _Unmatched(NamedTuple):
     line: int = 0
 
 
+@dataclass
+class _Known:
+    """What the unread files know (``_look_up``)."""
+
+    records: dict[str, Record]  # URL -> the record an unread file's part holds
+    listed: dict[str, RecordedPart]  # URL an unread file lists while another part held its record
+    uncounted: int = 0  # URLs an unread file lists that its part's count leaves out (a check)
+
+
 class DiffBuilder:
     """Compare the sitemap with ``state`` file by file, as the reader delivers them.
 
@@ -184,6 +193,7 @@ class DiffBuilder:
         self.unmatched_old: dict[str, Record] = {}
         self.origins: dict[str, None] = {}
         self.kept: list[Part] = []  # the parts of unread files
+        self.listed_elsewhere: set[str] = set()  # run: listed by a file read, its record kept by an unread file
         self.new_parts: list[Part | None] = []
 
     # -- one file ------------------------------------------------------------------------
@@ -319,46 +329,68 @@ class DiffBuilder:
             result.changed.append(Change(loc, "changed", old, lastmod, None, recorded_on))
         elif loc in self.pending_since:
             result.pending.append(Change(loc, "pending", old, lastmod, self.pending_since[loc]))
-        else:
-            result.unchanged += 1
 
     # -- the end -------------------------------------------------------------------------
     def finish(self) -> Diff:
-        """Match what moved between files, consult the unread files, count, and return."""
+        """The cross-file steps, once every file is in: match what moved between files,
+        consult the unread files, then what was removed, what still waits, and the counts."""
+        self._release_unlisted_parts()
+        known = self._consult_unread()
+        self._match_new_urls(known)
+        self._rescue_listed_elsewhere(known)
+        self._removals(known)
+        waiting_listed = self._still_pending(known)
+        self._missing_in_unread()
+        self._count(known, waiting_listed)
         result = self.result
-        seen = self.records if self.build else self.seen
-        kept = self.kept
-        # records of files no longer in the sitemap, or no longer listing a URL
+        result.origins = list(self.origins)
+        if self.build:
+            result.parts = [part for part in self.new_parts if part is not None]
+            result.records = self.records
+        return result
+
+    def _listed(self) -> Collection[str]:
+        """The URLs the files read list (each once)."""
+        return self.records if self.build else self.seen
+
+    def _release_unlisted_parts(self) -> None:
+        """The records of files no longer in the sitemap: moved elsewhere, or removed."""
         for name, part in self.old_parts.items():
             if name not in self.used:
                 for loc, gone in part.urls().items():
                     self.unmatched_old.setdefault(loc, gone)
                 part.unload()
-        # URLs new to the files read may be recorded elsewhere: moved, or listed twice
-        confirmed_in_kept: dict[str, Record] = {}
-        listed_in_kept: dict[str, RecordedPart] = {}
-        if kept:
-            candidates = [item.loc for item in self.unmatched_new if item.loc not in self.unmatched_old]
-            candidates += [loc for loc in self.unmatched_old if loc not in seen]
-            candidates += [loc for loc in self.pending_since if loc not in seen]
-            confirmed_in_kept, listed_in_kept = _look_up(candidates, kept)
+
+    def _consult_unread(self) -> _Known:
+        """What the unread files know of the URLs that appeared, vanished or wait elsewhere."""
+        if not self.kept:
+            return _Known({}, {})
+        listed = self._listed()
+        candidates = [item.loc for item in self.unmatched_new if item.loc not in self.unmatched_old]
+        candidates += [loc for loc in self.unmatched_old if loc not in listed]
+        candidates += [loc for loc in self.pending_since if loc not in listed]
+        return _Known(*_look_up(candidates, self.kept))
+
+    def _match_new_urls(self, known: _Known) -> None:
+        """URLs new to the file that lists them: moved from another file (their record comes
+        along), a second listing of an unread file's URL (that file keeps the record), or added."""
+        result = self.result
         fixes: dict[int, set[str]] = {}
         for item in self.unmatched_new:
             record = self.unmatched_old.pop(item.loc, None)
             if record is None:
-                kept_record = confirmed_in_kept.get(item.loc)
-                if kept_record is not None:  # also listed by an unread file: it keeps the record there
+                kept_record = known.records.get(item.loc)
+                if kept_record is not None:
                     result.duplicates.append(
                         (Entry(item.loc, kept_record[LASTMOD], -1, 0), Entry(item.loc, item.lastmod, item.file, item.line))
                     )
-                    result.unchanged += 1
                     if item.part >= 0:
                         fixes.setdefault(item.part, set()).add(item.loc)
                     continue
                 result.added.add(item.loc, item.lastmod)
                 continue
             self._classify(item.loc, item.lastmod, record, item.fingerprint)
-            if self.build:  # moved here from another file: its record comes along
+            if self.build:
                 self.records[item.loc] = _updated(record, item.lastmod, item.fingerprint)
         for number, dropped in fixes.items():
             fixed = self.new_parts[number]
@@ -366,48 +398,67 @@ class DiffBuilder:
             fixed.drop(dropped)
             for loc in dropped:
                 del self.records[loc]
-        # a URL whose record was in a part now gone while an unread file lists it too (its
-        # second listing was not recorded): it is not removed; that file's part takes the record
-        rescued = 0
-        for loc, part in listed_in_kept.items():
+                self.listed_elsewhere.add(loc)
+
+    def _rescue_listed_elsewhere(self, known: _Known) -> None:
+        """A URL whose record was in a part now gone while an unread file lists it too (its
+        second listing was not recorded): not removed; that file's part takes the record."""
+        listed = self._listed()
+        for loc, part in known.listed.items():
             record = self.unmatched_old.get(loc)
-            if record is None or loc in seen:
+            if record is None or loc in listed:
                 continue
-            confirmed_in_kept[loc] = record
-            rescued += 1
+            known.records[loc] = record
             if self.build:
                 part.adopt(loc, record)
-                rescued -= 1  # now counted in the part's count
-        # what no file lists any more
-        if seen or kept:  # an empty sitemap is a broken build, never "every page was removed"
-            for loc, old_record in self.unmatched_old.items():
-                if loc not in seen and loc not in confirmed_in_kept:
-                    result.removed.append(Change(loc, "removed", old_record[LASTMOD], None))
+            else:
+                known.uncounted += 1  # its part's count does not include it yet
+
+    def _removals(self, known: _Known) -> None:
+        """What no file lists any more (never "everything": an empty sitemap is a broken build)."""
+        listed = self._listed()
+        if not listed and not self.kept:
+            return
+        for loc, old_record in self.unmatched_old.items():
+            if loc not in listed and loc not in known.records and loc not in self.listed_elsewhere:
+                self.result.removed.append(Change(loc, "removed", old_record[LASTMOD], None))
+
+    def _still_pending(self, known: _Known) -> int:
+        """Pending URLs not read this deploy: unchanged in an unread file, or removed earlier.
+        Returns how many pending URLs are still listed (those are not counted unchanged)."""
+        result = self.result
+        listed = self._listed()
         removed = {change.loc for change in result.removed}
+        waiting_listed = len(result.pending)  # found while classifying the files read: listed there
         for loc, since in self.pending_since.items():
-            if loc in seen or loc in removed:
+            if loc in listed or loc in removed:
                 continue
-            kept_record = confirmed_in_kept.get(loc)
-            if kept_record is not None:  # unchanged in an unread file, still to be delivered
+            kept_record = known.records.get(loc)  # listed by an unread file (perhaps by one read, too)
+            if kept_record is not None:
                 result.pending.append(Change(loc, "pending", kept_record[LASTMOD], kept_record[LASTMOD], since))
-                result.unchanged -= 1
+                waiting_listed += 1
             else:  # removed earlier (or the sitemap is empty), still not delivered
                 result.pending.append(Change(loc, "pending", None, None, since))
-        # the unread files: their URLs are unchanged; those without a lastmod are listed
-        kept_only = rescued
-        for part in kept:
-            kept_only += part.count
+        return waiting_listed
+
+    def _missing_in_unread(self) -> None:
+        """The unread files' URLs without a lastmod, for lastmod-missing."""
+        listed = self._listed()
+        for part in self.kept:
             if part.missing:
-                result.missing.extend(loc for loc, record in part.urls().items() if record[LASTMOD] is None and loc not in seen)
+                self.result.missing.extend(loc for loc, record in part.urls().items() if record[LASTMOD] is None and loc not in listed)
                 part.unload()
-        duplicated = sum(1 for loc in confirmed_in_kept if loc in seen)
-        result.unchanged += kept_only - duplicated
-        result.total = len(seen) + kept_only - duplicated
-        result.origins = list(self.origins)
-        if self.build:
-            result.parts = [part for part in self.new_parts if part is not None]
-            result.records = self.records
-        return result
+
+    def _count(self, known: _Known, waiting_listed: int) -> None:
+        """How many distinct URLs the sitemap lists, and how many of them did not change: once,
+        from the sets, not adjusted along the way."""
+        result = self.result
+        listed = self._listed()
+        read = len(listed) + len(self.listed_elsewhere)
+        in_unread = sum(part.count for part in self.kept) + known.uncounted
+        both = sum(1 for loc in known.records if loc in listed or loc in self.listed_elsewhere)
+        result.total = read + in_unread - both
+        result.unchanged = result.total - len(result.added) - len(result.changed) - waiting_listed
 
 
 def _updated(record: Record, lastmod: str | None, fingerprint: str | None) -> Record:
