@@ -74,6 +74,11 @@ def where_host(url: str) -> Where:
     return site(origin(url))
 
 
+def host_of(url: str) -> str:
+    """The host of ``url`` as batches and reports name it ("?" for a URL without one)."""
+    return where_host(url).host or "?"
+
+
 def origins_of(urls: Iterable[str]) -> list[str]:
     """The origins of absolute URLs, in order of first appearance (a site has few)."""
     found = dict.fromkeys(map(origin, urls))

@@ -281,6 +281,26 @@ class State:
             if not wanted.isdisjoint(part.url_hashes()):
                 part.urls()
 
+    def waiting(self, endpoints: Iterable[str]) -> list[str]:
+        """The URLs still pending at ``endpoints``, in order, without the acknowledged batches
+        not folded in yet. Reads only: the state is settled on load and on save, nowhere else."""
+        gone: dict[str, set[str]] = {}
+        sent: dict[str, int] = {}
+        replayed: set[str] = set()
+        for endpoint, urls, _, sent_now in self.deliveries:
+            gone.setdefault(endpoint, set()).update(urls)
+            sent[endpoint] = sent.get(endpoint, 0) + len(urls)
+            if not sent_now:
+                replayed.add(endpoint)
+        result: dict[str, None] = {}
+        for endpoint in endpoints:
+            items = self.pending.get(endpoint, {})
+            if items and endpoint not in replayed and sent.get(endpoint) == len(items):
+                continue  # this run's batches are disjoint slices of the pending set: all went
+            delivered = gone.get(endpoint)
+            result.update(dict.fromkeys(items if delivered is None else (loc for loc in items if loc not in delivered)))
+        return list(result)
+
     def settle(self) -> None:
         """Fold in the acknowledged batches: they leave their endpoint's pending set, and their
         URLs' records get ``last_submitted``. Batches come in pending order, which for what

@@ -1,0 +1,125 @@
+"""Phase two of a run: what this deploy announces, recorded in the state as each endpoint's
+pending URLs. A dry run stops here and shows the batches it would send.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+from collections.abc import Callable, Sequence
+
+from notifier.dates import format_utc, parse_w3c
+from notifier.diff import Added, Change, Diff, apply_to_state
+from notifier.errors import UsageError
+from notifier.indexnow import make_batches
+from notifier.pending import refuse_unsendable
+from notifier.report import PlannedBatch, Report, plural
+from notifier.settings import Settings
+from notifier.store import State
+from notifier.urls import by_origin, host_of, site
+
+
+def plan_announcements(
+    settings: Settings, diff: Diff, state: State, report: Report, *, first_run: bool, now: dt.datetime
+) -> list[Sequence[Change]]:
+    """Choose what to announce (``--initial``, ``--no-removed``; never a URL no endpoint can
+    take), require a key for every host, and record the sitemap as the new truth with each
+    endpoint's pending URLs. Returns what this deploy announces."""
+    endpoints = list(settings.endpoints)
+    to_submit, refused = refuse_unsendable(_choose(settings, diff, first_run, now, report), diff.irregular)
+    report.notes.extend(refused)
+    _require_keys(settings, to_submit, state, endpoints)
+    apply_to_state(diff, state, endpoints=endpoints, to_submit=to_submit, now=format_utc(now))
+    report.explain = _explainer(diff, to_submit, state, endpoints)
+    return to_submit
+
+
+def show_plan(settings: Settings, state: State, report: Report) -> None:
+    """A dry run's last phase: every batch it would send, and why each URL is in it."""
+    if settings.keys.default is None and not settings.keys.per_host:
+        report.notes.append("no IndexNow key is set: a real run needs INDEXNOW_KEY (or --key)")
+    report.planned = _plan(settings, state, list(settings.endpoints), report.reasons)
+
+
+def _choose(settings: Settings, diff: Diff, first_run: bool, now: dt.datetime, report: Report) -> list[Sequence[Change]]:
+    """Which of this deploy's changes to announce (``--initial`` on the first run, ``--no-removed``)."""
+    if first_run:
+        if settings.initial == "submit":
+            return [diff.added]
+        since = settings.since
+        if since is not None:
+            cutoff = now - since
+            chosen = []
+            for change in diff.added:
+                instant = parse_w3c(change.new) if change.new else None
+                if instant is not None and instant >= cutoff:
+                    chosen.append(change)
+            recorded = "would record" if settings.dry_run else "recorded"
+            report.notes.append(
+                f"no state file at {settings.state}: {recorded} {plural(len(diff.added), 'URL')}, announcing the "
+                f"{len(chosen)} whose lastmod is within {settings.initial[6:]}"
+            )
+            return [chosen]
+        if settings.dry_run or settings.command == "check":
+            report.notes.append(
+                f"no state file at {settings.state}: a real run would record a baseline of {plural(len(diff.added), 'URL')} "
+                "and submit nothing (or pass --initial submit to announce every URL)"
+            )
+        else:
+            report.notes.append(
+                f"no state file at {settings.state}: recorded a baseline of {plural(len(diff.added), 'URL')} and submitted nothing; "
+                "keep the state file between deploys (or pass --initial submit to announce every URL)"
+            )
+        return []
+    if settings.no_removed:
+        return [diff.added, diff.changed]
+    return diff.announced
+
+
+def _explainer(diff: Diff, to_submit: list[Sequence[Change]], state: State, endpoints: list[str]) -> Callable[[], dict[str, Change]]:
+    """loc -> why it is sent, for what this run announced and every URL pending at a configured
+    endpoint; made when the report is rendered (as JSON), not for every run."""
+
+    def explain() -> dict[str, Change]:
+        reasons = {change.loc: change for change in diff.pending}
+        reasons.update((change.loc, change) for change in itertools.chain.from_iterable(to_submit))
+        for endpoint in endpoints:
+            for loc, item in state.pending.get(endpoint, {}).items():
+                if loc not in reasons:
+                    reasons[loc] = Change(loc, "pending", since=item["since"])
+        return reasons
+
+    return explain
+
+
+def _plan(settings: Settings, state: State, endpoints: list[str], reasons: dict[str, Change]) -> list[PlannedBatch]:
+    planned: list[PlannedBatch] = []
+    for endpoint in endpoints:
+        batches, unsendable = make_batches(state.pending.get(endpoint, {}), settings.keys, settings.batch_size)
+        for batch in batches:
+            planned.append(PlannedBatch(endpoint, batch.host, [reasons[loc] for loc in batch.urls]))
+        if unsendable and settings.keys.default is None and not settings.keys.per_host:
+            # a dry run without a key still shows what would be sent, grouped by host
+            by_host: dict[str, list[Change]] = {}
+            for loc, _ in unsendable:
+                by_host.setdefault(host_of(loc), []).append(reasons[loc])
+            for host, changes in by_host.items():
+                for start in range(0, len(changes), settings.batch_size):
+                    planned.append(PlannedBatch(endpoint, host, changes[start : start + settings.batch_size]))
+    return planned
+
+
+def _require_keys(settings: Settings, to_submit: list[Sequence[Change]], state: State, endpoints: list[str]) -> None:
+    """A run with something to send needs a key for every host, before anything is written."""
+    origins: set[str] = set()
+    for group in to_submit:
+        origins.update(by_origin(group.locs if isinstance(group, Added) else (change.loc for change in group)))
+    for endpoint in endpoints:
+        origins.update(by_origin(state.pending.get(endpoint, {})))
+    hosts = {site(each).host or "?" for each in origins}
+    missing = sorted(host for host in hosts if settings.keys.key_for(host) is None)
+    if missing and not settings.dry_run:
+        raise UsageError(
+            f"no IndexNow key for {', '.join(missing[:3])}: set INDEXNOW_KEY (or --key, or [keys] in the config); "
+            "`notify-changes key new` makes one"
+        )

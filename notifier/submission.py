@@ -1,0 +1,101 @@
+"""Phase three of a run: send every endpoint its pending URLs, in batches, after the key
+preflight, recording each acknowledged batch durably before the next is sent.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+
+from notifier.dates import format_utc
+from notifier.environment import Environment
+from notifier.indexnow import Batch, BatchResult, Client, RetryPolicy, make_batches, redact
+from notifier.report import Report, plural
+from notifier.settings import Settings
+from notifier.store import State, StateStore
+from notifier.urls import host_of
+
+
+def submit_pending(settings: Settings, env: Environment, state: State, store: StateStore, report: Report) -> list[str]:
+    """Send what is pending; each result goes to ``report.batches``. Returns the URLs delivered."""
+    delivered: list[str] = []
+    client = Client(
+        policy=RetryPolicy(budget=settings.retry_timeout),
+        request_timeout=settings.request_timeout,
+        sleep=env.sleep,
+        clock=env.clock,
+        wall_clock=env.now,
+        session=env.session,
+        notice=env.notice,
+    )
+    try:
+        for result, batch in _Submissions(settings, client, state, list(settings.endpoints), env):
+            report.batches.append(result)
+            if batch is not None and result.status in ("delivered", "accepted"):
+                store.record_delivered(state, result.endpoint, batch.urls, format_utc(env.now()))
+                delivered.extend(batch.urls)
+    finally:
+        if env.session is None:
+            client.close()
+    return delivered
+
+
+class _Submissions:
+    """Iterate (result, batch) over every endpoint's pending URLs, after the key preflight."""
+
+    def __init__(self, settings: Settings, client: Client, state: State, endpoints: list[str], env: Environment) -> None:
+        self.settings, self.client, self.state, self.endpoints, self.env = settings, client, state, endpoints, env
+        self.host_problems: dict[str, str | None] = {}
+
+    def _preflight(self, batch: Batch) -> str | None:
+        """Per host, once: the key file matches, and (--verify-live) changed pages are live."""
+        if batch.host not in self.host_problems:
+            scheme = "https" if batch.urls[0].startswith("https:") else "http"
+            _, url = self.settings.keys.location_for(batch.host, scheme)
+            if self.env.progress is not None:
+                self.env.progress(redact(f"checking key file {url}", batch.key))
+            problem = self.client.check_key_file(url, batch.key)
+            if problem is None and self.settings.verify_live:
+                problem = self._live_problem(batch.host)
+            self.host_problems[batch.host] = problem
+        return self.host_problems[batch.host]
+
+    def _live_problem(self, host: str) -> str | None:
+        """Up to --verify-live added or changed pages of ``host`` must be served already (CDNs lag)."""
+        sample: dict[str, None] = {}
+        for endpoint in self.endpoints:
+            for loc, item in self.state.pending.get(endpoint, {}).items():
+                if item["reason"] in ("added", "changed") and host_of(loc) == host:
+                    sample[loc] = None
+                if len(sample) >= self.settings.verify_live:
+                    break
+        for loc in list(sample)[: self.settings.verify_live]:
+            problem = self.client.check_live(loc)
+            if problem is not None:
+                return f"the live site is not serving the new pages yet: {problem}; the URLs stay pending, run again later"
+        return None
+
+    def __iter__(self) -> Iterator[tuple[BatchResult, Batch | None]]:
+        for endpoint in self.endpoints:
+            pending = list(self.state.pending.get(endpoint, {}))
+            batches, unsendable = make_batches(pending, self.settings.keys, self.settings.batch_size)
+            grouped = Counter((host_of(loc), why) for loc, why in unsendable)
+            for (host, why), count in grouped.items():
+                yield BatchResult(endpoint, host, count, "skipped", None, why, 0), None
+            stop_reason: str | None = None
+            name = host_of(endpoint)
+            for number, batch in enumerate(batches, start=1):
+                problem = self._preflight(batch)
+                if problem is None and stop_reason is None:
+                    label = f"batch {number}/{len(batches)} to {name}"
+                    if self.env.progress is not None:
+                        self.env.progress(f"sending {label}: {plural(len(batch.urls), 'URL')} of {batch.host}")
+                    result = self.client.submit(endpoint, batch, label)
+                    if result.http_status == 403:  # the key will not work for the other batches either
+                        stop_reason = f"not sent after the 403 above: {result.message}"
+                    elif result.exhausted:  # down for this run: its other batches must not each spend the budget
+                        stop_reason = f"not sent: {name} failed {label} after its retries; they stay pending for the next run"
+                    yield result, batch
+                else:
+                    message = problem or stop_reason or ""
+                    yield BatchResult(endpoint, batch.host, len(batch.urls), "skipped", None, message, 0), batch
