@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, overload
 
 from notifier.dates import parse_w3c
-from notifier.sitemap import Entry, Row, SitemapFile, describe
+from notifier.sitemap_files import Entry, Row, SitemapFile, describe
 from notifier.store import (
     FINGERPRINT,
     FIRST_SEEN,

@@ -18,7 +18,7 @@ from typing import NamedTuple
 from notifier.dates import UTC, parse_w3c, period_of
 from notifier.errors import HistoryError
 from notifier.rules import Violation
-from notifier.sitemap import Entry
+from notifier.sitemap_files import Entry
 from notifier.source import is_inside
 from notifier.urls import split_url
 

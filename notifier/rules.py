@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 from notifier.dates import parse_w3c, timestamps
 from notifier.diff import Change, Diff, same_instant
-from notifier.sitemap import Sitemap
+from notifier.sitemap_files import Sitemap
 from notifier.store import State
 from notifier.urls import MAX_URL_LENGTH, PLAIN_URL, site, split_url
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import gzip
+import inspect
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from lxml import etree
 
 from notifier.source import MAX_FILE_BYTES
 from tests.conftest import BASE, NS, Site, index, pages, urlset
@@ -120,15 +123,40 @@ def test_an_entity_pointing_at_a_loopback_listener_is_never_fetched(site: Site) 
         listener.close()
 
 
-def test_the_parser_is_configured_strictly() -> None:
-    import inspect
+def _bare_parser() -> Any:
+    """The reader's own lxml parser, fed directly: past the DOCTYPE check on the bytes, to
+    see what the parser itself would do if a DOCTYPE ever reached it."""
+    from notifier.sitemap_files import Sitemap, SitemapFile
+    from notifier.sitemap_xml import _XmlFile
 
+    return _XmlFile("x.xml", 0, Sitemap(), SitemapFile("x.xml", "urlset")).parser
+
+
+def test_the_parser_itself_expands_no_entity_and_reads_no_file(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET")
+    parser = _bare_parser()
+    parser.feed(
+        f'<?xml version="1.0"?><!DOCTYPE urlset [<!ENTITY inner "EXPANDED"><!ENTITY outer SYSTEM "{secret.as_uri()}">]>'
+        '<urlset><url><loc>&inner;&outer;</loc></url></urlset>'
+    )
+    root = parser.close()
+    text = etree.tostring(root).decode()
+    assert "&inner;" in text and "EXPANDED" not in text
+    assert "TOP-SECRET" not in text
+
+
+def test_the_parser_itself_refuses_a_huge_text_node() -> None:
+    parser = _bare_parser()
+    with pytest.raises(etree.XMLSyntaxError):
+        parser.feed(b"<urlset><url><loc>" + b"a" * 11_000_000 + b"</loc></url></urlset>")
+        parser.close()
+
+
+def test_the_reader_never_uses_recover_and_needs_a_safe_lxml() -> None:
     import lxml
 
-    from notifier import sitemap
+    from notifier import sitemap, sitemap_xml
 
-    source = inspect.getsource(sitemap._parse_xml)
-    for setting in ("resolve_entities=False", "no_network=True", "load_dtd=False", "huge_tree=False"):
-        assert setting in source
-    assert "recover=True" not in inspect.getsource(sitemap)
+    assert "recover=True" not in inspect.getsource(sitemap) + inspect.getsource(sitemap_xml)
     assert tuple(int(part) for part in lxml.__version__.split(".")[:2]) >= (6, 1)

@@ -1,0 +1,103 @@
+"""What the sitemap reader hands over: each file read, its entries (one per ``<url>`` or text
+line), and the findings the rules judge; and what is worked out of a file where it is read.
+"""
+
+from __future__ import annotations
+
+import array
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+
+from notifier.dates import timestamps
+from notifier.urlhash import make_index
+from notifier.urls import irregular, origins_of
+
+MAX_URLS_PER_FILE = 50_000  # sitemaps.org: at most 50,000 URLs per file, 50,000 parts per index
+
+
+class Entry(NamedTuple):
+    """One ``<url>`` of the sitemap (or one line of a plain-text sitemap)."""
+
+    loc: str
+    lastmod: str | None
+    file: int  # index into Sitemap.files
+    line: int
+
+
+Row = tuple[str, str | None, int, int]  # an Entry as a plain tuple: (loc, lastmod, file, line)
+
+
+make_entry = tuple.__new__  # Entry(...) without the Python-level constructor: once per URL
+
+
+class Finding(NamedTuple):
+    """Something the reader saw that a verification rule judges (see rules.py)."""
+
+    rule: str
+    url: str
+    message: str
+
+
+@dataclass
+class SitemapFile:
+    """One file read: the root sitemap or an index part."""
+
+    name: str  # as the user would recognise it: the path or URL
+    kind: str  # "urlset", "index" or "text"
+    url_count: int = 0
+    digest: str = ""  # BLAKE2b of the raw bytes, to notice an unchanged part
+    public_url: str | None = None  # the URL an index listed it under
+    key: str = ""  # stable identity across deploys: the path under the site dir, or the URL
+    skipped: bool = False  # its bytes equal the recorded ones: not parsed, its URLs come from the state
+    # worked out where it was parsed (on every core for an index's parts):
+    origins: list[str] = field(default_factory=list)  # scheme://host of its URLs, first seen first
+    irregular: list[str] = field(default_factory=list)  # its URLs that are not plain (urls.irregular)
+    index: bytes | None = None  # urlhash.make_index of its URLs (ReadOptions.index)
+    stamps: array.array[float] | None = None  # dates.timestamps of its entries' lastmods (ReadOptions.stamps)
+
+
+@dataclass
+class Sitemap:
+    """Everything read from SITEMAP and its parts, in document order."""
+
+    entries: list[Entry] = field(default_factory=list)
+    files: list[SitemapFile] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    root_url: str | None = None  # the sitemap's public URL when known
+    # when set, each urlset or text file's entries go here as soon as it is read, in
+    # document order, instead of into ``entries``; None stands for a file not read
+    sink: Callable[[SitemapFile, Sequence[Row] | None], None] | None = field(default=None, repr=False)
+
+
+class IndexPart(NamedTuple):
+    """A part an index lists: its loc and the line that lists it."""
+
+    loc: str
+    line: int
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How to find the bytes: where the build lives, how long to wait for a server."""
+
+    site_dir: Path | None = None
+    request_timeout: float = 30.0
+    progress: Callable[[str], None] | None = None
+    known_digests: Mapping[str, str] | None = None  # key -> digest of parts recorded last deploy
+    index: bool = False  # make each file's URL-hash index (a run that records them)
+    stamps: bool = False  # parse each file's lastmods (a first run: every URL is added, every date judged)
+
+
+def describe(info: SitemapFile, entries: Sequence[Entry], options: ReadOptions = ReadOptions()) -> SitemapFile:
+    """Work out what the diff and the rules want to know of a file read: its origins, its
+    irregular URLs, and as ``options`` ask, its URL-hash index and parsed dates."""
+    locs = [entry.loc for entry in entries]
+    info.origins = origins_of(locs)
+    info.irregular = irregular(locs)
+    if options.index:
+        info.index = make_index(locs)
+    if options.stamps:
+        info.stamps = timestamps([entry.lastmod for entry in entries])
+    return info

@@ -1,0 +1,29 @@
+"""A plain-text sitemap: one URL a line, UTF-8 (sitemaps.org), capped like every file."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from notifier.errors import InputError
+from notifier.sitemap_files import Entry, Sitemap
+from notifier.sitemap_xml import BOM, XML_SPACE
+
+
+def parse_text(chunks: Iterator[bytes], location: str, file_no: int, sitemap: Sitemap) -> None:
+    data = b"".join(chunks)  # at most MAX_FILE_BYTES, checked by the source
+    if data.startswith(BOM):
+        data = data[len(BOM) :]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        raise InputError(f"{location}, line {line}: not UTF-8 text; a sitemap must be UTF-8") from None
+    if "\x00" in text:
+        line = text[: text.index("\x00")].count("\n") + 1
+        raise InputError(f"{location}, line {line}: contains a NUL byte; this is not a text sitemap")
+    info = sitemap.files[file_no]
+    for number, raw_line in enumerate(text.splitlines(), start=1):
+        loc = raw_line.strip(XML_SPACE)
+        if loc:
+            sitemap.entries.append(Entry(loc, None, file_no, number))
+            info.url_count += 1
