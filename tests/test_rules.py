@@ -362,7 +362,7 @@ def test_check_exits_1_only_for_errors() -> None:
 
 
 def test_the_most_shared_instant_is_found_with_a_few_counters() -> None:
-    from notifier.rules import _most_shared
+    from notifier.rules.dates import _most_shared
 
     spread = array.array("d", [float(n) for n in range(1000)])
     assert _most_shared(spread, 0.5)[1] == 1  # no instant is shared: every counter was knocked out

@@ -1,0 +1,128 @@
+"""The rules as data: each id, its default level and what it catches; a violation; the
+settings and the context every rule reads. The rules themselves live beside this module,
+by what they judge: ``urls``, ``dates``, ``site``.
+"""
+
+from __future__ import annotations
+
+import array
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from notifier.diff import Change, Diff
+from notifier.sitemap_files import Sitemap
+from notifier.store import State
+
+ERROR, WARN, OFF = "error", "warn", "off"
+
+
+LEVELS = (ERROR, WARN, OFF)
+
+
+class Rule(NamedTuple):
+    id: str
+    level: str  # the default level
+    catches: str  # what it catches, for the README and --help
+
+
+RULES: dict[str, Rule] = {
+    rule.id: rule
+    for rule in (
+        Rule("lastmod-regressed", ERROR, "a URL's lastmod is earlier than the one recorded at the last deploy"),
+        Rule("lastmod-future", ERROR, "a lastmod is later than now plus --clock-skew"),
+        Rule("lastmod-bulk", ERROR, "many changed URLs share one lastmod instant: dates from file mtimes or the build clock"),
+        Rule("lastmod-invalid", ERROR, "a lastmod that is not a W3C Datetime"),
+        Rule("lastmod-missing", WARN, "a URL without a lastmod"),
+        Rule("lastmod-vs-history", ERROR, "a lastmod outside the git history of the page's source file"),
+        Rule("lastmod-without-change", WARN, "the lastmod moved but the built page file did not change"),
+        Rule("change-without-lastmod", WARN, "the built page file changed but its lastmod did not"),
+        Rule("mass-removal", ERROR, "more than --max-removed of the recorded URLs vanished at once"),
+        Rule("url-invalid", ERROR, "a loc that is not an absolute, escaped http(s) URL of at most 2,048 characters"),
+        Rule("url-out-of-scope", ERROR, "a loc off the sitemap's host or outside the sitemap's folder"),
+        Rule("url-dev-host", ERROR, "a loc on a development, preview or placeholder host"),
+        Rule("url-duplicate", WARN, "the same loc listed twice (an error when the two lastmods differ)"),
+        Rule("sitemap-limits", ERROR, "over 50,000 URLs in a file or parts in an index, or an index inside an index"),
+        Rule("sitemap-empty", ERROR, "the sitemap lists no URL at all"),
+        Rule("xml-prolog", WARN, "a byte-order mark or whitespace before <?xml"),
+        Rule("key-file-missing", ERROR, "the IndexNow key file is not in the build (--site-dir)"),
+    )
+}
+
+
+class Violation(NamedTuple):
+    rule: str
+    level: str  # "error" or "warn"
+    url: str
+    message: str
+
+
+@dataclass(frozen=True)
+class BulkThresholds:
+    """When one shared lastmod instant means "the dates came from the build, not the content".
+
+    The defaults, argued with numbers:
+    - ``min_urls = 10``: an honest commit touches a handful of pages; 10 pages sharing
+      one instant is where a hand-made change stops being the likely story. The small
+      MkDocs site of the corpus (6 pages, one build date) stays silent; the Next.js site
+      that stamped all 59 pages with the build time fires; so does the 172-of-176 case.
+    - ``ratio = 0.5``: the shared instant must cover at least half of the changed URLs
+      that carry a lastmod. Build stamps cover ~100 % (59/59, 172/176, 10/11 in the
+      corpus' Hugo blogdown site); a deploy that mixes honest dates never gets there.
+    - ``site_ratio = 0.2``: and at least a fifth of the whole sitemap. A large site
+      where one honest commit changed 200 pages out of 10,000 (2 %) stays silent, while
+      the generator that rewrites every file on every run covers the whole site.
+    """
+
+    min_urls: int = 10
+    ratio: float = 0.5
+    site_ratio: float = 0.2
+
+
+@dataclass(frozen=True)
+class RuleSettings:
+    """What the rules need to know beyond the sitemap and the state."""
+
+    levels: dict[str, str] = field(default_factory=dict)
+    now: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
+    clock_skew: dt.timedelta = dt.timedelta(hours=1)
+    max_removed: float = 0.2  # fraction of recorded URLs
+    max_removed_min: int = 10  # never fire below this many removals
+    bulk: BulkThresholds = BulkThresholds()
+    sitemap_url: str | None = None
+    cap_per_rule: int = 20  # findings listed per rule in the text report
+
+    def level(self, rule_id: str) -> str:
+        return self.levels.get(rule_id, RULES[rule_id].level)
+
+
+@dataclass
+class Dated:
+    """The added and changed URLs' lastmods, parsed once (a first run has a million)."""
+
+    added: Sequence[Change]
+    changed: Sequence[Change]
+    stamps: array.array[float]  # one per added, then changed, URL: its POSIX timestamp, NaN if none
+    invalid: list[Change]  # a lastmod that is not a W3C Datetime
+
+    def change(self, number: int) -> Change:
+        first_changed = len(self.added)
+        return self.added[number] if number < first_changed else self.changed[number - first_changed]
+
+
+@dataclass
+class Context:
+    """Everything the rules look at."""
+
+    sitemap: Sitemap
+    diff: Diff
+    state: State
+    first_run: bool
+    key_file_missing: list[tuple[str, str]] = field(default_factory=list)  # (key file expected in the build, what is wrong)
+    backed_by_history: set[str] = field(default_factory=set)  # lastmod is a commit time of the source
+    extra: list[Violation] = field(default_factory=list)  # from history and fingerprints
+    dated: Dated | None = None  # the added and changed lastmods, parsed (by _dated)
+
+
+Found = tuple[str, str, str, str | None]  # rule, url, message, level override

@@ -1,0 +1,219 @@
+"""The rules that judge URLs: url-invalid, url-out-of-scope, url-dev-host, url-duplicate."""
+
+from __future__ import annotations
+
+import ipaddress
+import itertools
+import posixpath
+import re
+from collections.abc import Iterable, Iterator
+from typing import NamedTuple
+
+from notifier.diff import Change, same_instant
+from notifier.rules.table import ERROR, OFF, Context, Found, RuleSettings
+from notifier.sitemap_files import Sitemap
+from notifier.urls import MAX_URL_LENGTH, PLAIN_URL, site, split_url
+
+_UNESCAPED = re.compile(r"[^A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]|%(?![0-9A-Fa-f]{2})")
+
+
+_DEV_SUFFIXES = (".local", ".localhost", ".test", ".example", ".invalid", ".internal", ".lan", ".home.arpa")
+
+
+_DEV_NAMES = {"localhost", "example.com", "example.net", "example.org"}
+
+
+# Hosts that generators put in a sitemap when the site's own URL was never configured:
+# starters' and themes' default base URLs, and the preview or staging hosts of hosting
+# services (taken from real sitemaps in the corpus; see ../shared/corpus/SOURCES.md).
+class HostPattern(NamedTuple):
+    """A host shape that is not a site's own public address, with an example each way
+    (tests hold every pattern to both: ``tests/test_rules.py``)."""
+
+    pattern: re.Pattern[str]
+    what: str
+    example: str  # a host it must catch
+    twin: str  # a production host that looks alike and must pass
+
+
+_PLACEHOLDER_HOSTS = (
+    HostPattern(
+        re.compile(r"(.+\.)?gatsbystarter[a-z-]*\.gatsbyjs\.io"),
+        "the Gatsby starter's default siteUrl",
+        "gatsbystarterdefaultsource.gatsbyjs.io",
+        "mysite.gatsbyjs.io",
+    ),
+    # Netlify: NAME.netlify.app (a chosen name, or a random one such as
+    # elegant-nightingale-894b88) is production; previews and branch deploys put a prefix
+    # and "--" before it (deploy-preview-12--NAME, 5f9a1c2b3d4e5f60708090a1--NAME, staging--NAME)
+    HostPattern(
+        re.compile(r"[^.]+--[^.]+\.netlify\.app"),
+        "a Netlify deploy preview or branch deploy",
+        "deploy-preview-12--mysite.netlify.app",
+        "elegant-nightingale-894b88.netlify.app",
+    ),
+    # Vercel: PROJECT.vercel.app is production; PROJECT-git-BRANCH-TEAM.vercel.app a preview
+    HostPattern(
+        re.compile(r".+-git-.+\.vercel\.app"), "a Vercel preview deployment", "shop-git-fix-menu-acme.vercel.app", "shop.vercel.app"
+    ),
+    # Cloudflare Pages: NAME.pages.dev is production; HASH.NAME.pages.dev and BRANCH.NAME.pages.dev previews
+    HostPattern(re.compile(r"[^.]+\.[^.]+\.pages\.dev"), "a Cloudflare Pages preview", "1a2b3c4d.mysite.pages.dev", "mysite.pages.dev"),
+    # Render: NAME.onrender.com is production; NAME-pr-N.onrender.com a pull request preview
+    HostPattern(re.compile(r".+-pr-\d+\.onrender\.com"), "a Render pull request preview", "shop-pr-42.onrender.com", "shop.onrender.com"),
+    HostPattern(re.compile(r".+\.on\.getshifter\.io"), "a Shifter staging host", "quirky-meitner6297.on.getshifter.io", "getshifter.io"),
+    HostPattern(
+        re.compile(r"(www\.)?(your-?(site|domain|website|blog)|mysite|mydomain)\.(com|org|net)"),
+        "a placeholder domain",
+        "www.yoursite.com",
+        "www.yoursite-bakery.com",
+    ),
+)
+
+
+_PLACEHOLDER_PREFIXES = (
+    ("http://bashtage.github.io/sphinx-material/", "the sphinx-material theme's default base_url"),
+    ("https://bashtage.github.io/sphinx-material/", "the sphinx-material theme's default base_url"),
+)
+
+
+_PREFIX_HOSTS = {split_url(prefix).netloc for prefix, _ in _PLACEHOLDER_PREFIXES}
+
+
+def dev_host_reason(url: str) -> str | None:
+    """Why ``url`` is on a development or placeholder host, or None."""
+    host = (split_url(url).hostname or "").rstrip(".").lower()
+    for prefix, what in _PLACEHOLDER_PREFIXES:
+        if url.startswith(prefix):
+            return f"{prefix} is {what}"
+    return _host_reason(host) if host else None
+
+
+def _host_reason(host: str) -> str | None:
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        address = None
+    if address is not None:
+        if address.is_loopback or address.is_private or address.is_link_local or address.is_unspecified:
+            return f"{host} is a loopback or private address, from a dev server"
+        return None
+    if host in _DEV_NAMES or host.endswith(_DEV_SUFFIXES) or host.endswith((".example.com", ".example.net", ".example.org")):
+        return f"{host} is a development or placeholder name (a dev server or the generator's default base URL)"
+    for pattern, what, _, _ in _PLACEHOLDER_HOSTS:
+        if pattern.fullmatch(host):
+            return f"{host} looks like {what}, not the site's own address"
+    return None
+
+
+def url_problem(loc: str) -> str | None:
+    """Why ``loc`` is not an absolute, escaped http(s) URL within the length limit, or None."""
+    if len(loc) > MAX_URL_LENGTH:
+        return f"loc is {len(loc)} characters long, over {MAX_URL_LENGTH}"
+    split = split_url(loc)
+    if not split.scheme and not split.path and loc:
+        return "loc is not a valid URL (a broken host or port)"
+    if split.scheme not in ("http", "https") or not split.netloc:
+        if not split.scheme and loc.startswith("/"):
+            return "loc is relative; write absolute URLs (set the site's base URL in the generator)"
+        return "loc is not an absolute http(s) URL"
+    if not split.hostname:
+        return "loc has no host"
+    bad = _UNESCAPED.search(loc)
+    if bad is not None:
+        return f"loc has an unescaped character {bad.group(0)!r}; percent-encode it (RFC 3986)"
+    return None
+
+
+class Scope(NamedTuple):
+    host: str
+    folder: str  # ends with "/"
+
+
+def sitemap_scope(sitemap: Sitemap, sitemap_url: str | None, origins: list[str]) -> Scope | None:
+    """The host and folder every loc must be under (SPEC: url-out-of-scope)."""
+    public = sitemap_url or sitemap.root_url
+    if public:
+        split = split_url(public)
+        folder = posixpath.dirname(split.path) if not split.path.endswith("/") else split.path
+        return Scope(split.netloc.lower(), folder.rstrip("/") + "/")
+    for origin in origins:  # a local root: the first URL's host, the site root
+        split = split_url(origin + "/")
+        if split.scheme in ("http", "https") and split.netloc:
+            return Scope(split.netloc.lower(), "/")
+    return None
+
+
+def _urls(context: Context, settings: RuleSettings) -> Iterator[Found]:
+    sitemap = context.sitemap
+    scope = sitemap_scope(sitemap, settings.sitemap_url, context.diff.origins)
+    check_invalid = settings.level("url-invalid") != OFF
+    check_scope = scope is not None and settings.level("url-out-of-scope") != OFF
+    check_dev = settings.level("url-dev-host") != OFF
+    host_reasons: dict[str, str | None] = {}
+    diff = context.diff
+    # URLs recorded by an earlier deploy passed these rules then: judge what this deploy adds or changes
+    changes: Iterable[Change] = itertools.chain(diff.added, diff.changed)
+    if not _judged_by_url(diff.origins, scope, check_dev, check_scope):
+        # every origin passes, and the scope is the site's root: a plain URL passes too, so
+        # only the irregular ones need a look (a first run adds a million plain URLs)
+        if not diff.irregular:
+            return
+        changes = (change for change in changes if change.loc in diff.irregular)
+    for change in changes:
+        loc = change.loc
+        plain = PLAIN_URL.fullmatch(loc) if len(loc) <= MAX_URL_LENGTH else None
+        if plain is not None:  # the common case, one regex: absolute, ASCII, nothing to escape
+            netloc, path = plain.group(2).lower(), plain.group(3) or "/"
+        else:
+            if check_invalid:
+                problem = url_problem(loc)
+                if problem is not None:
+                    yield "url-invalid", loc, problem, None
+                    continue
+            split = split_url(loc)
+            netloc, path = split.netloc.lower(), split.path or "/"
+        if check_dev:
+            if netloc not in host_reasons:  # one look per host: a site has few hosts, many URLs
+                host_reasons[netloc] = dev_host_reason(loc)
+            reason = host_reasons[netloc]
+            if reason is None and netloc in _PREFIX_HOSTS:
+                reason = dev_host_reason(loc)
+            if reason is not None:
+                yield "url-dev-host", loc, f"{reason}; set the site's real base URL in the generator and rebuild", None
+                continue
+        if check_scope and scope is not None:
+            if netloc != scope.host:
+                yield "url-out-of-scope", loc, f"not on the sitemap's host {scope.host}", None
+            elif not path.startswith(scope.folder):
+                yield "url-out-of-scope", loc, f"not under the sitemap's folder {scope.folder}", None
+
+
+def _judged_by_url(origins: list[str], scope: Scope | None, check_dev: bool, check_scope: bool) -> bool:
+    """Whether plain URLs must be judged one by one: some origin is a development or
+    placeholder host, off the sitemap's host, or the scope is a folder, not the root."""
+    for each in origins:
+        host = site(each).host
+        if check_dev and (host in _PREFIX_HOSTS or dev_host_reason(each + "/") is not None):
+            return True
+        if check_scope and scope is not None and (host != scope.host or scope.folder != "/"):
+            return True
+    return False
+
+
+def _duplicates(context: Context, settings: RuleSettings) -> Iterator[Found]:
+    files = context.sitemap.files
+    for first, repeat in context.diff.duplicates:
+        where = f"{files[repeat.file].name} line {repeat.line}" if 0 <= repeat.file < len(files) else "in two sitemap files"
+        if same_instant(first.lastmod, repeat.lastmod):
+            yield "url-duplicate", repeat.loc, f"listed twice ({where}); keep one", None
+        else:
+            level = ERROR if settings.levels.get("url-duplicate") is None else None
+            yield (
+                "url-duplicate",
+                repeat.loc,
+                f"listed twice with different lastmods {first.lastmod} and {repeat.lastmod} ({where}); keep one",
+                level,
+            )
+
+
+# -- lastmods ------------------------------------------------------------------------
