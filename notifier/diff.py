@@ -9,17 +9,18 @@ each file is compared with the records of the same file at the last deploy, so m
 holds one file's records at a time, not the whole site twice. A URL that moved to
 another file is matched at the end (``finish``). A file whose bytes did not change since
 the last deploy is not read at all: its part of the state stays as it was, and only
-its index of URL fingerprints is consulted when a URL of another file might be its.
+its URL-hash index is consulted when a URL of another file might be its.
+
+The values it makes (Change, Added, Diff) are defined in ``changes``.
 """
 
 from __future__ import annotations
 
-import array
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple, overload
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
-from notifier.dates import parse_w3c
+from notifier.changes import Added, Change, Diff, PageFinding, same_instant
 from notifier.sitemap_files import Entry, Row, SitemapFile, describe
 from notifier.store import (
     FINGERPRINT,
@@ -37,106 +38,7 @@ from notifier.store import (
 )
 from notifier.urlhash import loc_hash
 
-
-class Change(NamedTuple):
-    """One URL to announce, and why."""
-
-    loc: str
-    reason: str  # "added" | "changed" | "removed" | "pending"
-    old: str | None = None  # the recorded lastmod
-    new: str | None = None  # the sitemap's lastmod
-    since: str | None = None  # for pending: when it first waited
-    recorded: str | None = None  # for changed: when the old lastmod was recorded (or last sent)
-
-
-class Added(Sequence[Change]):
-    """The added URLs: kept as two lists, locs and lastmods, each Change made when asked for
-    (a first run adds a million URLs; a million Change objects would be a hundred megabytes)."""
-
-    def __init__(self) -> None:
-        self.locs: list[str] = []
-        self.lastmods: list[str | None] = []
-        # their dates as dates.timestamps gives them, when the reader parsed them (a first
-        # run, on every core): None as soon as one URL came without
-        self.stamps: array.array[float] | None = array.array("d")
-
-    def add(self, loc: str, lastmod: str | None) -> None:
-        self.locs.append(loc)
-        self.lastmods.append(lastmod)
-        self.stamps = None
-
-    def __len__(self) -> int:
-        return len(self.locs)
-
-    @overload
-    def __getitem__(self, index: int) -> Change: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[Change]: ...
-    def __getitem__(self, index: int | slice) -> Change | list[Change]:
-        if isinstance(index, slice):
-            return [Change(loc, "added", None, lastmod) for loc, lastmod in zip(self.locs[index], self.lastmods[index], strict=True)]
-        return Change(self.locs[index], "added", None, self.lastmods[index])
-
-    def __iter__(self) -> Iterator[Change]:
-        for loc, lastmod in zip(self.locs, self.lastmods, strict=True):
-            yield Change(loc, "added", None, lastmod)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Sequence) and list(self) == list(other)
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __add__(self, other: Sequence[Change]) -> list[Change]:
-        return [*self, *other]
-
-    def __repr__(self) -> str:
-        return f"Added({self.locs[:3]}{'...' if len(self.locs) > 3 else ''})"
-
-
-class PageFinding(NamedTuple):
-    """A lastmod and a built page file that disagree (with --site-dir fingerprints)."""
-
-    rule: str  # "lastmod-without-change" | "change-without-lastmod"
-    loc: str
-    old: str | None
-    new: str | None
-
-
-@dataclass
-class Diff:
-    """The outcome of comparing the sitemap with the state."""
-
-    duplicates: list[tuple[Entry, Entry]] = field(default_factory=list)  # (first, repeat)
-    added: Added = field(default_factory=Added)
-    changed: list[Change] = field(default_factory=list)
-    removed: list[Change] = field(default_factory=list)
-    pending: list[Change] = field(default_factory=list)  # waiting from an earlier run only
-    unchanged: int = 0
-    rewritten: int = 0  # same instant written differently: recorded, never announced
-    total: int = 0  # distinct URLs the sitemap lists, read or not
-    missing: list[str] = field(default_factory=list)  # URLs without a lastmod
-    origins: list[str] = field(default_factory=list)  # scheme://host of the URLs, first seen first
-    page_findings: list[PageFinding] = field(default_factory=list)
-    irregular: set[str] = field(default_factory=set)  # URLs of the files read that are not plain (urls.irregular)
-    parts: list[Part] = field(default_factory=list)  # the state's parts after this deploy (when built)
-    records: dict[str, Record] | None = None  # loc -> record, for every URL of the parts this run made
-
-    @property
-    def announced(self) -> list[Sequence[Change]]:
-        """What this run found new: added, changed and removed, in sitemap order."""
-        return [self.added, self.changed, self.removed]
-
-
-def same_instant(old: str | None, new: str | None) -> bool:
-    """Whether two lastmods name the same instant (strings first: the common, cheap case)."""
-    if old == new:
-        return True
-    if old is None or new is None:
-        return False
-    old_instant, new_instant = parse_w3c(old), parse_w3c(new)
-    if old_instant is None or new_instant is None:
-        return False
-    return old_instant == new_instant
+__all__ = ["Added", "Change", "Diff", "DiffBuilder", "PageFinding", "apply_to_state", "compute_diff", "same_instant"]
 
 
 class _Unmatched(NamedTuple):

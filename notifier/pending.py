@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from notifier.diff import Added, Change
+from notifier.changes import Added, Change
 from notifier.report import plural
 from notifier.store import State
 from notifier.urls import unsendable

@@ -11,8 +11,8 @@ from __future__ import annotations
 import gc
 import itertools
 
+from notifier.changes import Diff
 from notifier.dates import format_utc
-from notifier.diff import Diff
 from notifier.environment import Environment
 from notifier.errors import ExitCode, InputError, StateError
 from notifier.pending import drop_unsendable, hand_over_orphans

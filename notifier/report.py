@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from notifier.diff import Change
+from notifier.changes import Change
 from notifier.errors import ExitCode
 from notifier.indexnow import BatchResult
 from notifier.rules import Violation

@@ -7,8 +7,8 @@ import math
 from collections import Counter
 from collections.abc import Iterator
 
+from notifier.changes import Change
 from notifier.dates import parse_w3c, timestamps
-from notifier.diff import Change
 from notifier.rules.table import Context, Dated, Found, RuleSettings
 
 

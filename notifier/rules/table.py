@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from notifier.diff import Change, Diff
+from notifier.changes import Change, Diff
 from notifier.sitemap_files import Sitemap
 from notifier.store import State
 

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
-from notifier.diff import Change, same_instant
+from notifier.changes import Change, same_instant
 from notifier.rules.table import ERROR, OFF, Context, Found, RuleSettings
 from notifier.sitemap_files import Sitemap
 from notifier.urls import MAX_URL_LENGTH, PLAIN_URL, site, split_url
