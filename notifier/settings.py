@@ -290,8 +290,45 @@ def build_settings(
     where = str(config_path) if config_path else "config"
     file_values = _normalise(table, where)
     base = config_path.parent if config_path else cwd
+    merged = _merge(cli, env, file_values, where=where, base=base, cwd=cwd, api=api)
+    values = {name: CONVERTERS[name](label)(value) for name, (value, label) in merged.items()}
+    if "site-dir" in values and not Path(values["site-dir"]).is_dir():
+        raise UsageError(f"{merged['site-dir'][1]} {values['site-dir']}: no such folder; pass the build output root")
+    if not values.get("sitemap"):
+        raise UsageError("no SITEMAP given: pass the path or URL of the built sitemap, e.g. public/sitemap.xml")
+    return Settings(
+        command=command,
+        sitemap=values["sitemap"],
+        state=Path(values.get("state", cwd / DEFAULT_STATE)),
+        keys=_keys(values, file_values.get("keys", {}), blame=merged.get("key", (None, ""))[1], where=where),
+        endpoints=values.get("endpoint", (DEFAULT_ENDPOINT,)),
+        site_dir=Path(values["site-dir"]) if "site-dir" in values else None,
+        batch_size=values.get("batch-size", MAX_BATCH),
+        dry_run=values.get("dry-run", False),
+        format=values.get("format", "text"),
+        retry_timeout=values.get("retry-timeout", 120.0),
+        request_timeout=values.get("request-timeout", 30.0) or 30.0,
+        lock_timeout=values.get("lock-timeout", 60.0),
+        initial=values.get("initial", "baseline"),
+        no_removed=values.get("no-removed", False),
+        on_submit_error=values.get("on-submit-error", "fail"),
+        rule_levels=_levels(cli, file_values.get("rules", {}), where=where, api=api),
+        clock_skew=values.get("clock-skew", dt.timedelta(hours=1)),
+        max_removed=values.get("max-removed", 0.2),
+        sitemap_url=values.get("sitemap-url"),
+        bulk=_bulk(file_values.get("bulk", {}), where),
+        history=_history(file_values.get("history"), base, where),
+        verify_live=values.get("verify-live", 0),
+        config_path=config_path,
+    )
 
-    merged: dict[str, tuple[Any, str]] = {}  # name -> (value, the name to blame for it)
+
+def _merge(
+    cli: Mapping[str, Any], env: Mapping[str, str], file_values: Mapping[str, Any], *, where: str, base: Path, cwd: Path, api: bool
+) -> dict[str, tuple[Any, str]]:
+    """Each option's value by precedence (command line, environment, file), with the name to
+    blame for a bad one: the option, the variable, or the config file and its key."""
+    merged: dict[str, tuple[Any, str]] = {}
     for name, value in file_values.items():
         if name in CONVERTERS:
             if name in PATH_OPTIONS and isinstance(value, str) and value and not is_url(value):
@@ -310,12 +347,12 @@ def build_settings(
             else:
                 label = "SITEMAP" if name == "sitemap" else f"--{name}"
             merged[name] = (value, label)
+    return merged
 
-    values = {name: CONVERTERS[name](label)(value) for name, (value, label) in merged.items()}
-    if "site-dir" in values and not Path(values["site-dir"]).is_dir():
-        raise UsageError(f"{merged['site-dir'][1]} {values['site-dir']}: no such folder; pass the build output root")
 
-    levels = _rule_levels(file_values.get("rules", {}), where)
+def _levels(cli: Mapping[str, Any], table: Any, *, where: str, api: bool) -> dict[str, str]:
+    """Rule levels: the config file's [rules], then the API's ``rules=`` or each ``--rule ID=LEVEL``."""
+    levels = _rule_levels(table, where)
     if api and cli.get("rules") is not None:
         levels.update(_rule_levels(dict(cli["rules"]), "rules="))
     for assignment in cli.get("rule") or ():
@@ -323,49 +360,22 @@ def build_settings(
         if not sep:
             raise UsageError(f"--rule {assignment!r}: write ID=LEVEL, e.g. --rule lastmod-regressed=warn")
         levels.update(_rule_levels({rule_id.strip(): level.strip()}, "--rule"))
+    return levels
 
+
+def _keys(values: Mapping[str, Any], per_host: Any, *, blame: str, where: str) -> Keys:
+    """The default key (checked, blamed on where it came from), the [keys] table, --key-location."""
     key = values.get("key")
     if key is not None:
-        validate_key(key, merged["key"][1])
-    per_host = file_values.get("keys", {})
+        validate_key(key, blame)
     if not isinstance(per_host, dict):
         raise UsageError(f"{where}: [keys] must be a table of host = key")
     for host, host_key in per_host.items():
         validate_key(str(host_key), f"{where} [keys] {host}")
-    keys = Keys(
+    return Keys(
         default=key,
         per_host={str(host).lower(): str(value) for host, value in per_host.items()},
         key_location=values.get("key-location"),
-    )
-
-    sitemap = values.get("sitemap")
-    if not sitemap:
-        raise UsageError("no SITEMAP given: pass the path or URL of the built sitemap, e.g. public/sitemap.xml")
-
-    return Settings(
-        command=command,
-        sitemap=sitemap,
-        state=Path(values.get("state", cwd / DEFAULT_STATE)),
-        keys=keys,
-        endpoints=values.get("endpoint", (DEFAULT_ENDPOINT,)),
-        site_dir=Path(values["site-dir"]) if "site-dir" in values else None,
-        batch_size=values.get("batch-size", MAX_BATCH),
-        dry_run=values.get("dry-run", False),
-        format=values.get("format", "text"),
-        retry_timeout=values.get("retry-timeout", 120.0),
-        request_timeout=values.get("request-timeout", 30.0) or 30.0,
-        lock_timeout=values.get("lock-timeout", 60.0),
-        initial=values.get("initial", "baseline"),
-        no_removed=values.get("no-removed", False),
-        on_submit_error=values.get("on-submit-error", "fail"),
-        rule_levels=levels,
-        clock_skew=values.get("clock-skew", dt.timedelta(hours=1)),
-        max_removed=values.get("max-removed", 0.2),
-        sitemap_url=values.get("sitemap-url"),
-        bulk=_bulk(file_values.get("bulk", {}), where),
-        history=_history(file_values.get("history"), base, where),
-        verify_live=values.get("verify-live", 0),
-        config_path=config_path,
     )
 
 
