@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from notifier.changes import Added, Change, Diff, PageFinding, same_instant
-from notifier.sitemap_files import Entry, Row, SitemapFile, describe
+from notifier.sitemap_files import Entry, Row, SitemapFile, examine
 from notifier.store import (
     FINGERPRINT,
     FIRST_SEEN,
@@ -202,7 +202,7 @@ class DiffBuilder:
         self.origins.update(dict.fromkeys(info.origins))
         self.result.irregular.update(info.irregular)
         if self.build:
-            part = NewPart(info.key, info.digest, locs, self.records, missing=missing, origins=info.origins, index=info.index)
+            part = NewPart(info.key, info.digest, locs, self.records, missing=missing, origins=info.origins, url_hash_index=info.url_hashes)
             self.new_parts.append(part)
         else:
             self.new_parts.append(None)
@@ -416,7 +416,7 @@ def compute_diff(
         build=True,
         fingerprints=(lambda locs: {loc: fingerprints[loc] for loc in locs if loc in fingerprints}) if fingerprints is not None else None,
     )
-    builder.add_file(describe(SitemapFile("entries", "urlset", key="\0entries"), entries), entries)
+    builder.add_file(examine(SitemapFile("entries", "urlset", key="\0entries"), entries), entries)
     return builder.finish()
 
 

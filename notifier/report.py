@@ -124,7 +124,7 @@ def _why(change: Change) -> dict[str, Any]:
     return why
 
 
-def describe(change: Change) -> str:
+def reason_line(change: Change) -> str:
     """One short phrase: why this URL is announced."""
     if change.reason == "changed":
         return f"changed  {change.loc}  (lastmod {change.old} -> {change.new})"
@@ -163,7 +163,7 @@ def render_text(report: Report, *, cap_per_rule: int = 20, colour: bool = False)
         lines.append(f"batch {where}: {plural(batch.url_count, 'URL')} {batch.status}{code}: {printable(batch.message)}")
     for plan in report.planned:
         lines.append(f"would send to {printable(plan.endpoint)}: host {printable(plan.host)}, {plural(len(plan.urls), 'URL')}")
-        lines.extend(f"  {printable(describe(change))}" for change in plan.urls)
+        lines.extend(f"  {printable(reason_line(change))}" for change in plan.urls)
     if report.errors:
         lines.append(f"verification failed: {plural(len(report.errors), 'error')}; nothing was submitted and the state is unchanged")
     return "\n".join(lines)

@@ -34,7 +34,7 @@ from notifier.sitemap_files import (
     Row,
     Sitemap,
     SitemapFile,
-    describe,
+    examine,
     make_entry,
 )
 from notifier.sitemap_text import parse_text as _parse_text
@@ -54,7 +54,7 @@ __all__ = [
     "Row",
     "Sitemap",
     "SitemapFile",
-    "describe",
+    "examine",
     "make_entry",
     "read_sitemap",
 ]
@@ -143,7 +143,7 @@ def _read_one(
     info.digest = raw.digest()
     if info.kind != "index":
         entries = sitemap.entries[start:]
-        describe(info, entries, options)
+        examine(info, entries, options)
         if sitemap.sink is not None:
             del sitemap.entries[start:]
             sitemap.sink(info, entries)

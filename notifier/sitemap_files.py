@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from notifier.dates import timestamps
-from notifier.urlhash import make_index
+from notifier.urlhash import hash_index
 from notifier.urls import irregular, origins_of
 
 MAX_URLS_PER_FILE = 50_000  # sitemaps.org: at most 50,000 URLs per file, 50,000 parts per index
@@ -54,7 +54,7 @@ class SitemapFile:
     # worked out where it was parsed (on every core for an index's parts):
     origins: list[str] = field(default_factory=list)  # scheme://host of its URLs, first seen first
     irregular: list[str] = field(default_factory=list)  # its URLs that are not plain (urls.irregular)
-    index: bytes | None = None  # urlhash.make_index of its URLs (ReadOptions.index)
+    url_hashes: bytes | None = None  # urlhash.hash_index of its URLs (ReadOptions.url_hashes)
     stamps: array.array[float] | None = None  # dates.timestamps of its entries' lastmods (ReadOptions.stamps)
 
 
@@ -86,18 +86,18 @@ class ReadOptions:
     request_timeout: float = 30.0
     progress: Callable[[str], None] | None = None
     known_digests: Mapping[str, str] | None = None  # key -> digest of parts recorded last deploy
-    index: bool = False  # make each file's URL-hash index (a run that records them)
+    url_hashes: bool = False  # make each file's URL-hash index (a run that records them)
     stamps: bool = False  # parse each file's lastmods (a first run: every URL is added, every date judged)
 
 
-def describe(info: SitemapFile, entries: Sequence[Entry], options: ReadOptions = ReadOptions()) -> SitemapFile:
+def examine(info: SitemapFile, entries: Sequence[Entry], options: ReadOptions = ReadOptions()) -> SitemapFile:
     """Work out what the diff and the rules want to know of a file read: its origins, its
     irregular URLs, and as ``options`` ask, its URL-hash index and parsed dates."""
     locs = [entry.loc for entry in entries]
     info.origins = origins_of(locs)
     info.irregular = irregular(locs)
-    if options.index:
-        info.index = make_index(locs)
+    if options.url_hashes:
+        info.url_hashes = hash_index(locs)
     if options.stamps:
         info.stamps = timestamps([entry.lastmod for entry in entries])
     return info

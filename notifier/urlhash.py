@@ -18,6 +18,6 @@ def loc_hash(loc: str) -> int:
     return zlib.crc32(data) << 32 | zlib.adler32(data)
 
 
-def make_index(locs: Iterable[str]) -> bytes:
+def hash_index(locs: Iterable[str]) -> bytes:
     """The sorted fingerprints of ``locs``: whether a part may hold a URL, without decoding it."""
     return array.array("Q", sorted(map(loc_hash, locs))).tobytes()

@@ -48,7 +48,7 @@ def diff_and_verify(
             request_timeout=settings.request_timeout,
             progress=env.progress,
             known_digests=known,
-            index=writes,
+            url_hashes=writes,
             stamps=not state.parts,  # a first run judges every date: parse them on every core
         ),
         sink=builder.add_file,

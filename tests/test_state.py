@@ -31,7 +31,7 @@ from tests.schema import assert_valid_state
 def new_part(name: str, locs: list[str], records: dict[str, Record]) -> NewPart:
     """A part a run made over its dict of records (as diff.DiffBuilder makes them)."""
     missing = sum(1 for loc in locs if records[loc][0] is None)
-    return NewPart(name, "", locs, records, missing=missing, origins=["http://a.org"], index=None)
+    return NewPart(name, "", locs, records, missing=missing, origins=["http://a.org"], url_hash_index=None)
 
 
 def test_save_is_atomic_and_leaves_no_temporary_file(tmp_path: Path) -> None:

@@ -53,7 +53,7 @@ class PartMeta:
     count: int
     missing: int
     origins: list[str]
-    index: bytes | None  # None: to be worked out from the records
+    url_hash_index: bytes | None  # None: to be worked out from the records
 
 
 def check_part_meta(meta: object, name: str, *, full: bool = True) -> PartMeta:

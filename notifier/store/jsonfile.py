@@ -77,7 +77,7 @@ def decode_state(data: bytes, name: str) -> State:
         if "urls" not in part:
             raise damaged(name, f'part {meta.name or "(unnamed)"} has no "urls"')
         urls = check_records(part["urls"], name)
-        state.parts.append(RecordedPart(meta.name, meta.digest, urls, origins=meta.origins, index=meta.index))
+        state.parts.append(RecordedPart(meta.name, meta.digest, urls, origins=meta.origins, url_hash_index=meta.url_hash_index))
     return state
 
 
@@ -122,7 +122,7 @@ def _decode_lazily(data: bytes, name: str) -> State | None:
                 count=meta.count,
                 missing=meta.missing,
                 origins=meta.origins,
-                index=meta.index,
+                url_hash_index=meta.url_hash_index,
                 source=name,
             )
         )

@@ -19,7 +19,7 @@ from typing import Any, TypedDict
 import orjson
 
 from notifier.store.checks import check_records, damaged
-from notifier.urlhash import loc_hash, make_index
+from notifier.urlhash import hash_index, loc_hash
 from notifier.urls import origins_of
 
 MAX_RUNS_KEPT = 20
@@ -75,10 +75,10 @@ class Part:
 
     __slots__ = ("_array", "_index", "_index_text", "count", "digest", "missing", "name", "origins")
 
-    def __init__(self, name: str, digest: str, *, count: int, missing: int, origins: list[str], index: bytes | None) -> None:
+    def __init__(self, name: str, digest: str, *, count: int, missing: int, origins: list[str], url_hash_index: bytes | None) -> None:
         self.name, self.digest = name, digest
         self.count, self.missing, self.origins = count, missing, origins
-        self._index = index
+        self._index = url_hash_index
         self._index_text: str | None = None  # its base64, kept for the next save
         self._array: array.array[int] | None = None
 
@@ -99,17 +99,17 @@ class Part:
         """Let go of decoded records that can be decoded again (memory for the next file)."""
 
     @property
-    def index(self) -> bytes:
-        """The URL-hash index (see ``urlhash.make_index``), as the state keeps it."""
+    def url_hash_index(self) -> bytes:
+        """The URL-hash index (see ``urlhash.hash_index``), as the state keeps it."""
         if self._index is None:
-            self._index = make_index(self.urls())
+            self._index = hash_index(self.urls())
         return self._index
 
     def url_hashes(self) -> array.array[int]:
-        """``index`` as numbers."""
+        """``url_hash_index`` as numbers."""
         if self._array is None:
             self._array = array.array("Q")
-            self._array.frombytes(self.index)
+            self._array.frombytes(self.url_hash_index)
         return self._array
 
     def may_list(self, loc: str) -> bool:
@@ -125,7 +125,7 @@ class Part:
 
     def meta(self) -> dict[str, Any]:
         if self._index_text is None or self._index is None:
-            self._index_text = base64.b64encode(self.index).decode("ascii")
+            self._index_text = base64.b64encode(self.url_hash_index).decode("ascii")
         return {
             "name": self.name,
             "digest": self.digest,
@@ -152,13 +152,13 @@ class RecordedPart(Part):
         count: int = 0,
         missing: int = 0,
         origins: list[str] | None = None,
-        index: bytes | None = None,
+        url_hash_index: bytes | None = None,
         source: str = "",
     ) -> None:
         if urls is not None:  # counted here; an encoded part is told its counts
             count, missing = len(urls), sum(1 for record in urls.values() if record[LASTMOD] is None)
             origins = origins if origins is not None else origins_of(urls)
-        super().__init__(name, digest, count=count, missing=missing, origins=origins or [], index=index)
+        super().__init__(name, digest, count=count, missing=missing, origins=origins or [], url_hash_index=url_hash_index)
         self._urls, self._raw, self._source = urls, raw, source
 
     @property
@@ -205,9 +205,9 @@ class NewPart(Part):
         *,
         missing: int,
         origins: list[str],
-        index: bytes | None,
+        url_hash_index: bytes | None,
     ) -> None:
-        super().__init__(name, digest, count=len(locs), missing=missing, origins=origins, index=index)
+        super().__init__(name, digest, count=len(locs), missing=missing, origins=origins, url_hash_index=url_hash_index)
         self._locs, self._records = locs, records
 
     @property
@@ -356,7 +356,7 @@ class State:
                 break
             if not isinstance(part, RecordedPart):  # a new part's records are in self.records: done above
                 continue
-            if not part.decoded:  # look in its index before decoding it
+            if not part.decoded:  # look in its URL-hash index before decoding it
                 if wanted is None:
                     wanted = {loc_hash(loc) for loc in left}
                 if wanted.isdisjoint(part.url_hashes()):

@@ -116,7 +116,7 @@ def _read(connection: sqlite3.Connection, path: Path) -> tuple[State | None, boo
                 count=checked.count,
                 missing=checked.missing,
                 origins=checked.origins,
-                index=checked.index,
+                url_hash_index=checked.url_hash_index,
                 source=name,
             )
         )
@@ -191,7 +191,7 @@ class SqliteStore(StateStore):
                 connection.executemany(
                     "INSERT INTO parts VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     (
-                        (n, part.name, part.digest, part.count, part.missing, json.dumps(part.origins), part.index, encoded)
+                        (n, part.name, part.digest, part.count, part.missing, json.dumps(part.origins), part.url_hash_index, encoded)
                         for n, (part, encoded) in enumerate(encoded_parts(state))
                     ),
                 )
