@@ -23,10 +23,6 @@ from typing import Any, NamedTuple
 from notifier.changes import Added, Change, Diff, PageFinding, same_instant
 from notifier.sitemap_files import Entry, Row, SitemapFile, examine
 from notifier.store import (
-    FINGERPRINT,
-    FIRST_SEEN,
-    LAST_SUBMITTED,
-    LASTMOD,
     NewPart,
     Part,
     PendingItem,
@@ -34,7 +30,10 @@ from notifier.store import (
     RecordedPart,
     State,
     fingerprint_of,
+    lastmod_of,
     new_record,
+    recorded_on,
+    renew,
 )
 from notifier.urlhash import loc_hash
 
@@ -130,7 +129,7 @@ class DiffBuilder:
             if build:
                 first = records.get(loc)
                 if first is not None:
-                    result.duplicates.append((Entry(loc, first[LASTMOD], -1, 0), Entry._make(entry)))
+                    result.duplicates.append((Entry(loc, lastmod_of(first), -1, 0), Entry._make(entry)))
                     continue
             elif loc in seen:
                 result.duplicates.append((Entry(loc, seen[loc], -1, 0), Entry._make(entry)))
@@ -154,7 +153,7 @@ class DiffBuilder:
             matched.add(loc)
             self._classify(loc, lastmod, record, fingerprint)
             if build:
-                records[loc] = _updated(record, lastmod, fingerprint)
+                records[loc] = renew(record, lastmod, fingerprint)
                 locs.append(loc)
         if len(matched) < len(recorded):  # recorded here, not listed here any more: moved or removed
             for loc, record in recorded.items():
@@ -209,7 +208,7 @@ class DiffBuilder:
 
     def _classify(self, loc: str, lastmod: str | None, record: Record, fingerprint: str | None) -> None:
         result = self.result
-        old = record[LASTMOD]
+        old = lastmod_of(record)
         old_print = fingerprint_of(record)
         print_moved = fingerprint is not None and old_print is not None and fingerprint != old_print
         if lastmod is None:
@@ -227,8 +226,8 @@ class DiffBuilder:
             elif not moved and lastmod is not None and print_moved:
                 result.page_findings.append(PageFinding("change-without-lastmod", loc, old, lastmod))
         if moved:
-            recorded_on = record[LAST_SUBMITTED] or record[FIRST_SEEN] or self.state.updated or None
-            result.changed.append(Change(loc, "changed", old, lastmod, None, recorded_on))
+            announced_on = recorded_on(record) or self.state.updated or None
+            result.changed.append(Change(loc, "changed", old, lastmod, None, announced_on))
         elif loc in self.pending_since:
             result.pending.append(Change(loc, "pending", old, lastmod, self.pending_since[loc]))
 
@@ -284,7 +283,7 @@ class DiffBuilder:
                 kept_record = known.records.get(item.loc)
                 if kept_record is not None:
                     result.duplicates.append(
-                        (Entry(item.loc, kept_record[LASTMOD], -1, 0), Entry(item.loc, item.lastmod, item.file, item.line))
+                        (Entry(item.loc, lastmod_of(kept_record), -1, 0), Entry(item.loc, item.lastmod, item.file, item.line))
                     )
                     if item.part >= 0:
                         fixes.setdefault(item.part, set()).add(item.loc)
@@ -293,7 +292,7 @@ class DiffBuilder:
                 continue
             self._classify(item.loc, item.lastmod, record, item.fingerprint)
             if self.build:
-                self.records[item.loc] = _updated(record, item.lastmod, item.fingerprint)
+                self.records[item.loc] = renew(record, item.lastmod, item.fingerprint)
         for number, dropped in fixes.items():
             fixed = self.new_parts[number]
             assert isinstance(fixed, NewPart), "a fix is made only in a part this run made"
@@ -323,7 +322,7 @@ class DiffBuilder:
             return
         for loc, old_record in self.unmatched_old.items():
             if loc not in listed and loc not in known.records and loc not in self.listed_elsewhere:
-                self.result.removed.append(Change(loc, "removed", old_record[LASTMOD], None))
+                self.result.removed.append(Change(loc, "removed", lastmod_of(old_record), None))
 
     def _still_pending(self, known: _Known) -> int:
         """Pending URLs not read this deploy: unchanged in an unread file, or removed earlier.
@@ -337,7 +336,7 @@ class DiffBuilder:
                 continue
             kept_record = known.records.get(loc)  # listed by an unread file (perhaps by one read, too)
             if kept_record is not None:
-                result.pending.append(Change(loc, "pending", kept_record[LASTMOD], kept_record[LASTMOD], since))
+                result.pending.append(Change(loc, "pending", lastmod_of(kept_record), lastmod_of(kept_record), since))
                 waiting_listed += 1
             else:  # removed earlier (or the sitemap is empty), still not delivered
                 result.pending.append(Change(loc, "pending", None, None, since))
@@ -348,7 +347,7 @@ class DiffBuilder:
         listed = self._listed()
         for part in self.kept:
             if part.missing:
-                self.result.missing.extend(loc for loc, record in part.urls().items() if record[LASTMOD] is None and loc not in listed)
+                self.result.missing.extend(loc for loc, record in part.urls().items() if lastmod_of(record) is None and loc not in listed)
                 part.unload()
 
     def _count(self, known: _Known, waiting_listed: int) -> None:
@@ -361,17 +360,6 @@ class DiffBuilder:
         both = sum(1 for loc in known.records if loc in listed or loc in self.listed_elsewhere)
         result.total = read + in_unread - both
         result.unchanged = result.total - len(result.added) - len(result.changed) - waiting_listed
-
-
-def _updated(record: Record, lastmod: str | None, fingerprint: str | None) -> Record:
-    """The record as this deploy leaves it: the sitemap's lastmod, the new fingerprint."""
-    record[LASTMOD] = lastmod
-    if fingerprint is not None:
-        if len(record) > FINGERPRINT:
-            record[FINGERPRINT] = fingerprint
-        else:
-            record.append(fingerprint)
-    return record
 
 
 def _look_up(locs: Iterable[str], parts: list[Part]) -> tuple[dict[str, Record], dict[str, RecordedPart]]:

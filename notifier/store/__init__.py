@@ -31,7 +31,11 @@ from notifier.store.model import (
     apply_delivery,
     fingerprint_of,
     grouped_pending,
+    lastmod_of,
     new_record,
+    recorded_on,
+    renew,
+    stamp_submitted,
 )
 
 __all__ = [
@@ -61,10 +65,14 @@ __all__ = [
     "follow_link",
     "grouped_pending",
     "journal_path",
+    "lastmod_of",
     "load_state",
     "new_record",
     "open_store",
     "read_state",
+    "recorded_on",
+    "renew",
+    "stamp_submitted",
     "write_atomic",
 ]
 

@@ -41,8 +41,38 @@ def new_record(
     return record
 
 
+# A record is read and changed only through these helpers (the store's own decoding and
+# checks aside): the list layout stays an implementation detail of this module.
+def lastmod_of(record: Record) -> str | None:
+    """The lastmod as the sitemap wrote it, or None."""
+    return record[LASTMOD]  # type: ignore[no-any-return]
+
+
 def fingerprint_of(record: Record) -> str | None:
+    """The built page file's fingerprint, when --site-dir recorded one."""
     return record[FINGERPRINT] if len(record) > FINGERPRINT else None
+
+
+def recorded_on(record: Record) -> str | None:
+    """When its lastmod was last announced, or else first seen."""
+    return record[LAST_SUBMITTED] or record[FIRST_SEEN]  # type: ignore[no-any-return]
+
+
+def renew(record: Record, lastmod: str | None, fingerprint: str | None) -> Record:
+    """The record as this deploy leaves it: the sitemap's lastmod, the new fingerprint."""
+    record[LASTMOD] = lastmod
+    if fingerprint is not None:
+        if len(record) > FINGERPRINT:
+            record[FINGERPRINT] = fingerprint
+        else:
+            record.append(fingerprint)
+    return record
+
+
+def stamp_submitted(record: Record, at: str) -> None:
+    """An endpoint acknowledged it at ``at``: the latest acknowledgement wins."""
+    if record[LAST_SUBMITTED] is None or record[LAST_SUBMITTED] < at:
+        record[LAST_SUBMITTED] = at
 
 
 class PendingItem(TypedDict):
@@ -121,7 +151,7 @@ class Part:
 
     def _recount(self, urls: Mapping[str, Record]) -> None:
         self.count = len(urls)
-        self.missing = sum(1 for record in urls.values() if record[LASTMOD] is None)
+        self.missing = sum(1 for record in urls.values() if lastmod_of(record) is None)
 
     def meta(self) -> dict[str, Any]:
         if self._index_text is None or self._index is None:
@@ -156,7 +186,7 @@ class RecordedPart(Part):
         source: str = "",
     ) -> None:
         if urls is not None:  # counted here; an encoded part is told its counts
-            count, missing = len(urls), sum(1 for record in urls.values() if record[LASTMOD] is None)
+            count, missing = len(urls), sum(1 for record in urls.values() if lastmod_of(record) is None)
             origins = origins if origins is not None else origins_of(urls)
         super().__init__(name, digest, count=count, missing=missing, origins=origins or [], url_hash_index=url_hash_index)
         self._urls, self._raw, self._source = urls, raw, source
@@ -344,8 +374,8 @@ class State:
                 if record is None:  # recorded in a part this run did not make: see settle_submitted
                     if self.submitted.get(url, "") < at:
                         self.submitted[url] = at
-                elif record[LAST_SUBMITTED] is None or record[LAST_SUBMITTED] < at:
-                    record[LAST_SUBMITTED] = at
+                else:
+                    stamp_submitted(record, at)
 
     def settle_submitted(self) -> None:
         """Write the acknowledged times into the records of the parts that hold those URLs."""
@@ -364,7 +394,7 @@ class State:
             urls = part.urls()
             hits = [loc for loc in left if loc in urls] if len(left) < len(urls) else [loc for loc in urls if loc in left]
             for loc in hits:
-                urls[loc][LAST_SUBMITTED] = left.pop(loc)
+                stamp_submitted(urls[loc], left.pop(loc))
             if hits:
                 part.touch()
         self.submitted = {}
