@@ -186,6 +186,23 @@ def test_a_large_pending_set_is_written_in_pieces_and_read_back_whole() -> None:
     assert again.pending["http://e/indexnow"] == items and list(again.pending["http://e/indexnow"]) == list(items)
 
 
+def test_records_are_walked_in_step() -> None:
+    """The ordering invariant of State.records: the diff inserts a run's records in the order
+    of its new parts and their URLs, which the fast paths of settle and the encoder follow."""
+    from notifier.diff import DiffBuilder
+    from notifier.sitemap_files import Entry, SitemapFile, examine
+
+    builder = DiffBuilder(State(), endpoints=["e"], now="2024-02-01T00:00:00Z", build=True)
+    for number in range(3):
+        entries = [Entry(f"http://a.org/{number}/{n}", "2024-01-01", number, n) for n in range(4)]
+        builder.add_file(examine(SitemapFile(f"f{number}.xml", "urlset", key=f"f{number}.xml"), entries), entries)
+    diff = builder.finish()
+    assert diff.records is not None
+    assert list(diff.records) == [loc for part in diff.parts for loc in part.urls()]
+    walk = iter(diff.records.items())
+    assert all(isinstance(part, NewPart) and part.take(walk) is not None for part in diff.parts)
+
+
 def test_parts_made_by_a_run_encode_the_same_whether_or_not_the_records_are_in_their_order() -> None:
     records = {f"http://a.org/{n}": new_record(f"2024-01-{1 + n:02d}", "2024-02-01T00:00:00Z") for n in range(6)}
     first, second = ["http://a.org/0", "http://a.org/1", "http://a.org/2"], ["http://a.org/3", "http://a.org/4", "http://a.org/5"]

@@ -279,9 +279,16 @@ class State:
     submitted: dict[str, str] = field(default_factory=dict)
     # batches acknowledged, not yet folded in (see settle): (endpoint, urls, at, sent by this run)
     deliveries: list[tuple[str, list[str], str, bool]] = field(default_factory=list)
-    # loc -> record of every URL in the parts this run made (see NewPart), in the order of
-    # those parts and of their URLs: the order the fast paths walk in step (settle's _stamp,
-    # jsonfile.encoded_parts), held by tests/test_state.py::test_records_are_walked_in_step
+    # loc -> record of every URL in the parts this run made (see NewPart).
+    #
+    # The ordering invariant, stated here once: the diff inserts these records in the order
+    # of the new parts and, within a part, of its URLs (a URL that moved between files is
+    # the exception: it comes last). The fast paths walk this dict in step with that order
+    # instead of looking each URL up (at a million URLs each lookup is a cache miss):
+    # settle's _stamp, jsonfile.encoded_parts (NewPart.take). Out of step, each falls back
+    # to lookups, so the order is speed, never correctness. Held by
+    # tests/test_state.py::test_records_are_walked_in_step (the order) and the two tests
+    # beside it (the same bytes and stamps in order or not).
     records: dict[str, Record] | None = None
 
     @classmethod
