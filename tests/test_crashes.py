@@ -271,5 +271,5 @@ def test_a_cancel_of_the_whole_process_group_while_parts_are_parsed(site: Site, 
     time.sleep(0.8)  # the workers are parsing by now
     os.killpg(process.pid, signum)
     _, err = process.communicate(timeout=10)
-    assert process.returncode in (130, -signum), err
+    assert process.returncode == 130, (process.returncode, err)  # handled: not killed by the signal
     assert "Traceback" not in err

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from notifier.diff import apply_to_state, compute_diff
+from notifier.diff import apply_to_state, compute_diff, same_instant
 from notifier.sitemap import Entry
 from notifier.store import PendingItem, State, new_record
 
@@ -31,12 +31,25 @@ def entries(pairs: list[tuple[str, str | None]]) -> list[Entry]:
 
 @given(sitemaps, states)
 def test_every_url_lands_in_exactly_one_group(pairs: list[tuple[str, str | None]], state: State) -> None:
+    recorded = {loc: record[0] for loc, record in state.all_urls().items()}
+    waiting = set(state.pending.get(ENDPOINT, {}))
     diff = compute_diff(entries(pairs), state, endpoints=[ENDPOINT])
     groups = [c.loc for c in diff.added + diff.changed + diff.removed + diff.pending]
     assert len(groups) == len(set(groups))
-    current = {loc for loc, _ in pairs}
-    everything = current | (set(state.all_urls()) if current else set()) | set(state.pending.get(ENDPOINT, {}))
-    assert len(groups) + diff.unchanged == len(everything)
+    current: dict[str, str | None] = {}
+    for loc, lastmod in pairs:
+        current.setdefault(loc, lastmod)  # the first listing wins
+    # the groups by a plain reading: which group each URL belongs to, not only how many
+    added = {loc for loc in current if loc not in recorded}
+    removed = {loc for loc in recorded if loc not in current} if current else set()
+    changed = {loc for loc, new in current.items() if loc in recorded and new is not None and not same_instant(recorded[loc], new)}
+    pending = waiting - added - changed - removed
+    assert {c.loc for c in diff.added} == added
+    assert {c.loc for c in diff.removed} == removed
+    assert {c.loc for c in diff.changed} == changed
+    assert {c.loc for c in diff.pending} == pending
+    everything = set(current) | (set(recorded) if current else set()) | waiting
+    assert diff.unchanged == len(everything) - len(groups)
 
 
 @given(sitemaps)

@@ -128,13 +128,27 @@ def test_broken_input_is_one_clear_line_and_exit_2(offline_site: Site, content: 
     assert result.err.count("\n") == 1 and "Traceback" not in result.err
 
 
-def test_no_entity_is_ever_expanded(offline_site: Site) -> None:
+@pytest.mark.parametrize(
+    "doctype",
+    [
+        '<!DOCTYPE urlset SYSTEM "http://127.0.0.1:9/evil.dtd">',
+        '<!DOCTYPE urlset [<!ENTITY e "http://www.shop-site.org/expanded/">]>',
+        '<!DOCTYPE urlset [<!ENTITY e SYSTEM "file:///etc/hostname">]>',
+    ],
+)
+def test_no_entity_is_ever_expanded(offline_site: Site, doctype: str) -> None:
     offline_site.write(
-        '<?xml version="1.0"?><!DOCTYPE urlset SYSTEM "http://127.0.0.1:9/evil.dtd">'
-        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"/>'
+        f'<?xml version="1.0"?>{doctype}<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        "<url><loc>&e;</loc></url></urlset>"
     )
     result = offline_site.check()
-    assert result.code == 2 and "DOCTYPE" in result.err
+    assert result.code == 2 and "DOCTYPE" in result.err and "expanded" not in result.out + result.err
+
+
+def test_an_entity_without_a_doctype_is_not_well_formed_and_not_expanded(offline_site: Site) -> None:
+    offline_site.write(urlset({"/a/": "2024-01-01"}).replace(f"{BASE}/a/", f"{BASE}/&e;/"))
+    result = offline_site.check()
+    assert result.code == 2 and "not well-formed XML" in result.err and "entity" in result.err
 
 
 def test_bom_and_whitespace_before_the_declaration_are_tolerated_with_a_warning(offline_site: Site) -> None:
@@ -175,7 +189,12 @@ def test_an_index_listing_itself_is_refused(offline_site: Site) -> None:
 def test_an_unreadable_path_is_exit_2(offline_site: Site) -> None:
     result = offline_site.run(sitemap=str(offline_site.public / "nope.xml"), command="check")
     assert result.code == 2 and "no such file" in result.err
-    if os.geteuid() != 0:  # root reads everything
+    loop = offline_site.public / "loop.xml"  # unreadable for every user, root included (CI runs as root)
+    loop.symlink_to(offline_site.public / "loop2.xml")
+    (offline_site.public / "loop2.xml").symlink_to(loop)
+    looped = offline_site.run(sitemap=str(loop), command="check")
+    assert looped.code == 2 and "cannot read it" in looped.err and looped.err.count("\n") == 1
+    if os.geteuid() != 0:  # root reads a file whatever its mode
         path = offline_site.write(urlset(pages(1)))
         path.chmod(0)
         assert offline_site.check().code == 2
