@@ -19,7 +19,7 @@ from notifier.dates import UTC, parse_w3c, period_of
 from notifier.errors import HistoryError
 from notifier.rules import Violation
 from notifier.sitemap_files import Entry
-from notifier.source import is_inside
+from notifier.source import is_inside, resolved
 from notifier.urls import split_url
 
 _COMMIT_MARK = "\x1ecommit "
@@ -117,7 +117,7 @@ def source_for(loc: str, templates: Iterable[str], base: Path, top: Path) -> str
     """The first template that names an existing file, as a path relative to ``top``."""
     path = template_path(loc)
     for template in templates:
-        candidate = (base / template.replace("{path}", path)).resolve()
+        candidate = resolved(base / template.replace("{path}", path))
         if candidate.is_file() and is_inside(candidate, top):
             return candidate.relative_to(top).as_posix()
     return None
@@ -132,7 +132,7 @@ def check_history(
     """lastmod-vs-history for every page with a lastmod and a mapped source file."""
     top = repo_root(repo)
     spans = read_history(top)
-    base = repo.resolve()
+    base = resolved(repo)
     templates = list(templates)
     violations: list[Violation] = []
     unmapped = untracked = 0

@@ -7,7 +7,7 @@ import urllib.parse
 from collections.abc import Iterable
 from pathlib import Path
 
-from notifier.source import is_inside
+from notifier.source import is_inside, resolved
 from notifier.urls import split_url
 
 
@@ -16,7 +16,7 @@ def page_file(loc: str, site_dir: Path) -> Path | None:
     path = urllib.parse.unquote(split_url(loc).path).strip("/")
     candidates = [f"{path}/index.html", f"{path}.html", path] if path else ["index.html"]
     for candidate in candidates:
-        full = (site_dir / candidate).resolve()
+        full = resolved(site_dir / candidate)
         if is_inside(full, site_dir) and full.is_file():
             return full
     return None
@@ -32,7 +32,7 @@ def fingerprint(path: Path) -> str | None:
 
 def fingerprints(locs: Iterable[str], site_dir: Path) -> dict[str, str]:
     """loc -> fingerprint of its built page file, for every URL whose file is found."""
-    root = site_dir.resolve()
+    root = resolved(site_dir)
     found: dict[str, str] = {}
     for loc in locs:
         path = page_file(loc, root)

@@ -41,6 +41,7 @@ from notifier.sitemap_text import parse_text as _parse_text
 from notifier.sitemap_xml import BOM, NS_084, NS_09, WHITESPACE_BYTES, XML_SPACE
 from notifier.sitemap_xml import parse_xml as _parse_xml
 from notifier.source import Source, file_digest, is_inside, is_url, same_site
+from notifier.source import resolved as _real
 from notifier.urls import split_url
 
 __all__ = [
@@ -79,7 +80,7 @@ def read_sitemap(
         base_dir = None
     else:
         path = Path(location)
-        base_dir = (options.site_dir or path.parent).resolve()
+        base_dir = _real(options.site_dir or path.parent)
         if options.site_dir is not None and not base_dir.is_dir():
             raise InputError(f"--site-dir {options.site_dir}: no such folder; pass the build output root")
     visited: set[str] = set()
@@ -98,7 +99,7 @@ def _read_one(
     above: tuple[tuple[str, str], ...] = (),
 ) -> None:
     """Read one file; ``above``: (key, location) of each index that led here, the root first."""
-    key = location if is_url(location) else str(Path(location).resolve())
+    key = location if is_url(location) else str(_real(location))
     if key in visited:
         raise InputError(f"{location}: the sitemap index lists this file twice or lists itself; fix the index")
     visited.add(key)
@@ -162,7 +163,7 @@ def _refuse_cycles(resolved: list[tuple[str, str | None]], chain: tuple[tuple[st
     """An index that lists one of the indexes that led to it makes a cycle: say so, naming them."""
     keys = [key for key, _ in chain]
     for part_location, _ in resolved:
-        key = part_location if is_url(part_location) else str(Path(part_location).resolve())
+        key = part_location if is_url(part_location) else str(_real(part_location))
         if key in keys:
             names = [location for _, location in chain[keys.index(key) :]]
             if len(names) == 1:
@@ -195,7 +196,7 @@ def _read_parts_in_parallel(
     first. Workers ignore interrupts: the main process decides, and stops them.
     """
     for part_location, _ in resolved:
-        key = str(Path(part_location).resolve())
+        key = str(_real(part_location))
         if key in visited:
             raise InputError(f"{part_location}: the sitemap index lists this file twice or lists itself; fix the index")
         visited.add(key)
@@ -221,7 +222,7 @@ def _read_parts_in_parallel(
                     # a worker died (killed for memory, say): read the rest here, one by one
                     pool.shutdown(wait=False, cancel_futures=True)
                     for location, url in resolved[number:]:
-                        visited.discard(str(Path(location).resolve()))
+                        visited.discard(str(_real(location)))
                         _read_one(location, url, sitemap, options, base_dir, visited, 1, above)
                     return
                 offset = len(sitemap.files)
@@ -279,7 +280,7 @@ def _read_part_job(
     above: tuple[tuple[str, str], ...],
 ) -> tuple[list[SitemapFile], list[Row], list[Finding]]:
     part = Sitemap()
-    visited.discard(str(Path(location).resolve()))
+    visited.discard(str(_real(location)))
     _read_one(location, public_url, part, options, base_dir, visited, 1, above)
     # plain tuples cross the process boundary several times faster than NamedTuples
     return part.files, [(loc, lastmod, file_no + base, line) for loc, lastmod, file_no, line in part.entries], part.findings
@@ -288,7 +289,7 @@ def _read_part_job(
 def _file_key(location: str, base_dir: Path | None) -> str:
     if base_dir is None or is_url(location):
         return location
-    path = Path(location).resolve()
+    path = _real(location)
     return path.relative_to(base_dir).as_posix() if is_inside(path, base_dir) else str(path)
 
 
@@ -315,9 +316,9 @@ def _resolve_part(
     if split.scheme or split.netloc or split.path.startswith("/"):
         relative = split.path  # from the site root (a root-relative loc too)
     else:  # a relative loc (Hugo with an empty baseURL, static exporters): beside the index
-        index_dir = Path(index_location).resolve().parent
+        index_dir = _real(index_location).parent
         relative = str((index_dir / split.path).relative_to(base_dir)) if is_inside(index_dir, base_dir) else split.path
-    candidate = (base_dir / urllib.parse.unquote(relative).lstrip("/")).resolve()
+    candidate = _real(base_dir / urllib.parse.unquote(relative).lstrip("/"))
     if not is_inside(candidate, base_dir):
         raise InputError(
             f"{index_location}, line {part.line}: index part {part.loc!r} points outside the site dir {base_dir}; refusing to read it"

@@ -25,6 +25,15 @@ CHUNK = 1 << 20
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
+def resolved(path: Path | str) -> Path:
+    """``Path.resolve()`` that never raises: a symlink loop (which ``resolve`` turns into a
+    RuntimeError) stays as written, absolute, and reading it then says what is wrong."""
+    try:
+        return Path(path).resolve()
+    except (OSError, RuntimeError):
+        return Path(os.path.abspath(path))
+
+
 def is_inside(path: Path, root: Path) -> bool:
     """Whether a resolved ``path`` is ``root`` or below it (no ``..`` escapes the site)."""
     return path == root or root in path.parents

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +20,8 @@ import orjson
 from notifier.errors import StateError
 
 PENDING_REASONS = frozenset({"added", "changed", "removed", "pending"})
+TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z", re.ASCII)  # what notify-changes writes
+DIGEST = re.compile(r"([0-9a-f]{32})?", re.ASCII)
 _RUN_COUNTS = ("added", "changed", "removed", "submitted", "pending", "exit_code")
 
 
@@ -40,8 +43,13 @@ def check_header(document: Mapping[str, Any], name: str, *, required: tuple[str,
         if key in document and type(document[key]) is not kind:
             raise damaged(name, f'"{key}" is not {"an object" if kind is dict else "a list"}')
     for key in ("created", "updated"):
-        if key in document and type(document[key]) is not str:
+        if key in document and not is_timestamp(document[key]):
             raise damaged(name, f'"{key}" is not a timestamp')
+
+
+def is_timestamp(value: object) -> bool:
+    """A UTC instant as notify-changes writes it (``2024-05-01T12:00:00Z``)."""
+    return type(value) is str and TIMESTAMP.fullmatch(value) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +73,8 @@ def check_part_meta(meta: object, name: str, *, full: bool = True) -> PartMeta:
         raise damaged(name, 'a part has no "name" or "digest" string')
     if not full:
         return PartMeta(part_name, digest, 0, 0, [], None)
+    if DIGEST.fullmatch(digest) is None:
+        raise damaged(name, f'part {part_name or "(unnamed)"}: "digest" is not a BLAKE2b-128 digest')
     count, missing, origins = meta.get("count"), meta.get("missing"), meta.get("origins")
     where = f"part {part_name or '(unnamed)'}"
     if type(count) is not int or count < 0 or type(missing) is not int or not 0 <= missing <= count:
@@ -94,23 +104,34 @@ def check_records(urls: object, name: str) -> dict[str, list[Any]]:
     """
     if type(urls) is not dict:
         raise damaged(name, "a part's URL records are not an object")
-    shared: dict[str, str] = {}
+    shared: dict[object, str] = {}  # each distinct timestamp, checked once
     for loc, record in urls.items():
-        if type(record) is not list or not 3 <= len(record) <= 4 or not (record[0] is None or type(record[0]) is str):
-            raise damaged(name, f"the record of {loc} is malformed")
-        stamp = record[1]
+        if type(record) is not list or not 3 <= len(record) <= 4 or not (record[0] is None or type(record[0]) is str) or not loc:
+            raise damaged(name, f"the record of {loc!r} is malformed")
+        stamp = record[1]  # written out twice, not looped: this runs once per URL
         if stamp is not None:
-            if type(stamp) is not str:
-                raise damaged(name, f"the record of {loc} has a first_seen that is not a timestamp")
-            record[1] = shared.setdefault(stamp, stamp)
+            known = shared.get(stamp) if type(stamp) is str else None
+            if known is None:
+                known = _new_stamp(stamp, shared, name, loc, "first_seen")
+            record[1] = known
         stamp = record[2]
         if stamp is not None:
-            if type(stamp) is not str:
-                raise damaged(name, f"the record of {loc} has a last_submitted that is not a timestamp")
-            record[2] = shared.setdefault(stamp, stamp)
+            known = shared.get(stamp) if type(stamp) is str else None
+            if known is None:
+                known = _new_stamp(stamp, shared, name, loc, "last_submitted")
+            record[2] = known
         if len(record) == 4 and type(record[3]) is not str:
             raise damaged(name, f"the record of {loc} has a fingerprint that is not a string")
     return urls
+
+
+def _new_stamp(stamp: object, shared: dict[object, str], name: str, loc: str, field_name: str) -> str:
+    """A timestamp not met before in this part: checked, then shared."""
+    if not is_timestamp(stamp):
+        raise damaged(name, f"the record of {loc} has a {field_name} that is not a timestamp")
+    assert isinstance(stamp, str)
+    shared[stamp] = stamp
+    return stamp
 
 
 def check_v1_record(loc: str, record: object, name: str) -> tuple[str | None, str | None, str | None, str | None, object]:
@@ -128,7 +149,7 @@ def check_pending_group(group: object, name: str, endpoint: str) -> tuple[str, s
     if (
         type(group) is not dict
         or group.get("reason") not in PENDING_REASONS
-        or type(group.get("since")) is not str
+        or not is_timestamp(group.get("since"))
         or type(group.get("urls")) is not list
         or not all(type(url) is str and url for url in group["urls"])
     ):
@@ -138,7 +159,7 @@ def check_pending_group(group: object, name: str, endpoint: str) -> tuple[str, s
 
 def check_run(run: object, name: str) -> dict[str, Any]:
     """One entry of the log of recent runs."""
-    if type(run) is not dict or type(run.get("at")) is not str or type(run.get("command")) is not str:
+    if type(run) is not dict or not is_timestamp(run.get("at")) or run.get("command") != "run":
         raise damaged(name, 'an entry of "runs" is malformed')
     if not all(type(run[key]) is int for key in _RUN_COUNTS if key in run):
         raise damaged(name, f'an entry of "runs" has a count that is not a whole number ({run.get("at")})')

@@ -321,21 +321,22 @@ class State:
     def waiting(self, endpoints: Iterable[str]) -> list[str]:
         """The URLs still pending at ``endpoints``, in order, without the acknowledged batches
         not folded in yet. Reads only: the state is settled on load and on save, nowhere else."""
-        gone: dict[str, set[str]] = {}
         sent: dict[str, int] = {}
         replayed: set[str] = set()
         for endpoint, urls, _, sent_now in self.deliveries:
-            gone.setdefault(endpoint, set()).update(urls)
             sent[endpoint] = sent.get(endpoint, 0) + len(urls)
             if not sent_now:
                 replayed.add(endpoint)
         result: dict[str, None] = {}
         for endpoint in endpoints:
             items = self.pending.get(endpoint, {})
-            if items and endpoint not in replayed and sent.get(endpoint) == len(items):
-                continue  # this run's batches are disjoint slices of the pending set: all went
-            delivered = gone.get(endpoint)
-            result.update(dict.fromkeys(items if delivered is None else (loc for loc in items if loc not in delivered)))
+            if not items or (endpoint not in replayed and sent.get(endpoint) == len(items)):
+                continue  # nothing waits, or this run's batches (disjoint slices of the set) all went
+            if endpoint not in sent:
+                result.update(dict.fromkeys(items))
+                continue
+            delivered = {url for each, urls, _, _ in self.deliveries if each == endpoint for url in urls}
+            result.update(dict.fromkeys(loc for loc in items if loc not in delivered))
         return list(result)
 
     def settle(self) -> None:
