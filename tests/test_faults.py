@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +23,9 @@ NOW = dt.datetime(2030, 1, 1, 12, 0, 0, tzinfo=dt.UTC)
 CHANGED = [f"{BASE}/p/{n}/" for n in range(3)]
 
 
-def run_library(site: Site, fake: FakeIndexNow, **options: Any) -> tuple[Report, FakeTime, float]:
+def run_library(
+    site: Site, fake: FakeIndexNow, notice: Callable[[str], None] | None = None, **options: Any
+) -> tuple[Report, FakeTime, float]:
     cli: dict[str, Any] = {
         "sitemap": str(site.sitemap),
         "state": str(site.state),
@@ -34,7 +37,8 @@ def run_library(site: Site, fake: FakeIndexNow, **options: Any) -> tuple[Report,
     cli.update(options)
     fake_time = FakeTime(NOW)
     started = time.monotonic()
-    report = execute(build_settings("run", cli), Environment(now=fake_time.now, sleep=fake_time.sleep, clock=fake_time.clock))
+    environment = Environment(now=fake_time.now, sleep=fake_time.sleep, clock=fake_time.clock, notice=notice)
+    report = execute(build_settings("run", cli), environment)
     return report, fake_time, time.monotonic() - started
 
 
@@ -182,17 +186,7 @@ def test_an_endpoint_that_recovers_between_batches_is_not_given_up(changed: Site
 def test_each_retry_wait_is_said_in_one_line(changed: Site, fake: FakeIndexNow) -> None:
     said: list[str] = []
     fake.plan = [status(503), status(429, Retry_After="7")]
-    fake_time = FakeTime(NOW)
-    cli: dict[str, Any] = {
-        "sitemap": str(changed.sitemap),
-        "state": str(changed.state),
-        "endpoint": [fake.endpoint],
-        "key": KEY,
-        "retry-timeout": 100,
-        "request-timeout": 2,
-    }
-    environment = Environment(now=fake_time.now, sleep=fake_time.sleep, clock=fake_time.clock, notice=said.append)
-    report = execute(build_settings("run", cli), environment)
+    report, _, _ = run_library(changed, fake, said.append, **{"retry-timeout": 100, "request-timeout": 2})
     assert report.exit_code == 0
     assert len(said) == 2, said
     assert said[0].startswith("batch 1/1 to 127.0.0.1:")
