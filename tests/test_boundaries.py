@@ -1,0 +1,178 @@
+"""Every documented threshold, tested on each side of its boundary.
+
+The README's rules table, the protocol's limits and the retry classes are promises with
+numbers in them; moving any number by one must fail a test here.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pytest
+
+from notifier.errors import UsageError
+from notifier.pipeline import Environment, execute
+from notifier.report import Report
+from notifier.settings import build_settings
+from notifier.source import MAX_FILE_BYTES
+from notifier.urls import MAX_URL_LENGTH
+from tests.conftest import BASE, KEY, NS, Site, pages, urlset
+from tests.fakeindexnow import FakeIndexNow, status
+from tests.faketime import FakeTime
+
+NOW = dt.datetime(2030, 1, 1, 12, 0, 0, tzinfo=dt.UTC)
+
+
+def check(site: Site, *rules_off: str, **options: Any) -> Report:
+    """``check`` at a fixed clock, the named rules off."""
+    cli: dict[str, Any] = {"sitemap": str(site.sitemap), "state": str(site.state), "rule": [f"{rule}=off" for rule in rules_off]}
+    cli.update(options)
+    clock = FakeTime(NOW)
+    return execute(build_settings("check", cli), Environment(now=clock.now, sleep=clock.sleep, clock=clock.clock))
+
+
+def fired(report: Report) -> set[str]:
+    return {violation.rule for violation in report.violations}
+
+
+def record(site: Site, listed: dict[str, str | None]) -> None:
+    site.write(urlset(listed))
+    clock = FakeTime(NOW)
+    cli = {"sitemap": str(site.sitemap), "state": str(site.state), "rule": ["lastmod-bulk=off"]}
+    report = execute(build_settings("run", cli), Environment(now=clock.now, sleep=clock.sleep, clock=clock.clock))
+    assert report.exit_code == 0, report.violations
+
+
+# -- lastmod-future: now plus --clock-skew (default 1 h) ---------------------------------------
+@pytest.mark.parametrize(("lastmod", "future"), [("2030-01-01T13:00:00Z", False), ("2030-01-01T13:00:01Z", True)])
+def test_lastmod_future_at_exactly_now_plus_the_clock_skew(offline_site: Site, lastmod: str, future: bool) -> None:
+    offline_site.write(urlset({"/a/": lastmod, "/b/": "2029-06-01T00:00:00Z"}))
+    assert ("lastmod-future" in fired(check(offline_site))) is future
+
+
+@pytest.mark.parametrize(("skew", "future"), [("30m", True), ("2h", False)])
+def test_lastmod_future_moves_with_the_clock_skew(offline_site: Site, skew: str, future: bool) -> None:
+    offline_site.write(urlset({"/a/": "2030-01-01T13:00:01Z"}))
+    assert ("lastmod-future" in fired(check(offline_site, **{"clock-skew": skew}))) is future
+
+
+# -- lastmod-bulk: at least 10 URLs, half the changed ones, a fifth of the site -------------------
+def shared(count: int, others: int = 0) -> dict[str, str | None]:
+    """``count`` pages sharing one instant, ``others`` with dates of their own."""
+    listed: dict[str, str | None] = {f"/s/{n}/": "2029-05-05T05:05:05Z" for n in range(count)}
+    listed.update(pages(others, prefix="/o/", lastmod="2029-0{n}-{day:02d}T10:{minute:02d}:00Z".replace("{n}", "3")))
+    return listed
+
+
+@pytest.mark.parametrize(("count", "bulk"), [(9, False), (10, True)])
+def test_lastmod_bulk_needs_min_urls_sharing_an_instant(offline_site: Site, count: int, bulk: bool) -> None:
+    offline_site.write(urlset(shared(count)))
+    assert ("lastmod-bulk" in fired(check(offline_site))) is bulk
+
+
+@pytest.mark.parametrize(("others", "bulk"), [(10, True), (11, False)])  # 10 of 20 is half; 10 of 21 is not
+def test_lastmod_bulk_needs_half_the_dated_urls(offline_site: Site, others: int, bulk: bool) -> None:
+    offline_site.write(urlset(shared(10, others)))
+    assert ("lastmod-bulk" in fired(check(offline_site))) is bulk
+
+
+@pytest.mark.parametrize(("unchanged", "bulk"), [(40, True), (41, False)])  # 10 of 50 is a fifth; 10 of 51 is not
+def test_lastmod_bulk_needs_a_fifth_of_the_site(offline_site: Site, unchanged: int, bulk: bool) -> None:
+    before = pages(unchanged, prefix="/u/") | {f"/s/{n}/": "2029-01-01T00:00:00Z" for n in range(10)}
+    record(offline_site, before)
+    after = dict(before) | {f"/s/{n}/": "2029-05-05T05:05:05Z" for n in range(10)}  # ten changed, one instant
+    offline_site.write(urlset(after))
+    assert ("lastmod-bulk" in fired(check(offline_site))) is bulk
+
+
+# -- mass-removal: more than --max-removed (20 %), and at least 10 URLs ------------------------------
+@pytest.mark.parametrize(
+    ("recorded", "removed", "mass"),
+    [(50, 10, False), (49, 10, True), (40, 9, False), (45, 10, True)],  # exactly 20 %; 20.4 %; 22.5 % but 9; 22 % and 10
+)
+def test_mass_removal_over_the_share_and_at_least_the_minimum(offline_site: Site, recorded: int, removed: int, mass: bool) -> None:
+    listed = pages(recorded)
+    record(offline_site, listed)
+    offline_site.write(urlset(dict(list(listed.items())[removed:])))
+    assert ("mass-removal" in fired(check(offline_site))) is mass
+
+
+# -- --initial since:DURATION: a lastmod exactly at the cutoff is recent ------------------------------
+@pytest.mark.parametrize(("lastmod", "announced"), [("2029-12-18T12:00:00Z", True), ("2029-12-18T11:59:59Z", False)])
+def test_initial_since_includes_a_lastmod_exactly_at_the_cutoff(offline_site: Site, lastmod: str, announced: bool) -> None:
+    offline_site.write(urlset({"/a/": lastmod}))
+    clock = FakeTime(NOW)
+    cli = {"sitemap": str(offline_site.sitemap), "state": str(offline_site.state), "initial": "since:14d", "dry-run": True}
+    report = execute(build_settings("run", cli), Environment(now=clock.now, sleep=clock.sleep, clock=clock.clock))
+    assert bool(report.pending) is announced
+
+
+# -- the protocol's limits -------------------------------------------------------------------------
+@pytest.mark.parametrize(("count", "over"), [(50_000, False), (50_001, True)])
+def test_a_file_of_50000_urls_is_within_the_limit(offline_site: Site, count: int, over: bool) -> None:
+    rows = "".join(f"<url><loc>{BASE}/p/{n}/</loc></url>" for n in range(count))
+    offline_site.write(f'<urlset xmlns="{NS}">{rows}</urlset>')
+    assert ("sitemap-limits" in fired(check(offline_site, "lastmod-missing"))) is over
+
+
+@pytest.mark.parametrize(("length", "invalid"), [(MAX_URL_LENGTH, False), (MAX_URL_LENGTH + 1, True)])
+def test_a_loc_of_2048_characters_is_valid(offline_site: Site, length: int, invalid: bool) -> None:
+    loc = f"{BASE}/" + "a" * (length - len(BASE) - 1)
+    assert len(loc) == length
+    offline_site.write(urlset({loc: "2024-01-01", "/b/": "2024-01-02"}))
+    assert ("url-invalid" in fired(check(offline_site))) is invalid
+
+
+@pytest.mark.parametrize(("size", "refused"), [(MAX_FILE_BYTES, False), (MAX_FILE_BYTES + 1, True)])
+def test_a_file_of_exactly_50_mb_is_read(offline_site: Site, size: int, refused: bool) -> None:
+    body = f'<urlset xmlns="{NS}"><url><loc>{BASE}/a/</loc><lastmod>2024-01-01</lastmod></url></urlset>'.encode()
+    offline_site.write(body + b" " * (size - len(body)))
+    result = offline_site.check()
+    assert ((result.code == 2 and "50 MB" in result.err) or "bytes" in result.err) is refused, result.err[:200]
+    if not refused:
+        assert result.code == 0, result.err
+
+
+@pytest.mark.parametrize(("batch_size", "allowed"), [("10000", True), ("10001", False), ("1", True), ("0", False)])
+def test_batch_size_is_1_to_10000(offline_site: Site, batch_size: str, allowed: bool) -> None:
+    cli = {"sitemap": str(offline_site.sitemap), "batch-size": batch_size}
+    if allowed:
+        assert build_settings("run", cli).batch_size == int(batch_size)
+    else:
+        with pytest.raises(UsageError, match="--batch-size"):
+            build_settings("run", cli)
+
+
+def test_10001_urls_go_in_two_batches_of_at_most_10000(site: Site, fake: FakeIndexNow) -> None:
+    rows = "".join(f"<url><loc>{BASE}/p/{n}/</loc><lastmod>2024-01-01</lastmod></url>" for n in range(10_001))
+    site.write(f'<urlset xmlns="{NS}">{rows}</urlset>')
+    result = site.run("--initial", "submit", "--rule", "lastmod-bulk=off")
+    assert result.code == 0, result.err
+    assert [len(post.json["urlList"]) for post in fake.posts] == [10_000, 1]
+
+
+# -- the retry classes --------------------------------------------------------------------------------
+@pytest.mark.parametrize(("code", "retried"), [(408, True), (429, True), (500, True), (501, True), (505, True), (599, True),
+                                                (400, False), (403, False), (404, False), (422, False)])  # fmt: skip
+def test_which_answers_are_retried(site: Site, fake: FakeIndexNow, code: int, retried: bool) -> None:
+    site.write(urlset(pages(2)))
+    assert site.run().code == 0
+    site.write(urlset(pages(3)))
+    fake.plan = [status(code, "no")]
+    clock = FakeTime(NOW)
+    cli = {"sitemap": str(site.sitemap), "state": str(site.state), "endpoint": [fake.endpoint], "key": KEY, "retry-timeout": 60}
+    report = execute(build_settings("run", cli), Environment(now=clock.now, sleep=clock.sleep, clock=clock.clock))
+    assert len(fake.posts) == (2 if retried else 1)
+    assert report.exit_code == (0 if retried else 3)
+
+
+def test_verify_live_samples_only_added_and_changed_pages(site: Site, fake: FakeIndexNow) -> None:
+    """A removed page answers 404 on the live site, as it should: it must not hold the deploy."""
+    site.write(urlset(pages(3)))
+    assert site.run().code == 0
+    site.write(urlset(pages(2) | {"/new/": "2024-06-01"}))  # /p/2/ removed, /new/ added
+    fake.sites["www.shop-site.org"]["/new/"] = b"<html>new</html>"
+    result = site.run("--verify-live", "5")
+    assert result.code == 0, result.out
+    assert sorted(url for post in fake.posts for url in post.json["urlList"]) == [f"{BASE}/new/", f"{BASE}/p/2/"]
