@@ -36,10 +36,19 @@ EQUIVALENT = ROOT / "scripts" / "mutants-equivalent.txt"
 TARGETS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "diff": (
         "notifier/diff.py",
-        ("add_file", "_classify", "_consult_unread", "_match_new_urls", "_rescue_listed_elsewhere", "_removals", "_still_pending", "_count"),
+        (
+            "add_file",
+            "_classify",
+            "_consult_unread",
+            "_match_new_urls",
+            "_rescue_listed_elsewhere",
+            "_removals",
+            "_still_pending",
+            "_count",
+        ),
         ("tests/test_diff.py", "tests/test_diff_property.py", "tests/test_incremental.py", "tests/test_deploy_loop.py"),
     ),
-    "rules-dates": ("notifier/rules/dates.py", (), ("tests/test_rules.py", "tests/test_boundaries.py")),
+    "rules-dates": ("notifier/rules/dates.py", (), ("tests/test_rules.py", "tests/test_boundaries.py", "tests/test_history.py")),
     "rules-urls": ("notifier/rules/urls.py", ("url_problem", "_urls", "_judged_by_url", "_host_reason"), ("tests/test_rules.py",)),
     "rules-site": ("notifier/rules/site.py", (), ("tests/test_rules.py", "tests/test_boundaries.py")),
     "store": (
@@ -47,15 +56,27 @@ TARGETS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("settle", "_stamp", "settle_submitted", "waiting", "stamp_submitted", "check_parts_holding"),
         ("tests/test_state.py", "tests/test_store_contract.py", "tests/test_delivery.py"),
     ),
-    "sqlite": ("notifier/store/sqlite.py", ("_read", "save", "record_delivered", "load"), ("tests/test_store_contract.py", "tests/test_state_edges.py")),
+    "sqlite": (
+        "notifier/store/sqlite.py",
+        ("_read", "save", "record_delivered", "load"),
+        ("tests/test_store_contract.py", "tests/test_state_edges.py"),
+    ),
     "indexnow": (
         "notifier/indexnow.py",
         ("make_batches", "key_scope", "parse_retry_after", "_with_retries", "submit", "_check_key_file"),
         ("tests/test_indexnow.py", "tests/test_faults.py", "tests/test_secrets.py"),
     ),
-    "pipeline": ("notifier/pipeline.py", ("_pipeline", "_persist_pending", "_record_run"), ("tests/test_phases.py", "tests/test_deploy_loop.py", "tests/test_indexnow.py")),
+    "pipeline": (
+        "notifier/pipeline.py",
+        ("_pipeline", "_persist_pending", "_record_run"),
+        ("tests/test_phases.py", "tests/test_deploy_loop.py", "tests/test_indexnow.py"),
+    ),
     "dates": ("notifier/dates.py", (), ("tests/test_dates.py", "tests/test_rules.py")),
-    "reader-limits": ("notifier/sitemap.py", ("_read_one", "_resolve_part", "_refuse_cycles"), ("tests/test_sitemap.py", "tests/test_hostile.py", "tests/test_boundaries.py")),
+    "reader-limits": (
+        "notifier/sitemap.py",
+        ("_read_one", "_resolve_part", "_refuse_cycles"),
+        ("tests/test_sitemap.py", "tests/test_hostile.py", "tests/test_boundaries.py"),
+    ),
 }
 
 _FLIPS: dict[type, type] = {
@@ -88,7 +109,10 @@ def _points(tree: ast.AST, functions: tuple[str, ...]) -> list[tuple[ast.AST, st
             if isinstance(node, ast.Compare):
                 for op in node.ops:
                     if type(op) in _FLIPS:
-                        found[(node.lineno, node.col_offset, type(op).__name__)] = (node, f"{type(op).__name__} -> {_FLIPS[type(op)].__name__}")
+                        found[(node.lineno, node.col_offset, type(op).__name__)] = (
+                            node,
+                            f"{type(op).__name__} -> {_FLIPS[type(op)].__name__}",
+                        )
             elif isinstance(node, ast.BoolOp):
                 found[(node.lineno, node.col_offset, "bool")] = (node, "and -> or" if isinstance(node.op, ast.And) else "or -> and")
             elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):

@@ -176,3 +176,62 @@ def test_verify_live_samples_only_added_and_changed_pages(site: Site, fake: Fake
     result = site.run("--verify-live", "5")
     assert result.code == 0, result.out
     assert sorted(url for post in fake.posts for url in post.json["urlList"]) == [f"{BASE}/new/", f"{BASE}/p/2/"]
+
+
+# -- what the mutation run showed untested (scripts/mutate.py) ------------------------------------
+def test_a_regression_says_the_day_it_was_recorded(offline_site: Site) -> None:
+    record(offline_site, {"/a/": "2029-06-01T00:00:00Z"})
+    offline_site.write(urlset({"/a/": "2029-05-01T00:00:00Z"}))
+    messages = [v.message for v in check(offline_site).violations if v.rule == "lastmod-regressed"]
+    assert messages == ["lastmod 2029-05-01T00:00:00Z is earlier than 2029-06-01T00:00:00Z recorded on 2030-01-01"]
+
+
+def test_a_lastmod_appearing_on_a_page_that_had_none_is_a_change_not_a_regression(offline_site: Site) -> None:
+    record(offline_site, {"/a/": None, "/b/": "2029-01-01"})
+    offline_site.write(urlset({"/a/": "2029-06-01", "/b/": "2029-01-01"}))
+    report = check(offline_site)
+    assert [change.loc for change in report.changed] == [f"{BASE}/a/"] and "lastmod-regressed" not in fired(report)
+
+
+def test_only_the_lastmods_past_the_limit_are_in_the_future(offline_site: Site) -> None:
+    offline_site.write(urlset({"/at/": "2030-01-01T13:00:00Z", "/past/": "2030-01-01T13:00:01Z"}))
+    assert [v.url for v in check(offline_site).violations if v.rule == "lastmod-future"] == [f"{BASE}/past/"]
+
+
+def test_every_invalid_lastmod_is_reported_and_no_missing_one(offline_site: Site) -> None:
+    offline_site.write(urlset({"/a/": "yesterday", "/b/": "2024-13-45", "/c/": None}))
+    report = check(offline_site)
+    assert sorted(v.url for v in report.violations if v.rule == "lastmod-invalid") == [f"{BASE}/a/", f"{BASE}/b/"]
+    assert [v.url for v in report.violations if v.rule == "lastmod-missing"] == [f"{BASE}/c/"]
+
+
+def test_bulk_still_fires_when_a_few_lastmods_are_invalid(offline_site: Site) -> None:
+    offline_site.write(urlset(shared(10) | {f"/bad/{n}/": "soon" for n in range(3)}))
+    assert "lastmod-bulk" in fired(check(offline_site, "lastmod-invalid"))
+
+
+def test_each_page_finding_says_what_it_found(offline_site: Site) -> None:
+    for name in ("a", "b"):
+        page = offline_site.public / name / "index.html"
+        page.parent.mkdir(parents=True, exist_ok=True)
+        page.write_text(f"<html>{name}</html>")
+    record(offline_site, {"/a/": "2029-01-01", "/b/": "2029-01-01"})
+    clock = FakeTime(NOW)
+    cli = {
+        "sitemap": str(offline_site.sitemap),
+        "state": str(offline_site.state),
+        "site-dir": str(offline_site.public),
+        "rule": ["lastmod-bulk=off"],
+    }
+    execute(build_settings("run", cli), Environment(now=clock.now, sleep=clock.sleep, clock=clock.clock))  # fingerprints recorded
+    (offline_site.public / "b" / "index.html").write_text("<html>b, edited</html>")
+    offline_site.write(urlset({"/a/": "2029-06-01", "/b/": "2029-01-01"}))
+    report = check(offline_site, **{"site-dir": str(offline_site.public)})
+    said = {v.rule: v.message for v in report.violations}
+    assert "byte-identical" in said["lastmod-without-change"]
+    assert "byte-identical" not in said["change-without-lastmod"]
+
+
+def test_bulk_counts_only_the_urls_that_have_a_lastmod(offline_site: Site) -> None:
+    offline_site.write(urlset(shared(10) | {f"/none/{n}/": None for n in range(3)}))
+    assert "lastmod-bulk" in fired(check(offline_site, "lastmod-missing"))

@@ -124,3 +124,16 @@ def test_git_runs_a_fixed_number_of_times_whatever_the_page_count(offline_site: 
     offline_site.write(urlset({f"/p{n}/": "2024-01-01" for n in range(200)}))
     assert check(offline_site).code == 0  # 200 pages stamped by one commit: backed by history, not lastmod-bulk
     assert [args[3] for args in calls] == ["rev-parse", "rev-parse", "log"]
+
+
+@pytest.mark.parametrize(("invalid", "bulk"), [(0, True), (11, False)])
+def test_backed_dates_leave_bulk_but_the_unbacked_ones_still_count(offline_site: Site, repo: Repo, invalid: int, bulk: bool) -> None:
+    """Pages that git backs are left out of lastmod-bulk; the rest are judged, their invalid
+    lastmods counted among the candidates (10 sharing of 10 fires; 10 of 21 does not)."""
+    repo.commit({f"content/p{n}.md": str(n) for n in range(12)}, "2024-01-01T00:00:00Z")
+    listed: dict[str, str | None] = {f"/p{n}/": "2024-01-01T00:00:00Z" for n in range(12)}  # backed by one commit
+    listed |= {f"/unbacked/{n}/": "2024-02-02T02:02:02Z" for n in range(10)}  # no source file: a build stamp
+    listed |= {f"/odd/{n}/": "someday" for n in range(invalid)}
+    offline_site.write(urlset(listed))
+    result = offline_site.check("--rule", "lastmod-invalid=off", "--rule", "lastmod-missing=off")
+    assert ("error[lastmod-bulk]" in result.out) is bulk, result.out
