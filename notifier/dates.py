@@ -36,6 +36,9 @@ def parse_w3c(value: str) -> dt.datetime | None:
     match = _W3C.fullmatch(value)
     if match is None:
         return None
+    tzd = match.group("tzd")
+    if tzd and tzd != "Z" and (tzd[1:3] > "23" or tzd[4:6] > "59"):
+        return None  # datetime.fromisoformat would take +01:60 as two hours
     if len(value) >= 10:  # the common forms: let the C parser do the arithmetic
         try:
             if len(value) == 10:
@@ -99,8 +102,11 @@ def _uniform(texts: list[str]) -> bool:
     stride, count = size + 1, len(texts)
     if any(joined[position::stride] != mark * count for position, mark in marks):
         return False
-    if size == 25 and not set(joined[19::stride]) <= {"+", "-"}:
-        return False
+    if size == 25:  # YYYY-MM-DDThh:mm:ss+hh:mm: fromisoformat would take +01:60 as two hours
+        if not set(joined[19::stride]) <= {"+", "-"} or not set(joined[20::stride]) <= {"0", "1"}:
+            return False  # offsets of 20 hours and more (none in use) go one by one
+        if not set(joined[23::stride]) <= set("012345"):
+            return False
     return "0" not in joined[0::stride]  # year 1 (and its offsets) is for parse_w3c to judge
 
 

@@ -114,3 +114,36 @@ def test_timestamps_of_more_values_than_one_sweep_takes() -> None:
     for number in (0, 65_535, 65_536, 69_998, 69_999):
         instant = parse_w3c(values[number] or "")
         assert instant is not None and stamps[number] == instant.timestamp()
+
+
+@pytest.mark.parametrize(
+    ("text", "valid"),
+    [
+        ("2024-01-01T10:00:00+23:59", True),
+        ("2024-01-01T10:00:00+24:00", False),
+        ("2024-01-01T10:00:00+01:59", True),
+        ("2024-01-01T10:00:00+01:60", False),
+        ("2024-01-01T10:00:00-23:59", True),
+        # more than six fraction digits: the careful path, not the C parser, decides
+        ("2024-01-01T10:00:00.1234567+23:59", True),
+        ("2024-01-01T10:00:00.1234567+24:00", False),
+        ("2024-01-01T10:00:00.1234567+01:59", True),
+        ("2024-01-01T10:00:00.1234567+01:60", False),
+        ("2024-01-01T10:00:00.1234567-01:30", True),
+    ],
+)
+def test_a_zone_offset_is_at_most_23_59(text: str, valid: bool) -> None:
+    assert (parse_w3c(text) is not None) is valid
+
+
+def test_the_careful_path_keeps_the_offset_sign_and_the_fraction() -> None:
+    assert parse_w3c("2024-01-01T10:00:00.1234567-01:30") == dt.datetime(2024, 1, 1, 11, 30, 0, 123456, tzinfo=dt.UTC)
+    assert parse_w3c("2024-01-01T10:00:00.1234567+01:30") == dt.datetime(2024, 1, 1, 8, 30, 0, 123456, tzinfo=dt.UTC)
+
+
+@pytest.mark.parametrize("offset", ["+01:60", "+24:00", "+23:59", "+14:00", "-01:30"])
+def test_timestamps_in_bulk_judge_offsets_as_parse_w3c_does(offset: str) -> None:
+    values = [f"2024-01-{day:02d}T10:00:00{offset}" for day in range(1, 29)]
+    expected = [instant.timestamp() if (instant := parse_w3c(value)) is not None else None for value in values]
+    got = [None if stamp != stamp else stamp for stamp in timestamps(values)]
+    assert got == expected
