@@ -9,7 +9,6 @@ with its inputs and outputs in its signature, in a module named for it.
 from __future__ import annotations
 
 import gc
-import itertools
 
 from notifier.changes import Diff
 from notifier.dates import format_utc
@@ -94,11 +93,11 @@ def _has_pending(state: State, endpoints: list[str]) -> bool:
 
 
 def _persist_pending(store: StateStore, state: State, endpoints: list[str], *, stamp: str, changed: bool) -> None:
-    """What must be sent is durable before the first request, and every record a delivery
-    will touch has been read and checked (a damaged one stops the run before it sends)."""
+    """What must be sent is durable before the first request. (Every record a delivery will
+    touch was read and checked by the diff already: it decodes each part that holds a pending
+    URL, so a damaged record stops the run before it sends.)"""
     if not _has_pending(state, endpoints):
         return
-    state.check_parts_holding(itertools.chain.from_iterable(state.pending.get(endpoint, {}) for endpoint in endpoints))
     if changed:
         state.updated = stamp
         store.save(state)

@@ -53,8 +53,14 @@ TARGETS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "rules-site": ("notifier/rules/site.py", (), ("tests/test_rules.py", "tests/test_boundaries.py")),
     "store": (
         "notifier/store/model.py",
-        ("settle", "_stamp", "settle_submitted", "waiting", "stamp_submitted", "check_parts_holding"),
-        ("tests/test_state.py", "tests/test_store_contract.py", "tests/test_delivery.py"),
+        ("settle", "_stamp", "settle_submitted", "waiting", "stamp_submitted"),
+        (
+            "tests/test_state.py",
+            "tests/test_store_contract.py",
+            "tests/test_delivery.py",
+            "tests/test_state_edges.py",
+            "tests/test_incremental.py",
+        ),
     ),
     "sqlite": (
         "notifier/store/sqlite.py",
@@ -69,7 +75,7 @@ TARGETS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "pipeline": (
         "notifier/pipeline.py",
         ("_pipeline", "_persist_pending", "_record_run"),
-        ("tests/test_phases.py", "tests/test_deploy_loop.py", "tests/test_indexnow.py"),
+        ("tests/test_phases.py", "tests/test_deploy_loop.py", "tests/test_indexnow.py", "tests/test_state_edges.py"),
     ),
     "dates": ("notifier/dates.py", (), ("tests/test_dates.py", "tests/test_rules.py")),
     "reader-limits": (

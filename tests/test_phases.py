@@ -113,3 +113,20 @@ def test_record_run_logs_a_run_that_did_something_and_leaves_a_rerun_alone(site:
     assert report.exit_code == 3 and report.pending == [f"{BASE}/p/1/"]
     again = read_state(site.state)
     assert again is not None and again.runs[-1]["pending"] == 1 and again.runs[-1]["exit_code"] == 3
+
+
+def test_the_pending_note_names_the_first_failed_batch_not_a_delivered_one(site: Site) -> None:
+    from notifier.indexnow import BatchResult
+
+    state = recorded(site)
+    settings = settings_for(site)
+    endpoint = settings.endpoints[0]
+    diff, report = verified(site, state, settings)
+    report.batches = [
+        BatchResult(endpoint, "www.shop-site.org", 1, "delivered", 200, "OK", 1),
+        BatchResult(endpoint, "www.shop-site.org", 1, "failed", 503, "HTTP 503; gave up within --retry-timeout 1 s", 3),
+    ]
+    state.pending[endpoint] = {f"{BASE}/p/1/": {"reason": "changed", "since": "2030-01-01T00:00:00Z"}}
+    with JsonStore(site.state) as store:
+        _record_run(settings, store, state, diff, report, [f"{BASE}/p/0/"], stamp="2030-06-01T12:00:00Z", first_run=False, changed=True)
+    assert report.notes[-1].endswith("first problem: HTTP 503; gave up within --retry-timeout 1 s")

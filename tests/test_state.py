@@ -282,3 +282,59 @@ def test_a_damaged_state_is_a_state_error_never_a_crash(state: State, edits: lis
         return
     # what reads without a StateError is a state as documented, whatever the damage was
     jsonschema.validate(json.loads(written), SCHEMA)
+
+
+def test_waiting_is_what_each_endpoint_has_not_acknowledged_yet() -> None:
+    """State.waiting reads the pending sets net of the acknowledged batches not folded in."""
+    from notifier.store import apply_delivery
+
+    item = PendingItem(reason="added", since="2024-02-01T00:00:00Z")
+    urls = [f"http://a.org/{n}" for n in range(4)]
+
+    def fresh() -> State:
+        return State(pending={"e": dict.fromkeys(urls, item), "f": dict.fromkeys(urls[2:], item), "g": {}})
+
+    state = fresh()
+    assert state.waiting(["e", "f", "g", "h"]) == urls  # in order, each once
+    apply_delivery(state, "e", urls[:1], "2024-03-01T00:00:00Z", live=True)
+    assert state.waiting(["e"]) == urls[1:]
+    apply_delivery(state, "e", urls[1:], "2024-03-01T00:00:00Z", live=True)  # every batch went
+    assert state.waiting(["e"]) == [] and state.waiting(["e", "f"]) == urls[2:]
+    state = fresh()  # replayed from a journal: the same batch twice, as many URLs as pending, not all of them
+    apply_delivery(state, "e", urls[:2], "2024-03-01T00:00:00Z")
+    apply_delivery(state, "e", urls[:2], "2024-03-01T00:00:00Z")
+    assert state.waiting(["e"]) == urls[2:]
+    state = fresh()  # this run's batches may repeat a URL too (two hosts' batches never do, one host's never)
+    apply_delivery(state, "f", urls[2:3], "2024-03-01T00:00:00Z")
+    apply_delivery(state, "f", urls[2:3], "2024-03-01T00:00:00Z", live=True)
+    assert state.waiting(["f"]) == urls[3:]
+    assert state.pending["e"] == dict.fromkeys(urls, item)  # reading changed nothing
+
+
+def test_replayed_batches_leave_only_what_they_acknowledged() -> None:
+    """A journal may hold one batch twice: as many URLs as are pending, but not all of them."""
+    from notifier.store import apply_delivery
+
+    item = PendingItem(reason="added", since="2024-02-01T00:00:00Z")
+    state = State(pending={"e": dict.fromkeys(["http://a.org/1", "http://a.org/2"], item)})
+    apply_delivery(state, "e", ["http://a.org/1"], "2024-03-01T00:00:00Z")
+    apply_delivery(state, "e", ["http://a.org/1"], "2024-03-01T00:00:00Z")
+    state.settle()
+    assert list(state.pending["e"]) == ["http://a.org/2"]
+
+
+def test_a_delivery_out_of_step_with_the_runs_records_is_stamped_all_the_same() -> None:
+    from notifier.store import apply_delivery
+
+    records = {f"http://a.org/{n}": new_record("2024-01-01", "2024-02-01T00:00:00Z") for n in range(4)}
+    item = PendingItem(reason="added", since="2024-02-01T00:00:00Z")
+    state = State(parts=[new_part("new", list(records), records)], records=records, pending={"e": dict.fromkeys(records, item)})
+    apply_delivery(state, "e", ["http://a.org/3", "http://a.org/1"], "2024-03-02T00:00:00Z", live=True)  # not in order
+    state.settle()
+    stamps = {loc: record[LAST_SUBMITTED] for loc, record in records.items()}
+    assert stamps == {
+        "http://a.org/0": None,
+        "http://a.org/1": "2024-03-02T00:00:00Z",
+        "http://a.org/2": None,
+        "http://a.org/3": "2024-03-02T00:00:00Z",
+    }

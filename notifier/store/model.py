@@ -307,17 +307,6 @@ class State:
                 merged.setdefault(loc, record)
         return merged
 
-    def check_parts_holding(self, locs: Iterable[str]) -> None:
-        """Decode, and so check, every recorded part that may hold one of ``locs``: a damaged
-        record must stop a run before its first request, not once an answer is recorded."""
-        unread = [part for part in self.parts if not part.decoded]
-        if not unread:
-            return
-        wanted = set(map(loc_hash, locs))
-        for part in unread:
-            if not wanted.isdisjoint(part.url_hashes()):
-                part.urls()
-
     def waiting(self, endpoints: Iterable[str]) -> list[str]:
         """The URLs still pending at ``endpoints``, in order, without the acknowledged batches
         not folded in yet. Reads only: the state is settled on load and on save, nowhere else."""
