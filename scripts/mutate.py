@@ -49,7 +49,11 @@ TARGETS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("tests/test_diff.py", "tests/test_diff_property.py", "tests/test_incremental.py", "tests/test_deploy_loop.py"),
     ),
     "rules-dates": ("notifier/rules/dates.py", (), ("tests/test_rules.py", "tests/test_boundaries.py", "tests/test_history.py")),
-    "rules-urls": ("notifier/rules/urls.py", ("url_problem", "_urls", "_judged_by_url", "_host_reason"), ("tests/test_rules.py",)),
+    "rules-urls": (
+        "notifier/rules/urls.py",
+        ("url_problem", "_urls", "_judged_by_url", "_host_reason"),
+        ("tests/test_rules.py", "tests/test_boundaries.py"),
+    ),
     "rules-site": ("notifier/rules/site.py", (), ("tests/test_rules.py", "tests/test_boundaries.py")),
     "store": (
         "notifier/store/model.py",

@@ -235,3 +235,52 @@ def test_each_page_finding_says_what_it_found(offline_site: Site) -> None:
 def test_bulk_counts_only_the_urls_that_have_a_lastmod(offline_site: Site) -> None:
     offline_site.write(urlset(shared(10) | {f"/none/{n}/": None for n in range(3)}))
     assert "lastmod-bulk" in fired(check(offline_site, "lastmod-missing"))
+
+
+@pytest.mark.parametrize(("length", "invalid"), [(MAX_URL_LENGTH, False), (MAX_URL_LENGTH + 1, True)])
+def test_an_irregular_loc_of_2048_characters_is_valid(offline_site: Site, length: int, invalid: bool) -> None:
+    loc = f"{BASE}/%41" + "a" * (length - len(BASE) - 4)  # a percent-escape: judged one by one, not by the plain-URL regex
+    assert len(loc) == length
+    offline_site.write(urlset({loc: "2024-01-01", "/b/": "2024-01-02"}))
+    assert ("url-invalid" in fired(check(offline_site))) is invalid
+
+
+@pytest.mark.parametrize(
+    ("loc", "says"),
+    [
+        ("http://[::1/", "a broken host or port"),
+        ("/relative/page/", "relative; write absolute URLs"),
+        ("ftp://www.shop-site.org/a/", "not an absolute http(s) URL"),
+        ("page.html", "not an absolute http(s) URL"),
+        ("http:///no-host/", "not an absolute http(s) URL"),
+        (f"{BASE}/a b/", "unescaped character ' '"),
+    ],
+)
+def test_url_invalid_says_what_is_wrong(loc: str, says: str) -> None:
+    from notifier.rules import url_problem
+
+    problem = url_problem(loc)
+    assert problem is not None and says in problem
+    assert url_problem(f"{BASE}/%D0%B8/") is None
+
+
+def test_a_placeholder_prefix_is_seen_even_after_an_honest_url_of_its_host(offline_site: Site) -> None:
+    honest, placeholder = "https://bashtage.github.io/other/", "https://bashtage.github.io/sphinx-material/a/"
+    offline_site.write(urlset({honest: "2024-01-01", placeholder: "2024-01-02"}))
+    report = check(offline_site, **{"sitemap-url": "https://bashtage.github.io/sitemap.xml"})
+    assert [v.url for v in report.violations if v.rule == "url-dev-host"] == [placeholder]
+
+
+def test_scope_is_judged_for_plain_urls_all_off_the_sitemaps_host(offline_site: Site) -> None:
+    offline_site.write(urlset({"http://cdn.shop-site.org/a/": "2024-01-01", "http://cdn.shop-site.org/b/": "2024-01-02"}))
+    report = check(offline_site, **{"sitemap-url": f"{BASE}/sitemap.xml"})
+    assert sorted(v.url for v in report.violations if v.rule == "url-out-of-scope") == [
+        "http://cdn.shop-site.org/a/",
+        "http://cdn.shop-site.org/b/",
+    ]
+
+
+def test_scope_is_judged_for_plain_urls_on_the_host_outside_the_folder(offline_site: Site) -> None:
+    offline_site.write(urlset({"/blog/a/": "2024-01-01", "/shop/b/": "2024-01-02", "/blog/%41/": "2024-01-03"}))
+    report = check(offline_site, **{"sitemap-url": f"{BASE}/blog/sitemap.xml"})
+    assert [v.url for v in report.violations if v.rule == "url-out-of-scope"] == [f"{BASE}/shop/b/"]
