@@ -17,7 +17,7 @@ from typing import Any, TypedDict, Unpack
 from notifier.errors import UsageError
 from notifier.pipeline import execute
 from notifier.report import Report
-from notifier.settings import build_settings
+from notifier.settings import RUN_ONLY, build_settings
 
 
 class Options(TypedDict, total=False):
@@ -46,9 +46,6 @@ class Options(TypedDict, total=False):
     cwd: str | os.PathLike[str]  # where the config file is looked for and relative paths start
 
 
-#: Settings that only a run uses: ``check`` takes them (one set of options serves both) and
-#: says in its report that they did not apply.
-RUN_ONLY = ("batch_size", "dry_run", "retry_timeout", "lock_timeout", "initial", "no_removed", "on_submit_error", "verify_live")
 _SETTINGS = frozenset(Options.__annotations__)
 
 
@@ -70,7 +67,7 @@ def check(sitemap: str | os.PathLike[str] | None = None, /, **options: Unpack[Op
     never writes state. ``report.exit_code`` is 1 when an error-level rule fired. It takes
     every setting :func:`run` takes; those only a run uses are named in ``report.notes``."""
     report = _execute("check", sitemap, dict(options))
-    unused = [name for name in RUN_ONLY if name in options]
+    unused = [name for name in (option.replace("-", "_") for option in RUN_ONLY) if name in options]
     if unused:
         report.notes.append(f"check does not use {', '.join(unused)} (they apply to run)")
     return report

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import functools
 import os
 import signal
 import sys
@@ -22,7 +23,7 @@ from notifier.indexnow import new_key, write_key_file
 from notifier.pipeline import Environment, execute
 from notifier.report import Report, printable, render_json, render_text
 from notifier.rules import RULES
-from notifier.settings import FORMATS, build_settings
+from notifier.settings import FORMATS, RUN_ONLY, build_settings
 
 COMMANDS = ("run", "check")
 
@@ -31,22 +32,6 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # one line, our exit code, no usage dump
         raise UsageError(f"{message}; see `notify-changes --help`")
 
-
-#: Options only ``run`` uses. ``check`` accepts them too (a deploy script passes one set of
-#: options to both commands) but does not list them in its help.
-RUN_ONLY = frozenset(
-    (
-        "--batch-size",
-        "--dry-run",
-        "--retry-timeout",
-        "--lock-timeout",
-        "--initial",
-        "--no-removed",
-        "--on-submit-error",
-        "--verify-live",
-    )
-)
-_FLAGS = frozenset({"--dry-run", "--no-removed", "--version", "--help", "-h"})  # options without a value
 
 _DESCRIPTIONS = {
     None: (
@@ -109,7 +94,7 @@ def make_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"notify-changes {__version__}")
     if command == "check":  # run's own options: accepted, not listed
         for action in parser._actions:
-            if RUN_ONLY.intersection(action.option_strings):
+            if {f"--{name}" for name in RUN_ONLY}.intersection(action.option_strings):
                 action.help = argparse.SUPPRESS
     return parser
 
@@ -141,6 +126,12 @@ def notice_printer(stream: TextIO) -> Callable[[str], None]:
     return say
 
 
+@functools.cache
+def _flags() -> frozenset[str]:
+    """The options that take no value, as the parser defines them."""
+    return frozenset(option for action in make_parser()._actions if action.nargs == 0 for option in action.option_strings)
+
+
 def split_command(args: list[str]) -> tuple[str | None, list[str]]:
     """The command word wherever it stands before the sitemap (``--dry-run run S`` too), and
     the rest. None: no command word, so ``run``; a typo of one is a UsageError that says so."""
@@ -150,7 +141,7 @@ def split_command(args: list[str]) -> tuple[str | None, list[str]]:
         if word == "--":
             break
         if word.startswith("-"):
-            position += 1 if word in _FLAGS or "=" in word else 2  # an option, and its value
+            position += 1 if word in _flags() or "=" in word else 2  # an option, and its value
             continue
         if word in (*COMMANDS, "key"):
             return word, args[:position] + args[position + 1 :]

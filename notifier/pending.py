@@ -38,12 +38,13 @@ def hand_over_orphans(state: State, endpoints: Sequence[str]) -> list[str]:
 
 def drop_unsendable(state: State) -> list[str]:
     """Take out of every pending set the URLs no endpoint can accept; one note for them all."""
-    dropped: dict[str, str] = {}
+    dropped: dict[str, str] = {}  # loc -> why, each URL judged once however many endpoints wait for it
     for items in state.pending.values():
-        bad = [loc for loc in items if loc in dropped or unsendable(loc) is not None]
-        for loc in bad:
-            dropped.setdefault(loc, unsendable(loc) or "")
-            del items[loc]
+        for loc in list(items):
+            why = dropped.get(loc) or unsendable(loc)
+            if why is not None:
+                dropped[loc] = why
+                del items[loc]
     if not dropped:
         return []
     loc, why = next(iter(dropped.items()))

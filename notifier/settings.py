@@ -25,6 +25,9 @@ DEFAULT_STATE = Path("state/notify-changes.json")
 DEFAULT_CONFIG = "notify-changes.toml"
 FORMATS = ("text", "json", "github")
 INITIAL_CHOICES = ("baseline", "submit", "fail")  # and since:DURATION
+#: The options only ``run`` uses. ``check`` accepts them too (a deploy script passes one set
+#: of options to both commands), hides them from its help, and the API names them in a note.
+RUN_ONLY = ("batch-size", "dry-run", "retry-timeout", "lock-timeout", "initial", "no-removed", "on-submit-error", "verify-live")
 
 
 @dataclass(frozen=True)
