@@ -224,9 +224,6 @@ class Client:
         self.session.close()
 
     # -- retries -------------------------------------------------------------------
-    def _exchange(self, send: Callable[[], requests.Response], limit: int = _ANSWER_LIMIT) -> requests.Response:
-        return exchange(send, self.request_timeout, limit=limit)
-
     def _with_retries(self, send: Callable[[], requests.Response], label: str = "") -> tuple[requests.Response | None, str, int]:
         """Run ``send`` until a final answer; (response or None, why it ended, attempts).
         Before each wait, one line to ``notice``: ``label``, what went wrong, the wait, the budget left."""
@@ -239,7 +236,7 @@ class Client:
             nonlocal attempts
             attempts += 1
             self.requests_sent += 1
-            response = self._exchange(send)
+            response = exchange(send, self.request_timeout, limit=_ANSWER_LIMIT)
             if response.status_code in policy.retry_statuses or 500 <= response.status_code < 600:
                 raise _RetryableAnswer(response)
             return response
