@@ -99,7 +99,7 @@ def _read_one(
     above: tuple[tuple[str, str], ...] = (),
 ) -> None:
     """Read one file; ``above``: (key, location) of each index that led here, the root first."""
-    key = location if is_url(location) else str(_real(location))
+    key = _identity(location)
     if key in visited:
         raise InputError(f"{location}: the sitemap index lists this file twice or lists itself; fix the index")
     visited.add(key)
@@ -159,11 +159,16 @@ def _read_one(
         )
 
 
+def _identity(location: str) -> str:
+    """What makes two listings the same file: the URL, or the real path of a local file."""
+    return location if is_url(location) else str(_real(location))
+
+
 def _refuse_cycles(resolved: list[tuple[str, str | None]], chain: tuple[tuple[str, str], ...]) -> None:
     """An index that lists one of the indexes that led to it makes a cycle: say so, naming them."""
     keys = [key for key, _ in chain]
     for part_location, _ in resolved:
-        key = part_location if is_url(part_location) else str(_real(part_location))
+        key = _identity(part_location)
         if key in keys:
             names = [location for _, location in chain[keys.index(key) :]]
             if len(names) == 1:
