@@ -81,7 +81,7 @@ TARGETS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("_pipeline", "_persist_pending", "_record_run"),
         ("tests/test_phases.py", "tests/test_deploy_loop.py", "tests/test_indexnow.py", "tests/test_state_edges.py"),
     ),
-    "dates": ("notifier/dates.py", (), ("tests/test_dates.py", "tests/test_rules.py")),
+    "dates": ("notifier/dates.py", (), ("tests/test_dates.py", "tests/test_history.py", "tests/test_rules.py")),
     "reader-limits": (
         "notifier/sitemap.py",
         ("_read_one", "_resolve_part", "_refuse_cycles"),
@@ -175,12 +175,20 @@ class _Apply(ast.NodeTransformer):
         return node
 
 
-def run_mutant(mutant: Mutant, timeout: float) -> tuple[Mutant, str]:
+def snapshot(into: Path) -> Path:
+    """The project as it is when the run starts: every mutant is made from this copy, so
+    edits made while the run goes on cannot change its verdicts."""
+    copy = into / "snapshot"
+    shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(".venv", ".git", ".ci", "__pycache__", "*.pyc", ".*_cache"))
+    return copy
+
+
+def run_mutant(mutant: Mutant, source: Path, timeout: float) -> tuple[Mutant, str]:
     """'killed', 'survived' or 'timeout' (a mutant that hangs the tests counts as killed)."""
     _, _, tests = TARGETS[mutant.target]
     with tempfile.TemporaryDirectory(prefix="nc-mutant-") as temp:
         copy = Path(temp) / "project"
-        shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(".venv", ".git", ".ci", "__pycache__", "*.pyc"))
+        shutil.copytree(source, copy)
         path = copy / mutant.module
         tree = _Apply(mutant).visit(ast.parse(path.read_text()))
         path.write_text(ast.unparse(ast.fix_missing_locations(tree)))
@@ -222,8 +230,9 @@ def main() -> int:
     known = equivalents()
     started = time.monotonic()
     outcomes: dict[Mutant, str] = {}
-    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        for mutant, outcome in pool.map(lambda each: run_mutant(each, args.timeout), chosen):
+    with tempfile.TemporaryDirectory(prefix="nc-mutate-") as temp, concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        source = snapshot(Path(temp))
+        for mutant, outcome in pool.map(lambda each: run_mutant(each, source, args.timeout), chosen):
             outcomes[mutant] = outcome
             print(f"{outcome:9s} {mutant.key}", file=sys.stderr, flush=True)
     print(f"\n{len(chosen)} mutants in {time.monotonic() - started:.0f} s\n")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import time
 
 import pytest
 from hypothesis import example, given
@@ -136,6 +137,40 @@ def test_a_zone_offset_is_at_most_23_59(text: str, valid: bool) -> None:
     assert (parse_w3c(text) is not None) is valid
 
 
+def test_a_date_only_lastmod_names_midnight_utc_whatever_the_machines_zone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TZ", "Asia/Kolkata")
+    time.tzset()
+    try:
+        assert parse_w3c("2024-05-01") == dt.datetime(2024, 5, 1, tzinfo=UTC)
+        assert parse_w3c("2024-05-01T00:00:00+05:30") == dt.datetime(2024, 4, 30, 18, 30, tzinfo=UTC)
+        assert list(timestamps(["2024-05-01", "2024-05-02"])) == [1714521600.0, 1714608000.0]
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
+@pytest.mark.parametrize("text", ["2024-05-01T24:00:00Z", "2024-05-01T12:60:00Z", "2024-05-01T12:00:60Z", "2024-05-01T23:59:59.999Z"])
+def test_the_clock_runs_from_00_00_00_to_23_59_59(text: str) -> None:
+    # the same answer on every Python: newer ones read 24:00 as the next midnight
+    assert (parse_w3c(text) is not None) is text.startswith("2024-05-01T23")
+
+
+@pytest.mark.parametrize(
+    ("text", "instant"),
+    [
+        ("0001-01-01T00:00:00+01:00", None),
+        ("0001-01-01T00:00:00-01:00", dt.datetime(1, 1, 1, 1, tzinfo=UTC)),
+        ("9999-12-31T23:00:00-01:00", None),
+        ("0000-01-01", None),
+        ("0001", dt.datetime(1, 1, 1, tzinfo=UTC)),
+        ("2024-13", None),
+        ("2024-12", dt.datetime(2024, 12, 1, tzinfo=UTC)),
+    ],
+)
+def test_the_edges_of_the_calendar(text: str, instant: dt.datetime | None) -> None:
+    assert parse_w3c(text) == instant
+
+
 def test_the_careful_path_keeps_the_offset_sign_and_the_fraction() -> None:
     assert parse_w3c("2024-01-01T10:00:00.1234567-01:30") == dt.datetime(2024, 1, 1, 11, 30, 0, 123456, tzinfo=dt.UTC)
     assert parse_w3c("2024-01-01T10:00:00.1234567+01:30") == dt.datetime(2024, 1, 1, 8, 30, 0, 123456, tzinfo=dt.UTC)
@@ -147,3 +182,64 @@ def test_timestamps_in_bulk_judge_offsets_as_parse_w3c_does(offset: str) -> None
     expected = [instant.timestamp() if (instant := parse_w3c(value)) is not None else None for value in values]
     got = [None if stamp != stamp else stamp for stamp in timestamps(values)]
     assert got == expected
+
+
+def _one_by_one(values: list[str]) -> list[float | None]:
+    return [instant.timestamp() if (instant := parse_w3c(value)) is not None else None for value in values]
+
+
+def _common_dates(form: str) -> list[str]:
+    """Every digit a common form can hold in each place: both offset signs, offsets 00:00 to 19:59,
+    hours 00 to 23, years 1000 to 9999."""
+    values = []
+    for number in range(240):
+        year = 1000 + number * 37
+        stamp = f"{year:04d}-{number % 12 + 1:02d}-{number % 28 + 1:02d}T{number % 24:02d}:{number % 60:02d}:{(number * 7) % 60:02d}"
+        if form == "Z":
+            values.append(stamp + "Z")
+        else:
+            values.append(f"{stamp}{'+-'[number % 2]}{number % 20:02d}:{(number * 11) % 60:02d}")
+    return values
+
+
+@pytest.mark.parametrize("form", ["Z", "offset"])
+def test_the_common_forms_are_read_in_one_sweep(form: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the speed a million-URL sitemap relies on: not one of these goes through parse_w3c one by one
+    values = _common_dates(form)
+    expected = _one_by_one(values)
+
+    def one_by_one(value: str) -> None:
+        raise AssertionError(f"{value} was parsed one by one")
+
+    monkeypatch.setattr("notifier.dates.parse_w3c", one_by_one)
+    assert list(timestamps(values)) == expected
+
+
+@pytest.mark.parametrize(
+    "odd",
+    [
+        "2024-05-01 12:00:00Z",  # a space for the T: the C parser takes it, W3C does not
+        "2024-05-01T12:00:00+01:60",
+        "2024-05-01T12:00:00+24:00",
+        "2024-05-01T12:00:00+20:00",
+        "2024-05-01T12:00+02:00:00",  # seconds in the offset, same length
+        "2024-05-01T24:00:00Z",
+        "2024-05-01T24:00:00+00:00",
+        "0001-01-01T00:00:00+01:00",
+        "0999-05-01T12:00:00Z",
+        "2024-13-01T12:00:00Z",
+        "2024-05-01T12:00:00.5Z"[:20],  # the same length, the fraction cut: 2024-05-01T12:00:00.
+        "2024-05-01T12-00:00Z",
+        "2024-05-01T12:00-00Z",
+        "2024-05-01X12:00:00Z",
+        "2024/05-01T12:00:00Z",
+        "2024-05/01T12:00:00Z",
+        "2024-05-01T12:00:00+01-00",
+        "2024-05-01T12:00:00*01:00",
+    ],
+)
+@pytest.mark.parametrize("place", [0, 17, -1])
+def test_one_odd_value_in_a_sweep_is_judged_as_parse_w3c_judges_it(odd: str, place: int) -> None:
+    values = _common_dates("Z" if odd.endswith("Z") or odd.endswith(".") else "offset")[:40]
+    values[place] = odd
+    assert [None if stamp != stamp else stamp for stamp in timestamps(values)] == _one_by_one(values)
