@@ -16,7 +16,7 @@ The values it makes (Change, Added, Diff) are defined in ``changes``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -58,6 +58,10 @@ class _Known:
     uncounted: int = 0  # URLs an unread file lists that its part's count leaves out (a check)
 
 
+# a file's entries and its recorded records -> loc -> the fingerprint of its built page
+Fingerprints = Callable[[Sequence[Row], Mapping[str, Record]], dict[str, str]]
+
+
 class DiffBuilder:
     """Compare the sitemap with ``state`` file by file, as the reader delivers them.
 
@@ -73,7 +77,7 @@ class DiffBuilder:
         endpoints: list[str],
         now: str = "",
         build: bool = False,
-        fingerprints: Callable[[list[str]], dict[str, str]] | None = None,
+        fingerprints: Fingerprints | None = None,
     ) -> None:
         self.state, self.now, self.build, self.fingerprints = state, now, build, fingerprints
         self.result = Diff()
@@ -114,7 +118,7 @@ class DiffBuilder:
             return
         result = self.result
         recorded = old.urls() if old is not None else {}
-        prints = self.fingerprints([entry[0] for entry in entries]) if self.fingerprints is not None else None
+        prints = self.fingerprints(entries, recorded) if self.fingerprints is not None else None
         part_no = len(self.new_parts)
         matched: set[str] = set()
         # check: seen maps a URL to its first lastmod; run: records maps it to its record as
@@ -403,7 +407,9 @@ def compute_diff(
         endpoints=endpoints,
         now=now,
         build=True,
-        fingerprints=(lambda locs: {loc: fingerprints[loc] for loc in locs if loc in fingerprints}) if fingerprints is not None else None,
+        fingerprints=(lambda rows, _: {row[0]: fingerprints[row[0]] for row in rows if row[0] in fingerprints})
+        if fingerprints is not None
+        else None,
     )
     builder.add_file(examine(SitemapFile("entries", "urlset", key="\0entries"), entries), entries)
     return builder.finish()

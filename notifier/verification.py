@@ -10,17 +10,20 @@ import datetime as dt
 import itertools
 from pathlib import Path
 
+from notifier.build import build_root
 from notifier.dates import format_utc
 from notifier.diff import Diff, DiffBuilder
 from notifier.environment import Environment
 from notifier.history import HistoryCheck, check_history
-from notifier.pages import fingerprints
+from notifier.pages import BuiltSite
 from notifier.report import Report
-from notifier.rules import Context, RuleSettings, verify
+from notifier.rules import OFF, RULES, Context, RuleSettings, verify
+from notifier.rules.pages import PAGE_RULES
 from notifier.settings import HistorySettings, Settings
 from notifier.sitemap import Entry, ReadOptions, read_sitemap
+from notifier.source import is_url
 from notifier.store import State
-from notifier.urls import locate, site
+from notifier.urls import locate, site, split_url
 
 
 def diff_and_verify(
@@ -33,12 +36,13 @@ def diff_and_verify(
     records, so the state's new parts are made as the files are compared.
     """
     site_dir = settings.site_dir
+    built = _built_site(settings)
     builder = DiffBuilder(
         state,
         endpoints=list(settings.endpoints),
         now=format_utc(now),
         build=writes,
-        fingerprints=(lambda locs: fingerprints(locs, site_dir)) if site_dir is not None else None,
+        fingerprints=built.reader.fingerprints if built is not None and site_dir is not None else None,
     )
     known = {part.name: part.digest for part in state.parts if part.name} if site_dir is None else None
     sitemap = read_sitemap(
@@ -56,6 +60,9 @@ def diff_and_verify(
     diff = builder.finish()
     report.added, report.changed, report.removed = diff.added, diff.changed, diff.removed
     report.unchanged = diff.unchanged
+    if built is not None:
+        built.reader.read_heads(change.loc for change in itertools.chain(diff.added, diff.changed))
+        _robots_note(built, settings, report)
     extra = list(env.extra_violations)
     backed: set[str] = set()
     if settings.history is not None:
@@ -71,6 +78,7 @@ def diff_and_verify(
             key_file_missing=_missing_key_files(settings, diff.origins),
             backed_by_history=backed,
             extra=extra,
+            built=built,
         ),
         RuleSettings(
             levels=settings.rule_levels,
@@ -83,6 +91,35 @@ def diff_and_verify(
     )
     diff.added.stamps = None  # the rules are done with the dates: 8 MB at a million URLs
     return diff
+
+
+def _built_site(settings: Settings) -> BuiltSite | None:
+    """The build the page rules read: --site-dir, or the sitemap's folder when it holds the
+    home page; None when there is none, or every rule that would read it is off."""
+    root = build_root(settings.site_dir, settings.sitemap, is_url(settings.sitemap))
+    if root is None:
+        return None
+    if settings.site_dir is None and all(settings.rule_levels.get(rule, RULES[rule].level) == OFF for rule in PAGE_RULES):
+        return None
+    return BuiltSite.load(root)
+
+
+def _robots_note(built: BuiltSite, settings: Settings, report: Report) -> None:
+    """robots.txt tells crawlers where the sitemap is: say so when it names another one."""
+    if built.robots is None:
+        return
+    if settings.sitemap_url or is_url(settings.sitemap):
+        path = split_url(settings.sitemap_url or settings.sitemap).path
+    else:
+        try:
+            path = "/" + Path(settings.sitemap).resolve().relative_to(built.build.root).as_posix()
+        except ValueError:
+            return
+    if not built.robots.names(path):
+        report.notes.append(
+            f"robots.txt names {', '.join(built.robots.sitemaps)} as the sitemap, not {path}; "
+            "crawlers look where robots.txt points: make it name the sitemap you deploy"
+        )
 
 
 def _history(history: HistorySettings, diff: Diff, report: Report) -> HistoryCheck:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-from collections.abc import Iterator, Mapping
+import urllib.parse
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -177,6 +178,19 @@ class Site:
             content = content.encode("utf-8")
         path.write_bytes(content)
         return path
+
+    def build_pages(self, locs: Iterable[str], head: str = "") -> None:
+        """An honest page file for each loc (paths on HOST): ``{path}/index.html`` with a
+        canonical naming itself; ``head`` adds to every page's head."""
+        for loc in locs:
+            url = loc if "://" in loc else BASE + loc
+            path = urllib.parse.urlsplit(url).path.strip("/")
+            page = self.public / (f"{path}/index.html" if path else "index.html")
+            page.parent.mkdir(parents=True, exist_ok=True)
+            page.write_text(
+                f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{escape(path)}</title>'
+                f'<link rel="canonical" href="{escape(url, {chr(34): "&quot;"})}">{head}</head><body><p>{escape(path)}</p></body></html>\n'
+            )
 
     def run(self, *args: str, command: str = "run", sitemap: str | None = None, key: bool = True) -> Result:
         argv = [command, sitemap or str(self.sitemap), "--state", str(self.state)]

@@ -345,6 +345,7 @@ def test_sitemap_limits_an_index_inside_an_index(offline_site: Site) -> None:
 
 def test_key_file_missing(site: Site) -> None:
     site.write(urlset(pages(2)))
+    site.build_pages(pages(2))
     assert fired(site.check("--site-dir", str(site.public))) == set()
     (site.public / f"{KEY}.txt").unlink()
     result = site.check("--site-dir", str(site.public))

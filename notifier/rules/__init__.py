@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from notifier.rules.dates import _bulk, _lastmods
+from notifier.rules.pages import _pages
 from notifier.rules.site import _mass_removal, _page_changes, _sitemap_empty
 from notifier.rules.table import (
     ERROR,
@@ -23,7 +24,17 @@ from notifier.rules.table import (
     RuleSettings,
     Violation,
 )
-from notifier.rules.urls import _PLACEHOLDER_HOSTS, HostPattern, Scope, _duplicates, _urls, dev_host_reason, sitemap_scope, url_problem
+from notifier.rules.urls import (
+    _PLACEHOLDER_HOSTS,
+    HostPattern,
+    Scope,
+    _duplicates,
+    _tracking,
+    _urls,
+    dev_host_reason,
+    sitemap_scope,
+    url_problem,
+)
 
 __all__ = [
     "ERROR",
@@ -65,6 +76,8 @@ def _all_findings(context: Context, settings: RuleSettings) -> Iterator[Found]:
         yield finding.rule, finding.url, finding.message, None
     yield from _sitemap_empty(context)
     yield from _urls(context, settings)
+    yield from _tracking(context, settings)
+    yield from _pages(context, settings)
     yield from _duplicates(context, settings)
     yield from _lastmods(context, settings)
     if settings.level("lastmod-bulk") != OFF:  # the one rule that counts every date

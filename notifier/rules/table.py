@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from notifier.changes import Change, Diff
+from notifier.pages import BuiltSite
 from notifier.sitemap_files import Sitemap
 from notifier.store import State
 
@@ -47,6 +48,15 @@ RULES: dict[str, Rule] = {
         Rule("sitemap-empty", ERROR, "the sitemap lists no URL at all"),
         Rule("xml-prolog", WARN, "a byte-order mark or whitespace before <?xml"),
         Rule("key-file-missing", ERROR, "the IndexNow key file is not in the build (--site-dir)"),
+        Rule("url-tracking-params", ERROR, "a loc with tracking parameters (utm_*, gclid, fbclid, msclkid, ...): a copy, not a page"),
+        Rule("page-noindex", ERROR, "the built page says noindex (robots meta), or _headers sends X-Robots-Tag: noindex for it"),
+        Rule("page-canonical-elsewhere", ERROR, 'the built page\'s <link rel="canonical"> names another URL'),
+        Rule("page-redirect", ERROR, "the built page is a redirect stub (meta refresh), or _redirects redirects its path"),
+        Rule("page-missing", WARN, "a listed URL with no built page file in the build"),
+        Rule("url-robots-disallowed", ERROR, "the build's robots.txt keeps the IndexNow engines' crawlers away from the URL"),
+        Rule("hreflang-broken", WARN, "an hreflang alternate the sitemap does not list, or a pair that does not name each other"),
+        Rule("sitemap-values", WARN, "a <changefreq> or <priority> outside what the protocol allows"),
+        Rule("sitemap-encoding", ERROR, "an XML declaration naming an encoding other than UTF-8"),
     )
 }
 
@@ -123,6 +133,7 @@ class Context:
     backed_by_history: set[str] = field(default_factory=set)  # lastmod is a commit time of the source
     extra: list[Violation] = field(default_factory=list)  # from history and fingerprints
     dated: Dated | None = None  # the added and changed lastmods, parsed (by _dated)
+    built: BuiltSite | None = None  # the build and its pages, for the page rules
 
 
 Found = tuple[str, str, str, str | None]  # rule, url, message, level override

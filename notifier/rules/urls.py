@@ -217,3 +217,35 @@ def _duplicates(context: Context, settings: RuleSettings) -> Iterator[Found]:
 
 
 # -- lastmods ------------------------------------------------------------------------
+
+
+# Parameters that mark a link's campaign or click, never a different page.
+TRACKING_PARAMS = {
+    "gclid", "gclsrc", "dclid", "gbraid", "wbraid", "fbclid", "msclkid", "yclid", "twclid", "ttclid", "li_fat_id",
+    "igshid", "mc_cid", "mc_eid", "_ga", "_gl", "_hsenc", "_hsmi", "mkt_tok", "srsltid", "oly_anon_id", "oly_enc_id",
+    "vero_id", "wickedid", "s_cid", "ef_id", "epik",
+}  # fmt: skip
+
+
+def tracking_params(loc: str) -> list[str]:
+    """The tracking parameters in ``loc``'s query: ``utm_*`` and the click identifiers."""
+    query = loc.partition("?")[2].partition("#")[0]
+    names = [pair.partition("=")[0] for pair in query.split("&") if pair]
+    return [name for name in names if name.lower().startswith("utm_") or name.lower() in TRACKING_PARAMS]
+
+
+def _tracking(context: Context, settings: RuleSettings) -> Iterator[Found]:
+    if settings.level("url-tracking-params") == OFF:
+        return
+    diff = context.diff
+    for change in itertools.chain(diff.added, diff.changed):
+        if "?" in change.loc:
+            found = tracking_params(change.loc)
+            if found:
+                yield (
+                    "url-tracking-params",
+                    change.loc,
+                    f"carries tracking parameter{'s' if len(found) > 1 else ''} {', '.join(found)}: a copy of a page, "
+                    "not a page; list the URL without them",
+                    None,
+                )

@@ -1,0 +1,386 @@
+"""The page rules: a listed URL judged by what the site says of it. Every rule has an honest
+example beside the lying one: an honest site (relative canonicals, trailing slashes,
+index.html URLs, an allowing robots.txt) raises no page finding."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from notifier.hosting import Headers, Redirects
+from notifier.pages import Head, read_head
+from notifier.robots import Robots
+from notifier.rules.pages import canonical_elsewhere, noindex_header, noindex_meta, refresh_target, same_page
+from notifier.rules.urls import tracking_params
+from tests.conftest import BASE, Result, Site, pages, urlset
+
+PAGE_FINDINGS = {"page-noindex", "page-canonical-elsewhere", "page-redirect", "page-missing", "url-robots-disallowed", "url-tracking-params"}
+
+
+def fired(result: Result) -> set[str]:
+    return set(re.findall(r"^(?:error|warn)\[([a-z-]+)\]", result.out, re.MULTILINE))
+
+
+def findings(result: Result, rule: str) -> list[str]:
+    return re.findall(rf"^(?:error|warn)\[{rule}\] (\S+): ", result.out, re.MULTILINE)
+
+
+def page(site: Site, path: str, head: str) -> None:
+    """A built page with exactly ``head`` inside its <head>."""
+    file = site.public / path
+    file.parent.mkdir(parents=True, exist_ok=True)
+    file.write_text(f"<!DOCTYPE html>\n<html><head>{head}</head><body><p>{path}</p></body></html>\n")
+
+
+def check(site: Site, *args: str) -> Result:
+    return site.check("--site-dir", str(site.public), *args)
+
+
+# -- an honest site ---------------------------------------------------------------------
+def test_an_honest_site_raises_no_page_finding(offline_site: Site) -> None:
+    site = offline_site
+    listed = {
+        "/": "2024-05-01",
+        "/about/": "2024-05-01",  # a trailing slash, a relative canonical
+        "/blog/post.html": "2024-05-02",  # a .html URL
+        "/docs/index.html": "2024-05-03",  # an index.html URL, canonical the folder
+        "/plain": "2024-05-04",  # no slash; the file is plain/index.html, canonical with a slash
+        "/base/": "2024-05-05",  # a <base href> and a canonical relative to it
+        "/caf%C3%A9/": "2024-05-06",  # escaped in the sitemap, raw in the canonical
+        "/search/?q=shoes": "2024-05-07",  # a query that is not tracking
+        "/port/": "2024-05-08",  # the canonical spells the default port
+    }
+    site.write(urlset(listed))
+    page(site, "index.html", f'<link rel="canonical" href="{BASE}/"><meta name="robots" content="index, follow">')
+    page(site, "about/index.html", '<link rel="canonical" href="/about/"><meta name="googlebot" content="noindex">')
+    page(site, "blog/post.html", '<link rel="canonical" href="post.html"><meta http-equiv="refresh" content="300">')
+    page(site, "docs/index.html", f'<link rel="canonical" href="{BASE}/docs/">')
+    page(site, "plain/index.html", f'<link rel="canonical" href="{BASE}/plain/">')
+    page(site, "base/index.html", '<base href="/base/"><link rel="canonical" href="./">')
+    page(site, "café/index.html", f'<meta charset="utf-8"><link rel="canonical" href="{BASE}/café/">')
+    page(site, "search/index.html", "")
+    page(site, "port/index.html", f'<link rel="canonical" href="http://www.shop-site.org:80/port/">')
+    (site.public / "robots.txt").write_text(f"User-agent: *\nDisallow: /admin/\nAllow: /\n\nUser-agent: GPTBot\nDisallow: /\n\nSitemap: {BASE}/sitemap.xml\n")
+    (site.public / "_headers").write_text("/*\n  X-Frame-Options: DENY\nhttps://:project.pages.dev/*\n  X-Robots-Tag: noindex\n")
+    (site.public / "_redirects").write_text("/old/*  /blog/:splat  301\n/app/*  /index.html  200\n/about/  /about-us/  301\n")
+    result = check(site)
+    assert result.code == 0, result.out
+    assert not fired(result) & PAGE_FINDINGS, result.out
+    assert "robots.txt names" not in result.out
+
+
+def test_without_a_build_the_page_rules_stay_silent(offline_site: Site) -> None:
+    offline_site.write(urlset({"/gone/": "2024-05-01"}))  # no index.html beside the sitemap: not a build
+    result = offline_site.check()
+    assert result.code == 0 and not fired(result) & PAGE_FINDINGS
+
+
+def test_the_sitemaps_folder_is_the_build_when_it_holds_the_home_page(offline_site: Site) -> None:
+    site = offline_site
+    site.write(urlset({"/": "2024-05-01", "/hidden/": "2024-05-02"}))
+    page(site, "index.html", "")
+    page(site, "hidden/index.html", '<meta name="robots" content="noindex">')
+    result = site.check()
+    assert result.code == 1 and fired(result) == {"page-noindex"}
+
+
+# -- page-noindex -------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("head", "noindex"),
+    [
+        ('<meta name="robots" content="noindex">', True),
+        ('<meta name="ROBOTS" content="NoIndex, follow">', True),
+        ('<meta name="robots" content="none">', True),
+        ('<meta name="bingbot" content="noindex">', True),
+        ('<meta name="yandex" content="noindex, nofollow">', True),
+        ('<meta name="robots" content="index, follow">', False),
+        ('<meta name="robots" content="nofollow">', False),
+        ('<meta name="googlebot" content="noindex">', False),  # Google is not an IndexNow engine
+        ('<meta name="description" content="noindex, none">', False),
+        ("", False),
+    ],
+)
+def test_page_noindex_by_robots_meta(offline_site: Site, head: str, noindex: bool) -> None:
+    offline_site.write(urlset({"/a/": "2024-05-01"}))
+    page(offline_site, "a/index.html", head)
+    result = check(offline_site)
+    assert ("page-noindex" in fired(result)) is noindex
+    assert result.code == (1 if noindex else 0)
+    if noindex:
+        assert "a/index.html says <meta name=" in result.out and "leave it out of the sitemap" in result.out
+
+
+def test_page_noindex_by_x_robots_tag_in_headers(offline_site: Site) -> None:
+    site = offline_site
+    site.write(urlset({"/drafts/x/": "2024-05-01", "/posts/y/": "2024-05-01", "/bing/z/": "2024-05-01", "/g/w/": "2024-05-01"}))
+    site.build_pages(["/drafts/x/", "/posts/y/", "/bing/z/", "/g/w/"])
+    (site.public / "_headers").write_text(
+        "# drafts stay out\n/drafts/*\n  X-Robots-Tag: noindex, nofollow\n/bing/*\n  X-Robots-Tag: bingbot: noindex\n"
+        "/g/*\n  X-Robots-Tag: googlebot: noindex\n  X-Robots-Tag-Note: none\n"
+    )
+    result = check(site)
+    assert findings(result, "page-noindex") == [f"{BASE}/drafts/x/", f"{BASE}/bing/z/"]
+    assert "_headers sends X-Robots-Tag: noindex, nofollow" in result.out
+
+
+def test_x_robots_tag_values() -> None:
+    assert noindex_header(["noindex"]) == "noindex"
+    assert noindex_header(["unavailable_after: 25 Jun 2010 15:00:00 PST, noindex"]) is not None
+    assert noindex_header(["unavailable_after: 25 Jun 2010 15:00:00 PST"]) is None
+    assert noindex_header(["googlebot: noindex, bingbot: none"]) is not None
+    assert noindex_header(["googlebot: noindex"]) is None
+    assert noindex_header(["max-snippet: 20, nofollow"]) is None
+    headers = Headers.parse("/a/*\n  X-Robots-Tag: noindex\n/a/b/*\n  ! X-Robots-Tag\n")
+    assert headers.robots_tag(f"{BASE}/a/x") == ["noindex"] and headers.robots_tag(f"{BASE}/a/b/x") == []
+
+
+# -- page-canonical-elsewhere -----------------------------------------------------------
+@pytest.mark.parametrize(
+    ("loc", "canonical", "elsewhere"),
+    [
+        (f"{BASE}/a/", "/a/", False),
+        (f"{BASE}/a/", f"{BASE}/a", False),  # trailing slash
+        (f"{BASE}/a", "/a/", False),
+        (f"{BASE}/a/", "http://WWW.Shop-Site.org:80/a/", False),  # case and default port
+        (f"{BASE}/a/index.html", "/a/", False),
+        (f"{BASE}/a/", "index.html", False),
+        (f"{BASE}/a/", "/a/#top", False),  # a fragment does not count
+        (f"{BASE}/a/b/", "../b/", False),
+        (f"{BASE}/a/", "/b/", True),
+        (f"{BASE}/a/", f"https://{BASE[7:]}/a/", True),  # another scheme
+        (f"{BASE}/a/", "http://shop-site.org/a/", True),  # another host
+        (f"{BASE}/a/", "http://www.shop-site.org:8080/a/", True),
+        (f"{BASE}/a/?page=2", "/a/", True),  # a query is another page
+        (f"{BASE}/a/?page=2", "/a/?page=2", False),
+    ],
+)
+def test_canonical_resolution(loc: str, canonical: str, elsewhere: bool) -> None:
+    assert (canonical_elsewhere(loc, Head((), canonical, None, None)) is not None) is elsewhere
+
+
+def test_a_canonical_resolves_against_base_href() -> None:
+    assert canonical_elsewhere(f"{BASE}/x/y/", Head((), "y/", "/x/", None)) is None
+    assert canonical_elsewhere(f"{BASE}/x/y/", Head((), "y/", "/other/", None)) == f"{BASE}/other/y/"
+
+
+def test_page_canonical_elsewhere(offline_site: Site) -> None:
+    site = offline_site
+    site.write(urlset({"/print/a/": "2024-05-01", "/a/": "2024-05-01"}))
+    page(site, "print/a/index.html", '<link rel="canonical" href="/a/">')
+    page(site, "a/index.html", '<link rel="canonical" href="/a/">')
+    result = check(site)
+    assert result.code == 1 and findings(result, "page-canonical-elsewhere") == [f"{BASE}/print/a/"]
+    assert f"names {BASE}/a/ as its canonical URL; list that one instead" in result.out
+
+
+# -- page-redirect ----------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("content", "target"),
+    [
+        ("0; url=/new/", f"{BASE}/new/"),
+        ("0;URL='https://other.example/'", "https://other.example/"),
+        ('5, url="/new/"', f"{BASE}/new/"),
+        ("0; /new/", f"{BASE}/new/"),
+        ("300", None),  # reloads itself
+        ("0; url=/a/", None),  # to itself
+        ("", None),
+    ],
+)
+def test_refresh_targets(content: str, target: str | None) -> None:
+    assert refresh_target(f"{BASE}/a/", Head((), None, None, content)) == target
+
+
+def test_page_redirect_by_stub_and_by_redirects_file(offline_site: Site) -> None:
+    site = offline_site
+    listed = {"/stub/": "2024-05-01", "/moved/x/": "2024-05-01", "/shadowed/": "2024-05-01", "/forced/": "2024-05-01", "/spa/x/": "2024-05-01"}
+    site.write(urlset(listed))
+    page(site, "stub/index.html", '<meta http-equiv="refresh" content="0; url=/new/"><link rel="canonical" href="/new/">')
+    site.build_pages(["/shadowed/", "/forced/", "/spa/x/"])
+    (site.public / "_redirects").write_text(
+        "/moved/*  /elsewhere/:splat  301\n/shadowed/  /s2/  302\n/forced/  /f2/  302!\n/spa/*  /index.html  200\n/c/ /d/ 301 Country=us\n"
+    )
+    result = check(site)
+    assert sorted(findings(result, "page-redirect")) == [f"{BASE}/forced/", f"{BASE}/moved/x/", f"{BASE}/stub/"]
+    assert "page-missing" not in fired(result)  # a redirected URL is said once, as a redirect
+    assert "page-canonical-elsewhere" not in fired(result)  # the stub is said once, as a redirect
+    assert "is a redirect stub (meta refresh) to" in result.out and "_redirects sends this path to /elsewhere/:splat" in result.out
+
+
+def test_redirect_rules() -> None:
+    redirects = Redirects.parse("/blog/:slug  /posts/:slug\n/q id=:id /y 301\nhttps://old.example/* https://new.example/:splat 301!\n")
+    assert redirects.target(f"{BASE}/blog/hi", has_file=False) == "/posts/:slug"  # 301 by default
+    assert redirects.target(f"{BASE}/blog/hi/more", has_file=False) is None  # :slug is one segment
+    assert redirects.target(f"{BASE}/q", has_file=False) is None  # only with a query
+    assert redirects.target("https://old.example/a", has_file=True) == "https://new.example/:splat"
+    assert redirects.target(f"{BASE}/a", has_file=True) is None
+
+
+# -- page-missing -------------------------------------------------------------------------
+def test_page_missing_is_a_warning_naming_the_files_looked_for(offline_site: Site) -> None:
+    site = offline_site
+    site.write(urlset({"/here/": "2024-05-01", "/gone/": "2024-05-01", "/file.pdf": "2024-05-01", "/about": "2024-05-01"}))
+    site.build_pages(["/here/"])
+    (site.public / "file.pdf").write_bytes(b"%PDF-1.4")
+    page(site, "about.html", "")
+    result = check(site)
+    assert result.code == 0 and findings(result, "page-missing") == [f"{BASE}/gone/"]
+    assert "looked for gone/index.html, gone.html, gone" in result.out
+
+
+def test_no_url_reaches_a_file_outside_the_build(offline_site: Site, tmp_path: Path) -> None:
+    site = offline_site
+    (tmp_path / "secret").mkdir()
+    (tmp_path / "secret" / "index.html").write_text('<meta name="robots" content="noindex">')
+    (site.public / "link").symlink_to(tmp_path / "secret")
+    site.write(urlset({"/../secret/": "2024-05-01", "/link/": "2024-05-01", "/%2e%2e/secret/": "2024-05-01"}))
+    result = check(site)
+    assert "page-noindex" not in fired(result)
+    assert len(findings(result, "page-missing")) == 3
+
+
+# -- url-robots-disallowed --------------------------------------------------------------
+ROBOTS = """# a real file's shapes
+User-agent: *
+Disallow: /private/
+Allow: /private/press/
+Disallow: /*.pdf$
+Disallow: /*?sessionid=
+
+User-agent: Bingbot
+User-agent: msnbot
+Disallow: /no-bing/
+
+User-agent: GPTBot
+Disallow: /
+"""
+
+
+@pytest.mark.parametrize(
+    ("path", "blocked"),
+    [
+        ("/", []),
+        ("/private/x", ["YandexBot", "SeznamBot", "Yeti", "YepBot"]),  # bingbot has its own group
+        ("/private/press/x", []),  # the longer allow wins
+        ("/files/a.pdf", ["YandexBot", "SeznamBot", "Yeti", "YepBot"]),
+        ("/files/a.pdf?x=1", []),  # $ anchors the end
+        ("/cart?sessionid=1", ["YandexBot", "SeznamBot", "Yeti", "YepBot"]),
+        ("/no-bing/x", ["bingbot"]),
+        ("/robots.txt", []),
+    ],
+)
+def test_robots_txt_is_read_as_rfc_9309_reads_it(path: str, blocked: list[str]) -> None:
+    assert Robots.parse(ROBOTS).blocking(BASE + path) == blocked
+
+
+def test_robots_longest_match_and_ties() -> None:
+    robots = Robots.parse("User-agent: *\nAllow: /a\nDisallow: /a/\nDisallow: /b\nAllow: /b\n")
+    assert robots.allows("bingbot", f"{BASE}/a") and not robots.allows("bingbot", f"{BASE}/a/x")
+    assert robots.allows("bingbot", f"{BASE}/b/x")  # a tie goes to allow
+    assert Robots.parse("User-agent: bingbot\nDisallow:\n\nUser-agent: *\nDisallow: /\n").blocking(f"{BASE}/x") == [
+        "YandexBot",
+        "SeznamBot",
+        "Yeti",
+        "YepBot",
+    ]  # an empty Disallow allows everything for its group
+    assert Robots.parse("User-agent: *\nDisallow: /caf%C3%A9/\n").blocking(f"{BASE}/café/x") != []
+
+
+def test_url_robots_disallowed(offline_site: Site) -> None:
+    site = offline_site
+    site.write(urlset({"/private/a/": "2024-05-01", "/public/b/": "2024-05-01"}))
+    site.build_pages(["/private/a/", "/public/b/"])
+    (site.public / "robots.txt").write_text("User-agent: *\nDisallow: /private/\n")
+    result = check(site)
+    assert result.code == 1 and findings(result, "url-robots-disallowed") == [f"{BASE}/private/a/"]
+    assert "keeps bingbot, YandexBot, SeznamBot, Yeti, YepBot away from it" in result.out
+
+
+def test_a_robots_txt_naming_another_sitemap_gets_a_note(offline_site: Site) -> None:
+    site = offline_site
+    site.write(urlset({"/": "2024-05-01"}))
+    site.build_pages(["/"])
+    (site.public / "robots.txt").write_text(f"User-agent: *\nAllow: /\nSitemap: {BASE}/sitemap_index.xml\n")
+    result = check(site)
+    assert result.code == 0 and f"robots.txt names {BASE}/sitemap_index.xml as the sitemap, not /sitemap.xml" in result.out
+
+
+# -- url-tracking-params ----------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("loc", "found"),
+    [
+        (f"{BASE}/a/?utm_source=news&utm_medium=mail", ["utm_source", "utm_medium"]),
+        (f"{BASE}/a/?gclid=abc", ["gclid"]),
+        (f"{BASE}/a/?page=2&fbclid=x", ["fbclid"]),
+        (f"{BASE}/a/?MSCLKID=1", ["MSCLKID"]),
+        (f"{BASE}/a/?mc_cid=1&mc_eid=2", ["mc_cid", "mc_eid"]),
+        (f"{BASE}/a/?page=2", []),
+        (f"{BASE}/utm_source/", []),  # in the path, not the query
+        (f"{BASE}/a/?q=utm_source", []),  # a value, not a name
+        (f"{BASE}/a/#utm_source=x", []),
+    ],
+)
+def test_tracking_params(loc: str, found: list[str]) -> None:
+    assert tracking_params(loc) == found
+
+
+def test_url_tracking_params_needs_no_build(offline_site: Site) -> None:
+    offline_site.write(urlset({"/a/?utm_source=x": "2024-05-01", "/b/?page=2": "2024-05-01"}))
+    result = offline_site.check()
+    assert result.code == 1 and findings(result, "url-tracking-params") == [f"{BASE}/a/?utm_source=x"]
+    assert "list the URL without them" in result.out
+
+
+# -- what a deploy added or changed ----------------------------------------------------------
+def test_page_rules_judge_what_the_deploy_added_or_changed(site: Site) -> None:
+    listed = pages(3)
+    site.write(urlset(listed))
+    site.build_pages(listed)
+    assert site.run("--site-dir", str(site.public)).code == 0
+    page(site, "p/0/index.html", '<meta name="robots" content="noindex">')  # the file changed, its lastmod did not
+    result = site.check("--site-dir", str(site.public))
+    assert "page-noindex" not in fired(result)  # not announced this deploy, not judged
+    listed["/p/0/"] = "2024-06-01T00:00:00Z"
+    site.write(urlset(listed))
+    result = site.check("--site-dir", str(site.public))
+    assert result.code == 1 and findings(result, "page-noindex") == [f"{BASE}/p/0/"]
+
+
+def test_each_page_rule_can_be_turned_off(offline_site: Site) -> None:
+    site = offline_site
+    site.write(urlset({"/a/": "2024-05-01"}))
+    page(site, "a/index.html", '<meta name="robots" content="noindex">')
+    result = check(site, "--rule", "page-noindex=warn")
+    assert result.code == 0 and "warn[page-noindex]" in result.out
+    (site.root / "notify-changes.toml").write_text('[rules]\n"page-noindex" = "off"\n')
+    result = check(site)
+    assert result.code == 0 and "page-noindex" not in fired(result)
+
+
+# -- reading heads ----------------------------------------------------------------------------
+def test_a_head_is_read_with_an_html_parser_and_cut_at_its_end() -> None:
+    head = read_head(
+        b"<!DOCTYPE html><HTML><HEAD><!-- <meta name=robots content=noindex> -->"
+        b"<META NAME=Robots CONTENT='NoIndex'><link rel='alternate canonical' href='/c/'>"
+        b"<script>var x = '<link rel=canonical href=/wrong/>';</script></HEAD>"
+        b"<body><meta name=robots content=none><link rel=canonical href=/body/></body>"
+    )
+    assert head.robots == (("robots", "NoIndex"),) and head.canonical == "/c/"
+    assert noindex_meta(head) == ("robots", "NoIndex")
+    assert read_head(b"") == Head((), None, None, None) and read_head(b"\x00\xff garbage") is not None
+
+
+def test_a_head_longer_than_the_limit_is_cut() -> None:
+    from notifier.pages import HEAD_LIMIT
+
+    late = b"<head>" + b"<meta name=x content=y>" * (HEAD_LIMIT // 20) + b'<meta name="robots" content="noindex"></head>'
+    assert noindex_meta(read_head(late)) is None
+
+
+def test_same_page() -> None:
+    assert same_page(f"{BASE}/a/", f"{BASE}/a/index.html")
+    assert same_page("https://x.org/", "https://x.org")
+    assert same_page("https://x.org:443/a", "https://X.org/a/")
+    assert not same_page("https://x.org/a", "http://x.org/a")
+    assert not same_page("https://x.org/a?x=1", "https://x.org/a?x=2")
