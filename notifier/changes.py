@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple, overload
 
@@ -94,6 +94,8 @@ class Diff:
     irregular: set[str] = field(default_factory=set)  # URLs of the files read that are not plain (urls.irregular)
     parts: list[Part] = field(default_factory=list)  # the state's parts after this deploy (when built)
     records: dict[str, Record] | None = None  # loc -> record, for every URL of the parts this run made
+    listed: Collection[str] = ()  # the URLs of the files read this deploy
+    unread_files: int = 0  # files not read (same bytes as recorded): their URLs are in ``parts`` only
 
     @property
     def announced(self) -> list[Sequence[Change]]:

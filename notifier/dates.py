@@ -137,3 +137,52 @@ def period_of(text: str, instant: dt.datetime) -> tuple[dt.datetime, dt.datetime
     if len(text) == 10:
         return instant, instant + dt.timedelta(days=1)
     return instant, instant
+
+
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_ZONES = {"ut": 0, "gmt": 0, "z": 0, "est": -5, "edt": -4, "cst": -6, "cdt": -5, "mst": -7, "mdt": -6, "pst": -8, "pdt": -7}
+_RFC822 = re.compile(
+    r"""(?:(?P<weekday>[A-Za-z]{3}),\s*)?(?P<day>\d{1,2})\s+(?P<month>[A-Za-z]{3})\s+(?P<year>\d{4}|\d{2})
+    \s+(?P<hour>[01]\d|2[0-3]):(?P<minute>[0-5]\d)(?::(?P<second>[0-5]\d))?\s+(?P<zone>[+-]\d{4}|[A-Za-z]{1,3})""",
+    re.VERBOSE | re.ASCII,
+)
+
+
+def rfc822_to_w3c(text: str) -> str | None:
+    """An RSS ``<pubDate>`` (RFC 822, four- or two-digit year) as the W3C Datetime of the same
+    instant and offset; None when it is not a valid RFC 822 date (a weekday that does not
+    fit the date included)."""
+    match = _RFC822.fullmatch(text.strip())
+    if match is None:
+        return None
+    month_name, zone = match.group("month").lower(), match.group("zone").lower()
+    if month_name not in _MONTHS or (zone[0] not in "+-" and zone not in _ZONES):
+        return None
+    year = int(match.group("year"))
+    if len(match.group("year")) == 2:  # RFC 2822 section 4.3: 00-49 are 2000-2049
+        year += 2000 if year < 50 else 1900
+    if zone[0] in "+-":
+        hours, minutes = int(zone[1:3]), int(zone[3:5])
+        if hours > 23 or minutes > 59:
+            return None
+        offset = dt.timedelta(hours=hours, minutes=minutes) * (-1 if zone[0] == "-" else 1)
+    else:
+        offset = dt.timedelta(hours=_ZONES[zone])
+    try:
+        instant = dt.datetime(
+            year,
+            _MONTHS.index(month_name) + 1,
+            int(match.group("day")),
+            int(match.group("hour")),
+            int(match.group("minute")),
+            int(match.group("second") or 0),
+            tzinfo=dt.timezone(offset),
+        )
+    except ValueError:  # 31 April, 29 February of a common year
+        return None
+    weekday = match.group("weekday")
+    if weekday is not None and (weekday.lower() not in _DAYS or _DAYS.index(weekday.lower()) != instant.weekday()):
+        return None  # a weekday that is not the date's: which of the two is wrong cannot be told
+    written = instant.isoformat()
+    return written[:-6] + "Z" if offset == dt.timedelta(0) else written

@@ -249,6 +249,7 @@ class DiffBuilder:
         self._count(known, waiting_listed)
         result = self.result
         result.origins = list(self.origins)
+        result.listed, result.unread_files = self._listed(), len(self.kept)
         if self.build:
             result.parts = [part for part in self.new_parts if part is not None]
             result.records = self.records

@@ -56,6 +56,7 @@ class SitemapFile:
     irregular: list[str] = field(default_factory=list)  # its URLs that are not plain (urls.irregular)
     url_hashes: bytes | None = None  # urlhash.hash_index of its URLs (ReadOptions.url_hashes)
     stamps: array.array[float] | None = None  # dates.timestamps of its entries' lastmods (ReadOptions.stamps)
+    alternates: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # loc -> its (hreflang, href)
 
 
 @dataclass

@@ -7,19 +7,28 @@ stays flat whatever the file's size.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from lxml import etree
 
+from notifier.dates import rfc822_to_w3c
 from notifier.errors import InputError
 from notifier.sitemap_files import Entry, Finding, IndexPart, Sitemap, SitemapFile, make_entry
 from notifier.source import CHUNK
 
 NS_09 = "http://www.sitemaps.org/schemas/sitemap/0.9"
+XHTML_LINK = "{http://www.w3.org/1999/xhtml}link"  # <xhtml:link rel="alternate" hreflang href>
+CHANGEFREQS = frozenset(("always", "hourly", "daily", "weekly", "monthly", "yearly", "never"))
+VALUE_FINDINGS = 20  # sitemap-values findings one file gives one by one; the rest are counted
 NS_084 = "http://www.google.com/schemas/sitemap/0.84"  # the old namespace, read like 0.9
 NAMESPACES = (NS_09, NS_084, "")
+ATOM = "http://www.w3.org/2005/Atom"
+DC_DATE = "{http://purl.org/dc/elements/1.1/}date"
+ATOM_LINK, ATOM_UPDATED = f"{{{ATOM}}}link", f"{{{ATOM}}}updated"
 _TAGS = [f"{{{ns}}}{name}" if ns else name for ns in NAMESPACES for name in ("urlset", "sitemapindex", "url", "sitemap")]
+_TAGS += ["rss", "item", f"{{{ATOM}}}feed", f"{{{ATOM}}}entry"]  # feeds: RSS 2.0 and Atom 1.0
 
 WHITESPACE_BYTES = b" \t\r\n"
 # What XML calls white space (https://www.w3.org/TR/xml/#NT-S): only it is trimmed from a
@@ -53,8 +62,9 @@ class _XmlFile:
         )
         self.parts: list[IndexPart] = []
         self.root_seen = False
-        self.is_index = False
-        self.item_tag = self.loc_tag = self.lastmod_tag = ""
+        self.is_index = self.is_feed = False
+        self.item_tag = self.loc_tag = self.lastmod_tag = self.changefreq_tag = self.priority_tag = ""
+        self.bad_values = 0
         self.last_line = 1  # where the parser was, should it stop without saying
         self.head = b""  # the file's first bytes, to recognise what it is when it is not XML
 
@@ -76,6 +86,7 @@ class _XmlFile:
                             raise InputError(f"{location}: over 1 MB before the root element; this is not a sitemap")
                         continue
                     prolog_done, chunk, prolog = True, prolog, b""
+                    self._judge_encoding(chunk)
                 fed = True
                 self.parser.feed(chunk)
                 self._handle(self.parser.read_events())
@@ -88,15 +99,31 @@ class _XmlFile:
             self._handle(self.parser.read_events())
         except etree.XMLSyntaxError as error:
             raise self._failure(error) from None
+        if self.bad_values > VALUE_FINDINGS:
+            self.sitemap.findings.append(
+                Finding("sitemap-values", self.info.public_url or location, f"and {self.bad_values - VALUE_FINDINGS} more such values")
+            )
         if not self.root_seen:
             tag = root.tag if isinstance(root.tag, str) else "?"
             local = tag.rpartition("}")[2]
             namespace = tag[1:].partition("}")[0] if tag.startswith("{") else "none"
             raise InputError(
                 f"{location}: root element <{local}> (namespace {namespace}) is not a sitemap; "
-                f"expected <urlset> or <sitemapindex> in {NS_09}"
+                f"expected <urlset> or <sitemapindex> in {NS_09}, or an RSS 2.0 or Atom feed"
             )
         return self.parts
+
+    def _judge_encoding(self, prolog: bytes) -> None:
+        encoding = declared_encoding(prolog.lstrip(WHITESPACE_BYTES))
+        if encoding is not None and encoding.lower() not in ("utf-8", "utf8"):
+            self.sitemap.findings.append(
+                Finding(
+                    "sitemap-encoding",
+                    self.info.public_url or self.location,
+                    f'the XML declaration says encoding="{encoding}"; the Sitemaps protocol requires UTF-8: '
+                    "make the generator write UTF-8 and declare it",
+                )
+            )
 
     def _failure(self, error: etree.XMLSyntaxError) -> InputError:
         location = self.location
@@ -120,6 +147,11 @@ class _XmlFile:
         if getattr(element.getroottree().docinfo, "doctype", ""):
             raise InputError(f"{self.location}: has a <!DOCTYPE>; sitemaps never need one and it is refused for safety")
         namespace, _, local = element.tag.rpartition("}")
+        if element.getparent() is None and element.tag in ("rss", f"{{{ATOM}}}feed"):
+            self.is_feed = True  # a feed is read as a urlset: its items' links and dates
+            self.info.kind = "urlset"
+            self.item_tag = "item" if local == "rss" else f"{{{ATOM}}}entry"
+            return
         if local not in ("urlset", "sitemapindex") or element.getparent() is not None:
             raise InputError(f"{self.location}: <{local}> is not a sitemap root (expected <urlset> or <sitemapindex>)")
         prefix = f"{namespace}}}" if namespace else ""
@@ -127,18 +159,21 @@ class _XmlFile:
         self.info.kind = "index" if self.is_index else "urlset"
         self.item_tag = prefix + ("sitemap" if self.is_index else "url")
         self.loc_tag, self.lastmod_tag = prefix + "loc", prefix + "lastmod"
+        self.changefreq_tag, self.priority_tag = prefix + "changefreq", prefix + "priority"
 
     def _handle(self, events: Iterable[tuple[str, Any]]) -> None:
         """The parser's events since the last chunk: one entry (or index part) per item.
         Runs once per URL: what it needs is held in locals."""
         item_tag, loc_tag, lastmod_tag = self.item_tag, self.loc_tag, self.lastmod_tag
         entries, file_no, info, line, is_index = self.sitemap.entries, self.file_no, self.info, self.last_line, self.is_index
+        is_feed = self.is_feed
         parent = None
         for event, element in events:
             if not self.root_seen:
                 if event == "start":
                     self._root(element)
                     item_tag, loc_tag, lastmod_tag, is_index = self.item_tag, self.loc_tag, self.lastmod_tag, self.is_index
+                    is_feed = self.is_feed
                 continue
             if event != "end":
                 line = _line(element)
@@ -147,7 +182,10 @@ class _XmlFile:
                 continue
             loc = lastmod = None  # the first <loc> and <lastmod> children ("" when empty):
             repeated = ""  # walking the children beats findtext twice
-            for child in element:
+            others: list[Any] | None = None  # <changefreq>, <priority>, <xhtml:link>: judged below
+            if is_feed:
+                loc, lastmod = _feed_item(element)
+            for child in () if is_feed else element:
                 tag = child.tag
                 if tag == loc_tag:
                     if loc is None:
@@ -159,13 +197,18 @@ class _XmlFile:
                         lastmod = (child.text or "").strip(XML_SPACE)
                     else:
                         repeated = repeated or "lastmod"
+                elif tag is not None:
+                    if others is None:
+                        others = []
+                    others.append(child)
             line = _line(element)
+            if others is not None and loc:
+                self._other_children(loc, line, others)
             if repeated:
                 self._repeated(loc, line, repeated)
             if not loc:
-                self.sitemap.findings.append(
-                    Finding("url-invalid", f"{self.location}:{line}", f"<{item_tag.rpartition('}')[2]}> without a <loc>")
-                )
+                what = f"<{item_tag.rpartition('}')[2]}> without a <{'link' if self.is_feed else 'loc'}>"
+                self.sitemap.findings.append(Finding("url-invalid", f"{self.location}:{line}", what))
             elif is_index:
                 self.parts.append(IndexPart(loc, line))
             else:
@@ -176,11 +219,77 @@ class _XmlFile:
         if parent is not None:  # memory stays flat: what was read goes, in one cut per chunk fed
             del parent[:-1]  # the last child may be an element still being parsed
 
+    def _other_children(self, loc: str, line: int, children: list[Any]) -> None:
+        """What else a <url> says: its changefreq and priority (judged against the protocol)
+        and its hreflang alternates (kept for hreflang-broken)."""
+        for child in children:
+            tag = child.tag
+            if tag == XHTML_LINK:
+                if (child.get("rel") or "").strip().lower() == "alternate" and child.get("hreflang"):
+                    self.info.alternates.setdefault(loc, []).append(
+                        (child.get("hreflang") or "", (child.get("href") or "").strip(XML_SPACE))
+                    )
+            elif tag == self.changefreq_tag:
+                value = (child.text or "").strip(XML_SPACE)
+                if value not in CHANGEFREQS:
+                    self._bad_value(loc, line, f"<changefreq>{value}</changefreq> is not one of {', '.join(sorted(CHANGEFREQS))}")
+            elif tag == self.priority_tag:
+                value = (child.text or "").strip(XML_SPACE)
+                if not _priority_ok(value):
+                    self._bad_value(loc, line, f"<priority>{value}</priority> is not a number from 0.0 to 1.0")
+
+    def _bad_value(self, loc: str, line: int, what: str) -> None:
+        self.bad_values += 1
+        if self.bad_values <= VALUE_FINDINGS:
+            self.sitemap.findings.append(Finding("sitemap-values", loc, f"{self.location}, line {line}: {what}; engines ignore it"))
+
     def _repeated(self, loc: str | None, line: int, repeated: str) -> None:
         """An item with two <loc> or two <lastmod>: the first is read, and it is said."""
         rule = "url-invalid" if repeated == "loc" else "lastmod-invalid"
         what = f"{self.location}, line {line}: two <{repeated}> in one <url>; only the first was read"
         self.sitemap.findings.append(Finding(rule, loc or f"{self.location}:{line}", what))
+
+
+def _feed_item(element: Any) -> tuple[str | None, str | None]:
+    """An RSS <item> or Atom <entry>: its page link, and its date as a lastmod.
+
+    RSS: ``<link>``; the date from ``<atom:updated>`` or ``<dc:date>`` (W3C Datetimes), else
+    ``<pubDate>`` (RFC 822, turned into the W3C Datetime of the same instant; kept as
+    written when it is not valid, for lastmod-invalid to say so). Atom: the ``<link>`` with
+    ``rel="alternate"`` or no rel, and ``<updated>``.
+    """
+    loc = updated = dc_date = pub_date = None
+    for child in element:
+        tag = child.tag
+        if tag == "link" and loc is None:
+            loc = (child.text or "").strip(XML_SPACE)
+        elif tag == ATOM_LINK and loc is None and (child.get("rel") or "alternate") == "alternate":
+            loc = (child.get("href") or "").strip(XML_SPACE)
+        elif tag == ATOM_UPDATED and updated is None:
+            updated = (child.text or "").strip(XML_SPACE)
+        elif tag == DC_DATE and dc_date is None:
+            dc_date = (child.text or "").strip(XML_SPACE)
+        elif tag == "pubDate" and pub_date is None:
+            pub_date = (child.text or "").strip(XML_SPACE)
+    if updated is None and dc_date is None and pub_date is not None:
+        return loc, rfc822_to_w3c(pub_date) or pub_date
+    return loc, updated if updated is not None else dc_date
+
+
+def _priority_ok(value: str) -> bool:
+    """A sitemap priority: a decimal number from 0.0 to 1.0 (``0``, ``.5``, ``1.0``)."""
+    if not value or value.strip("0123456789.") or value.count(".") > 1 or value == ".":
+        return False
+    return 0.0 <= float(value) <= 1.0
+
+
+_ENCODING = re.compile(rb"<\?xml\s[^>]*?encoding\s*=\s*[\"']([^\"']*)[\"']")
+
+
+def declared_encoding(data: bytes) -> str | None:
+    """The encoding an XML declaration at the start of ``data`` names, or None."""
+    match = _ENCODING.match(data)
+    return match.group(1).decode("ascii", errors="replace") if match else None
 
 
 def _prolog_ends(data: bytes, location: str) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from notifier.rules.dates import _bulk, _lastmods
+from notifier.rules.hreflang import _hreflang
 from notifier.rules.pages import _pages
 from notifier.rules.site import _mass_removal, _page_changes, _sitemap_empty
 from notifier.rules.table import (
@@ -78,6 +79,7 @@ def _all_findings(context: Context, settings: RuleSettings) -> Iterator[Found]:
     yield from _urls(context, settings)
     yield from _tracking(context, settings)
     yield from _pages(context, settings)
+    yield from _hreflang(context, settings)
     yield from _duplicates(context, settings)
     yield from _lastmods(context, settings)
     if settings.level("lastmod-bulk") != OFF:  # the one rule that counts every date

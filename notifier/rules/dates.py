@@ -33,12 +33,11 @@ def _lastmods(context: Context, settings: RuleSettings) -> Iterator[Found]:
                 yield "lastmod-missing", loc, "no lastmod", None
     dated = _dated(context)
     for change in dated.invalid:
-        yield (
-            "lastmod-invalid",
-            change.loc,
-            f"lastmod {change.new!r} is not a W3C Datetime (e.g. 2024-05-01 or 2024-05-01T12:00:00+00:00)",
-            None,
-        )
+        if change.new and change.new[:1].isalpha():  # a feed's <pubDate> that did not parse
+            what = "is not a valid RFC 822 date (e.g. Wed, 01 May 2024 12:00:00 +0000; the weekday must fit the date)"
+        else:
+            what = "is not a W3C Datetime (e.g. 2024-05-01 or 2024-05-01T12:00:00+00:00)"
+        yield "lastmod-invalid", change.loc, f"lastmod {change.new!r} {what}", None
     limit_stamp = limit.timestamp()
     stamps = dated.stamps
     for number in _positions_over(stamps, limit_stamp):

@@ -6,6 +6,7 @@ import ipaddress
 import itertools
 import posixpath
 import re
+import urllib.parse
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
@@ -120,8 +121,34 @@ def url_problem(loc: str) -> str | None:
         return "loc has no host"
     bad = _UNESCAPED.search(loc)
     if bad is not None:
-        return f"loc has an unescaped character {bad.group(0)!r}; percent-encode it (RFC 3986)"
+        fixed = escaped_form(loc)
+        host = split.hostname
+        if not host.isascii():
+            return f"the host {host} is not ASCII; write its punycode (IDNA) form: {fixed}"
+        return f"loc has an unescaped character {bad.group(0)!r}; percent-encode it (RFC 3986): {fixed}"
     return None
+
+
+_LONE_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+
+def escaped_form(loc: str) -> str:
+    """``loc`` as it should be written: the host in punycode (IDNA), the rest percent-encoded."""
+    split = split_url(loc)
+    host = split.hostname or ""
+    try:
+        ascii_host = host.encode("idna").decode("ascii") if not host.isascii() else host
+    except UnicodeError:
+        ascii_host = host
+    port = split.netloc.rpartition("]")[2].rpartition(":")[2] if ":" in split.netloc.rpartition("]")[2] else ""
+    netloc = ascii_host + (f":{port}" if port else "") if host else split.netloc
+    keep = "/:@!$&'()*+,;=-._~%"
+
+    def encode(text: str, safe: str) -> str:
+        return urllib.parse.quote(_LONE_PERCENT.sub("%25", text), safe=safe)
+
+    path, query, fragment = encode(split.path, keep), encode(split.query, keep + "?"), encode(split.fragment, keep + "?")
+    return urllib.parse.urlunsplit((split.scheme, netloc, path, query, fragment))
 
 
 class Scope(NamedTuple):

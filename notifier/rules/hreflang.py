@@ -1,0 +1,43 @@
+"""hreflang-broken: the language alternates a sitemap declares (``<xhtml:link
+rel="alternate" hreflang href>``) must name URLs it lists, and each pair must name each
+other; an engine ignores a one-sided pair. Judged for what the deploy added or changed."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+
+from notifier.rules.table import OFF, Context, Found, RuleSettings
+
+
+def _hreflang(context: Context, settings: RuleSettings) -> Iterator[Found]:
+    alternates: dict[str, list[tuple[str, str]]] = {}
+    for info in context.sitemap.files:
+        for loc, links in info.alternates.items():
+            alternates.setdefault(loc, links)
+    if not alternates or settings.level("hreflang-broken") == OFF:
+        return
+    diff = context.diff
+    both = "list each page in the other's alternates"
+    for change in itertools.chain(diff.added, diff.changed):
+        loc = change.loc
+        for language, href in alternates.get(loc, ()):
+            if href == loc:
+                continue
+            if href in alternates:
+                if not any(back == loc for _, back in alternates[href]):
+                    yield (
+                        "hreflang-broken",
+                        loc,
+                        f"its {language} alternate {href} does not name it back; {both}",
+                        None,
+                    )
+            elif href in diff.listed:
+                yield (
+                    "hreflang-broken",
+                    loc,
+                    f"its {language} alternate {href} declares no alternates; {both}",
+                    None,
+                )
+            elif not diff.unread_files:
+                yield "hreflang-broken", loc, f"its {language} alternate {href} is not in the sitemap; list it, or drop the alternate", None
