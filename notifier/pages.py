@@ -12,71 +12,19 @@ from __future__ import annotations
 import concurrent.futures
 import hashlib
 import os
-import re
-import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from lxml import etree
-
 from notifier.build import Build
+from notifier.head import HEAD_LIMIT, NO_HEAD, Head, noteworthy, read_head
 from notifier.hosting import Headers, Redirects
 from notifier.robots import Robots
 from notifier.sitemap_files import Row
 from notifier.store import Record, lastmod_of
 
-HEAD_LIMIT = 64 * 1024  # a head longer than this is cut; the facts that matter come first
-_HEAD_END = re.compile(rb"</head\s*>|<body[\s>]", re.IGNORECASE)  # where to cut, not how to read
 _BATCH = 256  # pages a worker reads per task
-
-
-class Head(NamedTuple):
-    """What a page's head says, each as written (None or empty when it says nothing)."""
-
-    robots: tuple[tuple[str, str], ...]  # (meta name, content) of robots-type metas
-    canonical: str | None  # the first <link rel="canonical"> href
-    base: str | None  # <base href>
-    refresh: str | None  # <meta http-equiv="refresh"> content
-
-
-NO_HEAD = Head((), None, None, None)
-_local = threading.local()
-
-
-def read_head(data: bytes) -> Head:
-    """The facts of a page's head, from its first bytes."""
-    cut = _HEAD_END.search(data, 0, HEAD_LIMIT)
-    head = data[: cut.start() if cut else HEAD_LIMIT]
-    if not head.strip():
-        return NO_HEAD
-    parser = getattr(_local, "parser", None)
-    if parser is None:  # an lxml parser is not shared between threads
-        parser = _local.parser = etree.HTMLParser(no_network=True, remove_comments=True, remove_pis=True, recover=True)
-    try:
-        root = etree.fromstring(head, parser)
-    except etree.XMLSyntaxError:
-        return NO_HEAD
-    if root is None:
-        return NO_HEAD
-    robots: list[tuple[str, str]] = []
-    canonical = base = refresh = None
-    for element in root.iter("meta", "link", "base"):
-        tag = element.tag
-        if tag == "meta":
-            name = (element.get("name") or "").strip().lower()
-            if name:
-                robots.append((name, element.get("content") or ""))
-            elif (element.get("http-equiv") or "").strip().lower() == "refresh" and refresh is None:
-                refresh = element.get("content") or ""
-        elif tag == "link":
-            rels = (element.get("rel") or "").lower().split()
-            if "canonical" in rels and canonical is None and (element.get("href") or "").strip():
-                canonical = (element.get("href") or "").strip()
-        elif base is None and (element.get("href") or "").strip():
-            base = (element.get("href") or "").strip()
-    return Head(tuple(robots), canonical, base, refresh)
 
 
 class Page(NamedTuple):
@@ -131,8 +79,8 @@ class PageReader:
         found: dict[str, Page] = {}
         for (loc, _, head), page in zip(todo, pages, strict=True):
             found[loc] = page
-            if head and page.head is not None:
-                self.heads[loc] = page.head
+            if head and page.head is not None:  # an honest head is kept as the one NO_HEAD: memory stays flat
+                self.heads[loc] = page.head if noteworthy(loc, page.head) else NO_HEAD
         return found
 
     def fingerprints(self, entries: Sequence[Row], recorded: Mapping[str, Record]) -> dict[str, str]:

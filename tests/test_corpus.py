@@ -24,6 +24,7 @@ pytestmark = pytest.mark.skipif(not FILES and not IN_CI, reason="../shared/corpu
 def test_the_corpus_is_here_in_ci() -> None:
     assert FILES, f"{CORPUS} is missing: CI must run with ../shared beside the checkout"
 
+
 # What SOURCES.md says is wrong with each file, as the rule that must catch it.
 KNOWN_LIES = {
     "next-sitemap-buildtime-lastmod.xml": "lastmod-bulk",  # every page stamped with the build time

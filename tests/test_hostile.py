@@ -138,7 +138,7 @@ def test_the_parser_itself_expands_no_entity_and_reads_no_file(tmp_path: Path) -
     parser = _bare_parser()
     parser.feed(
         f'<?xml version="1.0"?><!DOCTYPE urlset [<!ENTITY inner "EXPANDED"><!ENTITY outer SYSTEM "{secret.as_uri()}">]>'
-        '<urlset><url><loc>&inner;&outer;</loc></url></urlset>'
+        "<urlset><url><loc>&inner;&outer;</loc></url></urlset>"
     )
     root = parser.close()
     text = etree.tostring(root).decode()

@@ -9,14 +9,20 @@ from pathlib import Path
 
 import pytest
 
+from notifier.head import HEAD_LIMIT, Head, canonical_elsewhere, noindex_header, noindex_meta, read_head, refresh_target, same_page
 from notifier.hosting import Headers, Redirects
-from notifier.pages import Head, read_head
 from notifier.robots import Robots
-from notifier.rules.pages import canonical_elsewhere, noindex_header, noindex_meta, refresh_target, same_page
 from notifier.rules.urls import tracking_params
 from tests.conftest import BASE, Result, Site, pages, urlset
 
-PAGE_FINDINGS = {"page-noindex", "page-canonical-elsewhere", "page-redirect", "page-missing", "url-robots-disallowed", "url-tracking-params"}
+PAGE_FINDINGS = {
+    "page-noindex",
+    "page-canonical-elsewhere",
+    "page-redirect",
+    "page-missing",
+    "url-robots-disallowed",
+    "url-tracking-params",
+}
 
 
 def fired(result: Result) -> set[str]:
@@ -61,8 +67,9 @@ def test_an_honest_site_raises_no_page_finding(offline_site: Site) -> None:
     page(site, "base/index.html", '<base href="/base/"><link rel="canonical" href="./">')
     page(site, "café/index.html", f'<meta charset="utf-8"><link rel="canonical" href="{BASE}/café/">')
     page(site, "search/index.html", "")
-    page(site, "port/index.html", f'<link rel="canonical" href="http://www.shop-site.org:80/port/">')
-    (site.public / "robots.txt").write_text(f"User-agent: *\nDisallow: /admin/\nAllow: /\n\nUser-agent: GPTBot\nDisallow: /\n\nSitemap: {BASE}/sitemap.xml\n")
+    page(site, "port/index.html", '<link rel="canonical" href="http://www.shop-site.org:80/port/">')
+    robots = f"User-agent: *\nDisallow: /admin/\nAllow: /\n\nUser-agent: GPTBot\nDisallow: /\n\nSitemap: {BASE}/sitemap.xml\n"
+    (site.public / "robots.txt").write_text(robots)
     (site.public / "_headers").write_text("/*\n  X-Frame-Options: DENY\nhttps://:project.pages.dev/*\n  X-Robots-Tag: noindex\n")
     (site.public / "_redirects").write_text("/old/*  /blog/:splat  301\n/app/*  /index.html  200\n/about/  /about-us/  301\n")
     result = check(site)
@@ -194,7 +201,7 @@ def test_refresh_targets(content: str, target: str | None) -> None:
 
 def test_page_redirect_by_stub_and_by_redirects_file(offline_site: Site) -> None:
     site = offline_site
-    listed = {"/stub/": "2024-05-01", "/moved/x/": "2024-05-01", "/shadowed/": "2024-05-01", "/forced/": "2024-05-01", "/spa/x/": "2024-05-01"}
+    listed = dict.fromkeys(["/stub/", "/moved/x/", "/shadowed/", "/forced/", "/spa/x/"], "2024-05-01")
     site.write(urlset(listed))
     page(site, "stub/index.html", '<meta http-equiv="refresh" content="0; url=/new/"><link rel="canonical" href="/new/">')
     site.build_pages(["/shadowed/", "/forced/", "/spa/x/"])
@@ -372,8 +379,6 @@ def test_a_head_is_read_with_an_html_parser_and_cut_at_its_end() -> None:
 
 
 def test_a_head_longer_than_the_limit_is_cut() -> None:
-    from notifier.pages import HEAD_LIMIT
-
     late = b"<head>" + b"<meta name=x content=y>" * (HEAD_LIMIT // 20) + b'<meta name="robots" content="noindex"></head>'
     assert noindex_meta(read_head(late)) is None
 

@@ -138,8 +138,7 @@ def test_broken_input_is_one_clear_line_and_exit_2(offline_site: Site, content: 
 )
 def test_no_entity_is_ever_expanded(offline_site: Site, doctype: str) -> None:
     offline_site.write(
-        f'<?xml version="1.0"?>{doctype}<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
-        "<url><loc>&e;</loc></url></urlset>"
+        f'<?xml version="1.0"?>{doctype}<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>&e;</loc></url></urlset>'
     )
     result = offline_site.check()
     assert result.code == 2 and "DOCTYPE" in result.err and "expanded" not in result.out + result.err

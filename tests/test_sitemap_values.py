@@ -9,7 +9,7 @@ import re
 import pytest
 
 from notifier.rules import url_problem
-from tests.conftest import BASE, NS, Result, Site, urlset
+from tests.conftest import BASE, NS, Result, Site
 
 XHTML = "http://www.w3.org/1999/xhtml"
 

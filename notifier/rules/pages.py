@@ -6,81 +6,15 @@ canonical, redirect stub, no page at all), robots.txt, and the host's ``_headers
 from __future__ import annotations
 
 import itertools
-import re
 import urllib.parse
 from collections.abc import Iterator
 
-from notifier.pages import BuiltSite, Head
+from notifier.head import canonical_elsewhere, noindex_header, noindex_meta, refresh_target, same_page
+from notifier.pages import BuiltSite
 from notifier.rules.table import OFF, Context, Found, RuleSettings
 from notifier.urls import split_url
 
-# meta names that speak to the engines IndexNow notifies (a googlebot meta does not)
-ROBOTS_METAS = {"robots", "bingbot", "msnbot", "yandex", "yandexbot", "seznambot", "yeti", "naverbot", "yepbot"}
-_NOT_A_CRAWLER = {"unavailable_after", "max-snippet", "max-image-preview", "max-video-preview"}
-_REFRESH = re.compile(r"\s*[\d.]*\s*(?:[;,]\s*(?:url\s*=\s*)?(?P<url>.*?))?\s*", re.IGNORECASE | re.DOTALL)
 PAGE_RULES = ("page-noindex", "page-canonical-elsewhere", "page-redirect", "page-missing", "url-robots-disallowed")
-
-
-def same_page(first: str, second: str) -> bool:
-    """Whether two URLs name one page: scheme and host in any case, a default port or
-    none, a trailing slash or ``index.html`` or neither, escapes in any case; the query
-    must match, the fragment does not count."""
-    return _key(first) == _key(second)
-
-
-def _key(url: str) -> tuple[str, str, str, str]:
-    split = split_url(url)
-    scheme, host = split.scheme.lower(), (split.hostname or "").lower()
-    port = split.port if split.port not in (None, {"http": 80, "https": 443}.get(scheme)) else None
-    path = urllib.parse.quote(urllib.parse.unquote(split.path), safe="/:@!$&'()*+,;=-._~")
-    if path.endswith("/index.html"):
-        path = path[: -len("index.html")]
-    return scheme, f"{host}:{port}" if port else host, path.rstrip("/"), split.query
-
-
-def noindex_meta(head: Head) -> tuple[str, str] | None:
-    """The (name, content) of a robots meta that keeps the page out of the engines' indexes."""
-    for name, content in head.robots:
-        if name in ROBOTS_METAS and {token.strip().lower() for token in content.split(",")} & {"noindex", "none"}:
-            return name, content
-    return None
-
-
-def noindex_header(values: list[str]) -> str | None:
-    """The X-Robots-Tag value that says noindex to the IndexNow engines, or None."""
-    for value in values:
-        crawler: str | None = None
-        for piece in value.split(","):
-            prefix, colon, rest = piece.partition(":")
-            if colon and prefix.strip().lower() not in _NOT_A_CRAWLER:
-                crawler, piece = prefix.strip().lower(), rest
-            if (crawler is None or crawler in ROBOTS_METAS) and piece.strip().lower() in ("noindex", "none"):
-                return value
-    return None
-
-
-def refresh_target(loc: str, head: Head) -> str | None:
-    """Where a ``<meta http-equiv="refresh">`` sends the reader, when it names another URL."""
-    if head.refresh is None:
-        return None
-    match = _REFRESH.fullmatch(head.refresh)
-    target = (match.group("url") or "").strip("'\" ") if match else ""
-    if not target:
-        return None
-    resolved = urllib.parse.urljoin(_base(loc, head), target)
-    return None if same_page(resolved, loc) else resolved
-
-
-def canonical_elsewhere(loc: str, head: Head) -> str | None:
-    """The page's canonical URL when it names another page than ``loc``."""
-    if head.canonical is None:
-        return None
-    target = urllib.parse.urljoin(_base(loc, head), head.canonical)
-    return None if same_page(target, loc) else target
-
-
-def _base(loc: str, head: Head) -> str:
-    return urllib.parse.urljoin(loc, head.base) if head.base else loc
 
 
 def _pages(context: Context, settings: RuleSettings) -> Iterator[Found]:

@@ -1,0 +1,138 @@
+"""What a built page's ``<head>`` says about being indexed: its robots metas, canonical,
+base and refresh, read with lxml's HTML parser from the page's first bytes; and what
+those facts mean for a listed URL (noindex, canonical elsewhere, a redirect stub).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import urllib.parse
+from typing import NamedTuple
+
+from lxml import etree
+
+from notifier.urls import split_url
+
+HEAD_LIMIT = 64 * 1024  # a head longer than this is cut; the facts that matter come first
+_HEAD_END = re.compile(rb"</head\s*>|<body[\s>]", re.IGNORECASE)  # where to cut, not how to read
+
+
+class Head(NamedTuple):
+    """What a page's head says, each as written (None or empty when it says nothing)."""
+
+    robots: tuple[tuple[str, str], ...]  # (meta name, content) of robots-type metas
+    canonical: str | None  # the first <link rel="canonical"> href
+    base: str | None  # <base href>
+    refresh: str | None  # <meta http-equiv="refresh"> content
+
+
+NO_HEAD = Head((), None, None, None)
+_local = threading.local()
+
+
+def read_head(data: bytes) -> Head:
+    """The facts of a page's head, from its first bytes."""
+    cut = _HEAD_END.search(data, 0, HEAD_LIMIT)
+    head = data[: cut.start() if cut else HEAD_LIMIT]
+    if not head.strip():
+        return NO_HEAD
+    parser = getattr(_local, "parser", None)
+    if parser is None:  # an lxml parser is not shared between threads
+        parser = _local.parser = etree.HTMLParser(no_network=True, remove_comments=True, remove_pis=True, recover=True)
+    try:
+        root = etree.fromstring(head, parser)
+    except etree.XMLSyntaxError:
+        return NO_HEAD
+    if root is None:
+        return NO_HEAD
+    robots: list[tuple[str, str]] = []
+    canonical = base = refresh = None
+    for element in root.iter("meta", "link", "base"):
+        tag = element.tag
+        if tag == "meta":
+            name = (element.get("name") or "").strip().lower()
+            if name:
+                robots.append((name, element.get("content") or ""))
+            elif (element.get("http-equiv") or "").strip().lower() == "refresh" and refresh is None:
+                refresh = element.get("content") or ""
+        elif tag == "link":
+            rels = (element.get("rel") or "").lower().split()
+            if "canonical" in rels and canonical is None and (element.get("href") or "").strip():
+                canonical = (element.get("href") or "").strip()
+        elif base is None and (element.get("href") or "").strip():
+            base = (element.get("href") or "").strip()
+    return Head(tuple(robots), canonical, base, refresh)
+
+
+# meta names that speak to the engines IndexNow notifies (a googlebot meta does not)
+ROBOTS_METAS = {"robots", "bingbot", "msnbot", "yandex", "yandexbot", "seznambot", "yeti", "naverbot", "yepbot"}
+_NOT_A_CRAWLER = {"unavailable_after", "max-snippet", "max-image-preview", "max-video-preview"}
+_REFRESH = re.compile(r"\s*[\d.]*\s*(?:[;,]\s*(?:url\s*=\s*)?(?P<url>.*?))?\s*", re.IGNORECASE | re.DOTALL)
+
+
+def same_page(first: str, second: str) -> bool:
+    """Whether two URLs name one page: scheme and host in any case, a default port or
+    none, a trailing slash or ``index.html`` or neither, escapes in any case; the query
+    must match, the fragment does not count."""
+    return _key(first) == _key(second)
+
+
+def _key(url: str) -> tuple[str, str, str, str]:
+    split = split_url(url)
+    scheme, host = split.scheme.lower(), (split.hostname or "").lower()
+    port = split.port if split.port not in (None, {"http": 80, "https": 443}.get(scheme)) else None
+    path = urllib.parse.quote(urllib.parse.unquote(split.path), safe="/:@!$&'()*+,;=-._~")
+    if path.endswith("/index.html"):
+        path = path[: -len("index.html")]
+    return scheme, f"{host}:{port}" if port else host, path.rstrip("/"), split.query
+
+
+def noindex_meta(head: Head) -> tuple[str, str] | None:
+    """The (name, content) of a robots meta that keeps the page out of the engines' indexes."""
+    for name, content in head.robots:
+        if name in ROBOTS_METAS and {token.strip().lower() for token in content.split(",")} & {"noindex", "none"}:
+            return name, content
+    return None
+
+
+def noindex_header(values: list[str]) -> str | None:
+    """The X-Robots-Tag value that says noindex to the IndexNow engines, or None."""
+    for value in values:
+        crawler: str | None = None
+        for piece in value.split(","):
+            prefix, colon, rest = piece.partition(":")
+            if colon and prefix.strip().lower() not in _NOT_A_CRAWLER:
+                crawler, piece = prefix.strip().lower(), rest
+            if (crawler is None or crawler in ROBOTS_METAS) and piece.strip().lower() in ("noindex", "none"):
+                return value
+    return None
+
+
+def refresh_target(loc: str, head: Head) -> str | None:
+    """Where a ``<meta http-equiv="refresh">`` sends the reader, when it names another URL."""
+    if head.refresh is None:
+        return None
+    match = _REFRESH.fullmatch(head.refresh)
+    target = (match.group("url") or "").strip("'\" ") if match else ""
+    if not target:
+        return None
+    resolved = urllib.parse.urljoin(_base(loc, head), target)
+    return None if same_page(resolved, loc) else resolved
+
+
+def canonical_elsewhere(loc: str, head: Head) -> str | None:
+    """The page's canonical URL when it names another page than ``loc``."""
+    if head.canonical is None:
+        return None
+    target = urllib.parse.urljoin(_base(loc, head), head.canonical)
+    return None if same_page(target, loc) else target
+
+
+def _base(loc: str, head: Head) -> str:
+    return urllib.parse.urljoin(loc, head.base) if head.base else loc
+
+
+def noteworthy(loc: str, head: Head) -> bool:
+    """Whether the head says anything a page rule acts on (an honest page's says nothing)."""
+    return noindex_meta(head) is not None or refresh_target(loc, head) is not None or canonical_elsewhere(loc, head) is not None
