@@ -3,13 +3,14 @@
 
 A page is read whole only to fingerprint it; the head alone (up to ``</head>``, ``<body>``
 or HEAD_LIMIT bytes) is parsed, with lxml's HTML parser, and only for the pages whose
-verdict can matter: those the deploy may add or change. Files are read and hashed on
-every core (hashlib and libxml2 let go of the GIL while they work).
+verdict can matter: those the deploy may add or change. Many files are read and hashed
+on every core, in worker processes.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import concurrent.futures.process
 import hashlib
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -23,65 +24,81 @@ from notifier.hosting import Headers, Redirects
 from notifier.robots import Robots
 from notifier.sitemap_files import Row
 from notifier.store import Record, lastmod_of
+from notifier.workers import fork_pool, usable_cores
 
-_BATCH = 256  # pages a worker reads per task
+_BATCH = 512  # pages a worker reads per task
 
 
 class Page(NamedTuple):
-    fingerprint: str | None
-    head: Head | None
+    read: bool  # False: the file could not be read
+    fingerprint: str | None  # when read whole
+    head: Head | None  # when its head was wanted and says something (None: nothing noteworthy)
 
 
-def _read_page(path: str, whole: bool, head: bool) -> Page:
-    """One read of one file: whole to fingerprint it, else only as far as its head goes."""
+_UNREAD = Page(False, None, None)
+
+
+def _read_page(path: str, whole: bool, loc: str | None) -> Page:
+    """One read of one file: whole to fingerprint it, else only as far as its head goes;
+    its head parsed when ``loc`` is given (and kept only when it says something)."""
     try:
         with open(path, "rb") as handle:
             data = handle.read() if whole else handle.read(HEAD_LIMIT)
     except OSError:
-        return Page(None, None)
+        return _UNREAD
     digest = hashlib.blake2b(data, digest_size=16).hexdigest() if whole else None
-    return Page(digest, read_head(data) if head else None)
+    if loc is None:
+        return Page(True, digest, None)
+    head = read_head(data)
+    return Page(True, digest, head if noteworthy(loc, head) else None)
 
 
-def _read_batch(jobs: Sequence[tuple[str, bool, bool]]) -> list[Page]:
+def _read_batch(jobs: Sequence[tuple[str, bool, str | None]]) -> list[Page]:
     return [_read_page(*job) for job in jobs]
 
 
 class PageReader:
-    """The pages of one build, read at most once each during a run.
+    """The pages of one build, read at most once each during a run, on ``pool``'s worker
+    processes when there are many (see notifier/workers.py for why not threads).
 
-    ``heads`` holds the head facts of every page parsed; ``missing`` the URLs asked for
-    that the build has no page file for.
+    ``heads`` holds the head facts of every page parsed (NO_HEAD when it says nothing a
+    rule acts on); ``missing`` the URLs asked for that the build has no page file for.
     """
 
-    def __init__(self, build: Build, workers: int | None = None) -> None:
+    def __init__(self, build: Build, pool: concurrent.futures.Executor | None = None) -> None:
         self.build = build
+        self.pool = pool
         self.heads: dict[str, Head] = {}
         self.missing: set[str] = set()
-        self.workers = workers or min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 2, 8)
 
     def _read(self, locs: Iterable[str], whole: bool, wants_head: Callable[[str], bool]) -> dict[str, Page]:
         root = str(self.build.root) + os.sep
-        todo: list[tuple[str, str, bool]] = []
+        todo: list[tuple[str, str | None]] = []
+        jobs: list[tuple[str, bool, str | None]] = []
         for loc in locs:
             relative = self.build.page_file(loc)
             if relative is None:
                 self.missing.add(loc)
             else:
-                todo.append((loc, relative, wants_head(loc)))
-        jobs = [(root + relative, whole, head) for _, relative, head in todo]
-        batches = [jobs[start : start + _BATCH] for start in range(0, len(jobs), _BATCH)]
-        if len(batches) > 1 and self.workers > 1:
-            with concurrent.futures.ThreadPoolExecutor(max_workers=self.workers) as pool:
-                pages = [page for batch in pool.map(_read_batch, batches) for page in batch]
-        else:
-            pages = [page for batch in batches for page in _read_batch(batch)]
+                wanted = loc if wants_head(loc) else None
+                todo.append((loc, wanted))
+                jobs.append((root + relative, whole, wanted))
+        pages = self._run(jobs)
         found: dict[str, Page] = {}
-        for (loc, _, head), page in zip(todo, pages, strict=True):
+        for (loc, wanted), page in zip(todo, pages, strict=True):
             found[loc] = page
-            if head and page.head is not None:  # an honest head is kept as the one NO_HEAD: memory stays flat
-                self.heads[loc] = page.head if noteworthy(loc, page.head) else NO_HEAD
+            if wanted is not None and page.read:  # an honest head is kept as the one NO_HEAD: memory stays flat
+                self.heads[loc] = page.head or NO_HEAD
         return found
+
+    def _run(self, jobs: list[tuple[str, bool, str | None]]) -> list[Page]:
+        batches = [jobs[start : start + _BATCH] for start in range(0, len(jobs), _BATCH)]
+        if self.pool is not None and len(batches) > 1:
+            try:
+                return [page for batch in self.pool.map(_read_batch, batches) for page in batch]
+            except (concurrent.futures.process.BrokenProcessPool, RuntimeError):
+                self.pool = None  # a worker died, or the pool was shut: read here, one by one
+        return [page for batch in batches for page in _read_batch(batch)]
 
     def fingerprints(self, entries: Sequence[Row], recorded: Mapping[str, Record]) -> dict[str, str]:
         """loc -> fingerprint of its page file, for one sitemap file's entries; in the same
@@ -97,7 +114,16 @@ class PageReader:
 
     def read_heads(self, locs: Iterable[str]) -> None:
         """Parse the heads of ``locs`` not read yet (the deploy's added and changed pages)."""
-        self._read([loc for loc in locs if loc not in self.heads and loc not in self.missing], False, lambda _: True)
+        todo = [loc for loc in locs if loc not in self.heads and loc not in self.missing]
+        if self.pool is None and len(todo) >= 4 * _BATCH and usable_cores() >= 2:  # a first run: every page
+            with fork_pool(usable_cores()) as pool:
+                self.pool = pool
+                try:
+                    self._read(todo, False, lambda _: True)
+                finally:
+                    self.pool = None
+            return
+        self._read(todo, False, lambda _: True)
 
 
 @dataclass
@@ -112,12 +138,12 @@ class BuiltSite:
     redirects: Redirects | None = None
 
     @classmethod
-    def load(cls, root: Path) -> BuiltSite:
+    def load(cls, root: Path, pool: concurrent.futures.Executor | None = None) -> BuiltSite:
         build = Build.scan(root)
         robots, headers, redirects = build.read_text("robots.txt"), build.read_text("_headers"), build.read_text("_redirects")
         return cls(
             build,
-            PageReader(build),
+            PageReader(build, pool),
             Robots.parse(robots) if robots is not None else None,
             Headers.parse(headers) if headers is not None else None,
             Redirects.parse(redirects) if redirects is not None else None,

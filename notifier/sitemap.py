@@ -17,9 +17,6 @@ import concurrent.futures.process
 import contextlib
 import dataclasses
 import itertools
-import multiprocessing
-import os
-import threading
 import urllib.parse
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -43,6 +40,8 @@ from notifier.sitemap_xml import parse_xml as _parse_xml
 from notifier.source import Source, file_digest, is_inside, is_url, same_site
 from notifier.source import resolved as _real
 from notifier.urls import split_url
+from notifier.workers import fork_pool
+from notifier.workers import usable_cores as _workers
 
 __all__ = [
     "MAX_URLS_PER_FILE",
@@ -178,14 +177,6 @@ def _refuse_cycles(resolved: list[tuple[str, str | None]], chain: tuple[tuple[st
             )
 
 
-def _workers() -> int:
-    """How many processes may parse parts: the usable cores, but one in a threaded process,
-    where fork could copy a lock some other thread holds (a Python program using the API)."""
-    if threading.active_count() > 1:
-        return 1
-    return min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1), 8)
-
-
 def _read_parts_in_parallel(
     resolved: list[tuple[str, str | None]],
     sitemap: Sitemap,
@@ -207,9 +198,8 @@ def _read_parts_in_parallel(
         visited.add(key)
     if options.progress is not None:
         options.progress(f"reading {len(resolved)} parts on {_workers()} cores")
-    worker_options = dataclasses.replace(options, progress=None)
-    context = multiprocessing.get_context("fork")
-    with concurrent.futures.ProcessPoolExecutor(max_workers=_workers(), mp_context=context, initializer=_quiet_worker) as pool:
+    worker_options = dataclasses.replace(options, progress=None, pool=None)
+    with fork_pool(_workers()) if options.pool is None else contextlib.nullcontext(options.pool) as pool:
         # Part i most likely becomes file number ``first + i`` (one file a part): the worker
         # numbers its entries so, and they need no rebuilding here unless a part was an index.
         first = len(sitemap.files)
@@ -258,21 +248,6 @@ def _hand_over(sitemap: Sitemap, offset: int, rows: list[Row]) -> None:
         info = sitemap.files[file_no]
         if info.kind != "index":
             sitemap.sink(info, None if info.skipped else by_file.get(file_no, []))
-
-
-def _quiet_worker() -> None:
-    """A parse worker leaves SIGINT and SIGTERM to the main process (CI signals the whole
-    process group): killed in the middle of sending its result, it would leave the pool's
-    manager thread waiting forever for the rest, and the run could never exit. It finishes
-    its part, sends it whole, and stops when the main process shuts the pool down. Should
-    the main process die, the kernel kills the worker too (Linux: PR_SET_PDEATHSIG)."""
-    import ctypes
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    with contextlib.suppress(Exception):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
 
 
 def _read_part_job(

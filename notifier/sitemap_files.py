@@ -5,6 +5,7 @@ line), and the findings the rules judge; and what is worked out of a file where 
 from __future__ import annotations
 
 import array
+import concurrent.futures
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,6 +90,7 @@ class ReadOptions:
     known_digests: Mapping[str, str] | None = None  # key -> digest of parts recorded last deploy
     url_hashes: bool = False  # make each file's URL-hash index (a run that records them)
     stamps: bool = False  # parse each file's lastmods (a first run: every URL is added, every date judged)
+    pool: concurrent.futures.Executor | None = field(default=None, compare=False, repr=False)  # worker processes to share
 
 
 def examine(info: SitemapFile, entries: Sequence[Entry], options: ReadOptions = ReadOptions()) -> SitemapFile:

@@ -6,6 +6,8 @@ error-level rule fired.
 
 from __future__ import annotations
 
+import concurrent.futures
+import contextlib
 import datetime as dt
 import itertools
 from pathlib import Path
@@ -24,6 +26,7 @@ from notifier.sitemap import Entry, ReadOptions, read_sitemap
 from notifier.source import is_url
 from notifier.store import State
 from notifier.urls import locate, site, split_url
+from notifier.workers import fork_pool, usable_cores
 
 
 def diff_and_verify(
@@ -35,8 +38,26 @@ def diff_and_verify(
     --site-dir every page is fingerprinted, so every file is read). ``writes``: a run that
     records, so the state's new parts are made as the files are compared.
     """
+    # --site-dir: the sitemap's parts and the page files are read on the same worker
+    # processes, forked now, while this process has one thread
+    cores = usable_cores() if settings.site_dir is not None else 1
+    with fork_pool(cores) if cores >= 2 else contextlib.nullcontext() as pool:
+        return _diff_and_verify(settings, env, state, report, first_run=first_run, writes=writes, now=now, pool=pool)
+
+
+def _diff_and_verify(
+    settings: Settings,
+    env: Environment,
+    state: State,
+    report: Report,
+    *,
+    first_run: bool,
+    writes: bool,
+    now: dt.datetime,
+    pool: concurrent.futures.Executor | None,
+) -> Diff:
     site_dir = settings.site_dir
-    built = _built_site(settings)
+    built = _built_site(settings, pool)
     builder = DiffBuilder(
         state,
         endpoints=list(settings.endpoints),
@@ -54,6 +75,7 @@ def diff_and_verify(
             known_digests=known,
             url_hashes=writes,
             stamps=not state.parts,  # a first run judges every date: parse them on every core
+            pool=pool,
         ),
         sink=builder.add_file,
     )
@@ -93,7 +115,7 @@ def diff_and_verify(
     return diff
 
 
-def _built_site(settings: Settings) -> BuiltSite | None:
+def _built_site(settings: Settings, pool: concurrent.futures.Executor | None) -> BuiltSite | None:
     """The build the page rules read: --site-dir, or the sitemap's folder when it holds the
     home page; None when there is none, or every rule that would read it is off."""
     root = build_root(settings.site_dir, settings.sitemap, is_url(settings.sitemap))
@@ -101,7 +123,7 @@ def _built_site(settings: Settings) -> BuiltSite | None:
         return None
     if settings.site_dir is None and all(settings.rule_levels.get(rule, RULES[rule].level) == OFF for rule in PAGE_RULES):
         return None
-    return BuiltSite.load(root)
+    return BuiltSite.load(root, pool)
 
 
 def _robots_note(built: BuiltSite, settings: Settings, report: Report) -> None:

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from notifier.dates import parse_w3c, rfc822_to_w3c
 from notifier.sitemap import read_sitemap
 from tests.conftest import BASE, Result, Site, index, urlset
+from tests.fakeindexnow import FakeIndexNow
 
 ATOM = "http://www.w3.org/2005/Atom"
 
@@ -173,3 +174,24 @@ def test_a_feed_reads_as_the_same_sitemap(tmp_path_factory: pytest.TempPathFacto
         return [(entry.loc, parse_w3c(entry.lastmod) if entry.lastmod else None) for entry in read_sitemap(str(folder / name)).entries]
 
     assert read("atom.xml") == read("sitemap.xml") == read("rss.xml")
+
+
+def test_feeds_by_url_alone_and_in_a_remote_index(fake: FakeIndexNow) -> None:
+    host = f"127.0.0.1:{fake.port}"
+    fake.sites[host] = {
+        "/feed.rss": rss({"/a/": "Wed, 01 May 2024 12:00:00 GMT"}).encode(),  # answered as text/plain: still XML
+        "/atom.xml": atom({"/b/": "2024-05-02T00:00:00Z", "/c/": "2024-05-03T00:00:00Z"}).encode(),
+        "/index.xml": index({f"{fake.url}/feed.rss": None, "atom.xml": None}).encode(),
+    }
+    assert [entry.loc for entry in read_sitemap(f"{fake.url}/feed.rss").entries] == [f"{BASE}/a/"]
+    assert [entry.lastmod for entry in read_sitemap(f"{fake.url}/atom.xml").entries] == ["2024-05-02T00:00:00Z", "2024-05-03T00:00:00Z"]
+    assert len(read_sitemap(f"{fake.url}/index.xml").entries) == 3
+
+
+def test_a_feed_over_the_size_cap_is_refused(offline_site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
+    import notifier.source
+
+    monkeypatch.setattr(notifier.source, "MAX_FILE_BYTES", 4096)
+    path = offline_site.write(rss({f"/p{n}/": "Wed, 01 May 2024 12:00:00 GMT" for n in range(100)}), "feed.xml")
+    result = offline_site.run(command="check", sitemap=str(path))
+    assert result.code == 2 and "over the sitemap limit of 4096 bytes" in result.err

@@ -389,3 +389,25 @@ def test_same_page() -> None:
     assert same_page("https://x.org:443/a", "https://X.org/a/")
     assert not same_page("https://x.org/a", "http://x.org/a")
     assert not same_page("https://x.org/a?x=1", "https://x.org/a?x=2")
+
+
+def test_pages_read_on_worker_processes_give_what_one_process_gives(offline_site: Site) -> None:
+    from notifier.build import Build
+    from notifier.pages import PageReader
+    from notifier.workers import fork_pool
+
+    site = offline_site
+    listed = [f"/p/{n}/" for n in range(1500)]
+    site.build_pages(listed[:1400])
+    page(site, "p/7/index.html", '<meta name="robots" content="noindex">')
+    page(site, "p/8/index.html", '<link rel="canonical" href="/p/9/">')
+    rows = [(BASE + loc, "2024-05-01", 0, n) for n, loc in enumerate(listed)]
+    build = Build.scan(site.public)
+    serial = PageReader(build)
+    with fork_pool(2) as pool:
+        parallel = PageReader(build, pool)
+        assert parallel.fingerprints(rows, {}) == serial.fingerprints(rows, {})
+        assert parallel.pool is pool  # the pool did the work, and is still usable
+    assert parallel.heads == serial.heads and parallel.missing == serial.missing
+    assert len(serial.missing) == 100 and sum(bool(head.robots) for head in serial.heads.values()) == 1
+    assert {loc for loc, head in serial.heads.items() if head.canonical} == {f"{BASE}/p/8/"}
