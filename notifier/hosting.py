@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from notifier.urls import split_url
+from notifier.urls import locate, path_query
 
 REDIRECT_STATUSES = {301, 302, 303, 307, 308}
 
@@ -50,8 +50,8 @@ class _Rule:
     has_host: bool
 
     def matches(self, url: str) -> bool:
-        split = split_url(url)
-        subject = (split.netloc.lower() + "\0" if self.has_host else "") + (split.path or "/")
+        path = path_query(url)[0]
+        subject = (locate(url).host + "\0" if self.has_host else "") + path
         return self.regex.fullmatch(subject) is not None
 
 

@@ -27,6 +27,7 @@ from notifier.store import Record, lastmod_of
 from notifier.workers import fork_pool, usable_cores
 
 _BATCH = 512  # pages a worker reads per task
+_SLICE = 8192  # pages of one sitemap file handed out at a time
 
 
 class Page(NamedTuple):
@@ -104,13 +105,18 @@ class PageReader:
         """loc -> fingerprint of its page file, for one sitemap file's entries; in the same
         read, the heads of the pages whose lastmod is new or moved (the deploy may announce them)."""
 
+        lastmods: dict[str, str | None] = {}
+
         def may_change(loc: str) -> bool:
             record = recorded.get(loc)
             return record is None or lastmod_of(record) != lastmods.get(loc) or lastmods.get(loc) is None
 
-        lastmods = {entry[0]: entry[1] for entry in entries}
-        pages = self._read(lastmods, True, may_change)
-        return {loc: page.fingerprint for loc, page in pages.items() if page.fingerprint is not None}
+        found: dict[str, str] = {}
+        for start in range(0, len(entries), _SLICE):  # a slice at a time: the jobs and answers stay small
+            lastmods = {entry[0]: entry[1] for entry in entries[start : start + _SLICE]}
+            pages = self._read(lastmods, True, may_change)
+            found.update((loc, page.fingerprint) for loc, page in pages.items() if page.fingerprint is not None)
+        return found
 
     def read_heads(self, locs: Iterable[str]) -> None:
         """Parse the heads of ``locs`` not read yet (the deploy's added and changed pages)."""

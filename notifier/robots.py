@@ -9,7 +9,7 @@ import re
 import urllib.parse
 from dataclasses import dataclass, field
 
-from notifier.urls import split_url
+from notifier.urls import path_query, split_url
 
 # The crawlers of the engines IndexNow notifies, each with the product tokens of the robots
 # groups it obeys, the most specific first (Bing obeys an msnbot group, Yandex a Yandex one).
@@ -34,6 +34,7 @@ class Robots:
 
     groups: list[_Group] = field(default_factory=list)
     sitemaps: list[str] = field(default_factory=list)
+    _chosen: dict[str, list[tuple[bool, str]]] = field(default_factory=dict, repr=False)  # crawler -> its rules
 
     @classmethod
     def parse(cls, text: str) -> Robots:
@@ -60,6 +61,13 @@ class Robots:
         return robots
 
     def _rules_for(self, crawler: str) -> list[tuple[bool, str]]:
+        known = self._chosen.get(crawler)
+        if known is None:
+            known = self._chosen[crawler] = self._choose(crawler)
+        return known
+
+    def _choose(self, crawler: str) -> list[tuple[bool, str]]:
+        """The rules of the groups ``crawler`` obeys: its own token's, else ``*``'s."""
         for token in (*INDEXNOW_CRAWLERS.get(crawler, (crawler.lower(),)), "*"):
             rules = [rule for group in self.groups if token in group.agents for rule in group.rules]
             if rules or any(token in group.agents for group in self.groups):
@@ -68,8 +76,8 @@ class Robots:
 
     def allows(self, crawler: str, url: str) -> bool:
         """Whether ``crawler`` may fetch ``url``: the longest matching pattern decides."""
-        split = split_url(url)
-        path = _encoded(split.path or "/") + (f"?{split.query}" if split.query else "")
+        raw_path, query = path_query(url)
+        path = _encoded(raw_path) + (f"?{query}" if query else "")
         if path == "/robots.txt":
             return True
         best_length, allowed = -1, True

@@ -203,14 +203,22 @@ def _read_parts_in_parallel(
         # Part i most likely becomes file number ``first + i`` (one file a part): the worker
         # numbers its entries so, and they need no rebuilding here unless a part was an index.
         first = len(sitemap.files)
-        jobs: list[concurrent.futures.Future[tuple[list[SitemapFile], list[Row], list[Finding]]] | None] = [
-            pool.submit(_read_part_job, location, url, worker_options, base_dir, set(visited), first + number, above)
-            for number, (location, url) in enumerate(resolved)
-        ]
+        jobs: dict[int, concurrent.futures.Future[tuple[list[SitemapFile], list[Row], list[Finding]]]] = {}
+
+        def submit(number: int) -> None:
+            if number < len(resolved):
+                location, url = resolved[number]
+                jobs[number] = pool.submit(_read_part_job, location, url, worker_options, base_dir, set(visited), first + number, above)
+
+        # a few parts ahead of the one being compared, not all: a finished part waits in memory
+        # until its turn, and the pool may be hashing page files for the parts already in
+        ahead = _workers()
+        for number in range(ahead):
+            submit(number)
         try:
-            for number in range(len(jobs)):
-                job, jobs[number] = jobs[number], None  # a finished future holds its result: let it go
-                assert job is not None
+            for number in range(len(resolved)):
+                job = jobs.pop(number)  # a finished future holds its result: let it go
+                submit(number + ahead)
                 try:
                     files, rows, findings = job.result()
                 except concurrent.futures.process.BrokenProcessPool:

@@ -411,3 +411,17 @@ def test_pages_read_on_worker_processes_give_what_one_process_gives(offline_site
     assert parallel.heads == serial.heads and parallel.missing == serial.missing
     assert len(serial.missing) == 100 and sum(bool(head.robots) for head in serial.heads.values()) == 1
     assert {loc for loc, head in serial.heads.items() if head.canonical} == {f"{BASE}/p/8/"}
+
+
+def test_a_build_without_a_single_listed_page_is_one_finding(offline_site: Site, tmp_path: Path) -> None:
+    site = offline_site
+    listed = pages(25)
+    site.write(urlset(listed))
+    wrong = tmp_path / "src"
+    wrong.mkdir()
+    (wrong / "sitemap.xml").write_bytes((site.public / "sitemap.xml").read_bytes())
+    result = site.check("--site-dir", str(wrong), "--rule", "key-file-missing=off")
+    assert result.out.count("warn[page-missing]") == 1
+    assert "none of the 25 URLs has a page file in" in result.out and "is it the build output root?" in result.out
+    site.build_pages(list(listed)[:1])  # one page there: each missing one is said
+    assert "warn[page-missing] … and 4 more like this" in check(site).out  # 24 missing: the text report lists 20

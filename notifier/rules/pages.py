@@ -5,15 +5,15 @@ canonical, redirect stub, no page at all), robots.txt, and the host's ``_headers
 
 from __future__ import annotations
 
-import itertools
 import urllib.parse
 from collections.abc import Iterator
 
-from notifier.head import canonical_elsewhere, noindex_header, noindex_meta, refresh_target, same_page
+from notifier.build import candidates
+from notifier.head import NO_HEAD, canonical_elsewhere, noindex_header, noindex_meta, refresh_target, same_page
 from notifier.pages import BuiltSite
 from notifier.rules.table import OFF, Context, Found, RuleSettings
-from notifier.urls import split_url
 
+ALL_MISSING = 20  # from this many judged URLs, all without a page file, one finding says so
 PAGE_RULES = ("page-noindex", "page-canonical-elsewhere", "page-redirect", "page-missing", "url-robots-disallowed")
 
 
@@ -22,25 +22,40 @@ def _pages(context: Context, settings: RuleSettings) -> Iterator[Found]:
     if site is None or all(settings.level(rule) == OFF for rule in PAGE_RULES):
         return
     diff = context.diff
-    for change in itertools.chain(diff.added, diff.changed):
-        yield from _judge(change.loc, site)
+    judged: list[str] = [*diff.added.locs, *(change.loc for change in diff.changed)]  # locs: no Change per URL
+    missing = site.reader.missing
+    if len(judged) >= ALL_MISSING and all(loc in missing for loc in judged):
+        # not one page of the build: a wrong --site-dir, not thousands of missing pages
+        example = judged[0]
+        yield (
+            "page-missing",
+            "(all URLs)",
+            f"none of the {len(judged)} URLs has a page file in {site.build.root} (e.g. {example}: looked for "
+            f"{', '.join(candidates(example))}); is it the build output root? pass --site-dir with the folder the build wrote",
+            None,
+        )
+        return  # the other page rules need page files: nothing more to judge
+    for loc in judged:
+        yield from _judge(loc, site)
 
 
 def _judge(loc: str, site: BuiltSite) -> Iterator[Found]:
-    relative = site.build.page_file(loc)
-    redirect = site.redirects.target(loc, relative is not None) if site.redirects is not None else None
+    reader = site.reader
+    has_file = loc not in reader.missing
+    redirect = site.redirects.target(loc, has_file) if site.redirects is not None else None
     if redirect is not None and not same_page(urllib.parse.urljoin(loc, redirect), loc):
         yield "page-redirect", loc, f"_redirects sends this path to {redirect}; list the target in the sitemap, not the old address", None
-    elif relative is None:
+    elif not has_file:
         yield (
             "page-missing",
             loc,
-            f"no page file for it in the build {site.build.root} (looked for {_looked_for(loc)}); "
+            f"no page file for it in the build {site.build.root} (looked for {', '.join(candidates(loc))}); "
             "the sitemap lists a page the build did not make",
             None,
         )
-    head = site.reader.heads.get(loc)
-    if head is not None and relative is not None:
+    head = reader.heads.get(loc)
+    if head is not None and head is not NO_HEAD:
+        relative = site.build.page_file(loc)
         meta = noindex_meta(head)
         if meta is not None:
             said = f'<meta name="{meta[0]}" content="{meta[1]}">'
@@ -63,8 +78,3 @@ def _judge(loc: str, site: BuiltSite) -> Iterator[Found]:
                 f"the build's robots.txt keeps {', '.join(blocked)} away from it; leave it out of the sitemap, or allow it in robots.txt",
                 None,
             )
-
-
-def _looked_for(loc: str) -> str:
-    path = urllib.parse.unquote(split_url(loc).path).strip("/")
-    return ", ".join([f"{path}/index.html", f"{path}.html", path] if path else ["index.html"])
