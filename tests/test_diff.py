@@ -79,3 +79,57 @@ def test_the_same_instant_written_differently_is_not_a_change() -> None:
     state = State.from_urls({"https://a.org/": new_record(lastmod="2024-01-01T02:00:00+02:00")})
     diff = compute_diff(entries([("https://a.org/", "2024-01-01T00:00:00Z")]), state, endpoints=[ENDPOINT])
     assert diff.changed == [] and diff.unchanged == 1 and diff.rewritten == 1
+
+
+# (recorded lastmod, recorded fingerprint, listed lastmod, built fingerprint) -> changed?, page finding
+FINGERPRINTED = [
+    ("2024-01-01", "aaaa", "2024-02-01", "aaaa", True, "lastmod-without-change"),
+    ("2024-01-01", "aaaa", "2024-01-01", "bbbb", False, "change-without-lastmod"),
+    ("2024-01-01", "aaaa", "2024-02-01", "bbbb", True, None),  # both moved: an honest edit
+    ("2024-01-01", "aaaa", "2024-01-01", "aaaa", False, None),
+    ("2024-01-01", "aaaa", "2024-01-01T00:00:00Z", "bbbb", False, "change-without-lastmod"),  # the same instant rewritten
+    (None, "aaaa", None, "bbbb", True, None),  # no date: the page file decides, and nothing is said of a date
+    (None, "aaaa", None, "aaaa", False, None),
+    ("2024-01-01", None, "2024-02-01", "bbbb", True, None),  # not fingerprinted last deploy: nothing to compare
+    ("2024-01-01", None, "2024-01-01", "bbbb", False, None),
+    ("2024-01-01", "aaaa", "2024-02-01", None, True, None),  # no page file now: nothing to compare
+    ("2024-01-01", "aaaa", "2024-01-01", None, False, None),
+    (None, None, None, "bbbb", False, None),
+    (None, "aaaa", None, None, False, None),
+]
+
+
+def test_a_fingerprint_decides_only_what_a_date_cannot_and_disagreements_are_said() -> None:
+    loc = "https://a.org/x/"
+    for old_lastmod, old_print, lastmod, fingerprint, changed, finding in FINGERPRINTED:
+        state = State.from_urls({loc: new_record(old_lastmod, NOW, None, old_print)})
+        prints = {loc: fingerprint} if fingerprint is not None else {}
+        diff = compute_diff([Entry(loc, lastmod, 0, 1)], state, endpoints=[ENDPOINT], fingerprints=prints)
+        case = (old_lastmod, old_print, lastmod, fingerprint)
+        assert [change.loc for change in diff.changed] == ([loc] if changed else []), case
+        assert [found.rule for found in diff.page_findings] == ([finding] if finding else []), case
+        assert diff.unchanged == (0 if changed else 1), case
+
+
+def test_a_file_listed_twice_by_an_index_is_compared_once() -> None:
+    from notifier.diff import DiffBuilder
+    from notifier.sitemap_files import SitemapFile, examine
+
+    loc = "https://a.org/x/"
+    state = State.from_urls({loc: new_record("2024-01-01")})
+    builder = DiffBuilder(state, endpoints=[ENDPOINT], build=True, now=NOW)
+    key = state.parts[0].name
+    rows = [Entry(loc, "2024-02-01", 0, 1)]
+    builder.add_file(examine(SitemapFile("a", "urlset", key=key), rows), rows)
+    builder.add_file(examine(SitemapFile("a", "urlset", key=key), rows), rows)
+    diff = builder.finish()
+    assert [change.loc for change in diff.changed] == [loc] and len(diff.duplicates) == 1
+
+
+def test_a_changed_url_says_when_its_old_lastmod_was_recorded() -> None:
+    """lastmod-regressed names this date ("... recorded on 2024-03-01"): the record's own, else the state's."""
+    loc, bare = "https://a.org/x/", "https://a.org/y/"
+    state = State.from_urls({loc: new_record("2024-01-01", "2024-03-01T00:00:00Z"), bare: new_record("2024-01-01")})
+    state.updated = "2024-05-01T00:00:00Z"
+    diff = compute_diff([Entry(loc, "2023-01-01", 0, 1), Entry(bare, "2023-01-01", 0, 2)], state, endpoints=[ENDPOINT])
+    assert {change.loc: change.recorded for change in diff.changed} == {loc: "2024-03-01T00:00:00Z", bare: "2024-05-01T00:00:00Z"}
