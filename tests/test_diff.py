@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from notifier.diff import apply_to_state, compute_diff, same_instant
+from notifier.diff import Diff, apply_to_state, compute_diff, same_instant
 from notifier.sitemap import Entry
 from notifier.store import PendingItem, State, new_record
 
@@ -133,3 +133,47 @@ def test_a_changed_url_says_when_its_old_lastmod_was_recorded() -> None:
     state.updated = "2024-05-01T00:00:00Z"
     diff = compute_diff([Entry(loc, "2023-01-01", 0, 1), Entry(bare, "2023-01-01", 0, 2)], state, endpoints=[ENDPOINT])
     assert {change.loc: change.recorded for change in diff.changed} == {loc: "2024-03-01T00:00:00Z", bare: "2024-05-01T00:00:00Z"}
+
+
+def _two_files(pending: list[str]) -> State:
+    """Two recorded files: a.xml lists x, b.xml lists y and z; ``pending`` waits at ENDPOINT."""
+    from notifier.store import RecordedPart
+
+    parts = [
+        RecordedPart("a.xml", "da", {"https://a.org/x/": new_record("2024-01-01", NOW)}),
+        RecordedPart("b.xml", "db", {"https://a.org/y/": new_record("2024-01-01", NOW), "https://a.org/z/": new_record("2024-01-01", NOW)}),
+    ]
+    waiting = {ENDPOINT: {loc: PendingItem(reason="changed", since=NOW) for loc in pending}} if pending else {}
+    return State(parts=parts, pending=waiting)
+
+
+def _deploy(state: State, files: list[tuple[str, list[Entry] | None]], build: bool) -> Diff:
+    from notifier.diff import DiffBuilder
+    from notifier.sitemap_files import SitemapFile, examine
+
+    builder = DiffBuilder(state, endpoints=[ENDPOINT], build=build, now=NOW)
+    for name, rows in files:
+        info = SitemapFile(name, "urlset", key=name)
+        if rows is None:
+            info.skipped = True
+            builder.add_file(info, None)
+        else:
+            builder.add_file(examine(info, rows), rows)
+    return builder.finish()
+
+
+def test_a_url_still_pending_in_a_file_not_read_again_stays_pending() -> None:
+    for build in (False, True):
+        files: list[tuple[str, list[Entry] | None]] = [("a.xml", [Entry("https://a.org/x/", "2024-01-01", 0, 1)]), ("b.xml", None)]
+        diff = _deploy(_two_files(["https://a.org/y/"]), files, build)
+        assert [change.loc for change in diff.pending] == ["https://a.org/y/"], build
+        assert not diff.removed and not diff.changed and diff.unchanged == 2
+
+
+def test_a_new_file_listing_a_url_of_a_file_not_read_again_leaves_the_record_there() -> None:
+    rows = [Entry("https://a.org/y/", "2024-01-01", 0, 1), Entry("https://a.org/n/", "2024-01-01", 0, 2)]
+    diff = _deploy(_two_files([]), [("new.xml", rows), ("a.xml", [Entry("https://a.org/x/", "2024-01-01", 1, 1)]), ("b.xml", None)], True)
+    assert [change.loc for change in diff.added] == ["https://a.org/n/"] and len(diff.duplicates) == 1
+    recorded_in = {part.name: sorted(part.urls()) for part in diff.parts}
+    assert recorded_in["new.xml"] == ["https://a.org/n/"]  # the first file read, yet not the one keeping y
+    assert recorded_in["b.xml"] == ["https://a.org/y/", "https://a.org/z/"]
