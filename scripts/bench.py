@@ -16,6 +16,8 @@ process (wall time and peak RSS), several rounds, reporting medians and ratios:
 - the same checks with the SQLite state store
 - ultimate-sitemap-parser parsing the same files (when installed), for reference
 - history: a git history index of 10,000 files, one `git log` pass vs one process per file
+- pages: reading the build (--site-dir) beside its floor, see scripts/bench_pages.py
+  (`--pages 50000`; `--skip pages` to leave it out)
 
 Nothing here touches the internet: the endpoint and the "live site" (for the key file)
 are a local server on 127.0.0.1, reached for the site's host through HTTP_PROXY.
@@ -256,6 +258,7 @@ def main() -> int:
     parser.add_argument("--urls", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--history-files", type=int, default=10_000)
+    parser.add_argument("--pages", type=int, default=50_000, help="pages of the build-reading scenarios (bench_pages.py)")
     parser.add_argument("--skip", default="", help="comma-separated scenario names to skip")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     args = parser.parse_args()
@@ -340,6 +343,11 @@ def main() -> int:
             if "history" not in skip:
                 notes["history"] = history_bench(folder, args.history_files)
                 print(f"history: {notes['history']}", file=sys.stderr)
+            if "pages" not in skip:
+                from bench_pages import run_pages
+
+                shutil.rmtree(site.folder)  # the disk the page sites need
+                page_rows = run_pages(folder / "pages", args.pages, 4 * args.pages, args.rounds, env, tool)
         finally:
             server.kill()
             server.wait()
@@ -359,6 +367,11 @@ def main() -> int:
             f"\nhistory of {history['files']:,} files: one git log pass {history['one_pass_s']:.2f} s, "
             f"one process per file {history['per_file_s']:.1f} s ({history['per_file_s'] / history['one_pass_s']:.0f}x)"
         )
+    if "pages" not in skip:
+        from bench_pages import report
+
+        print(f"\nreading the build: {args.pages:,} pages of 8 KB; {4 * args.pages:,} URLs for the no-file and memory rows")
+        report(page_rows)
     if args.json:
         Path(args.json).write_text(json.dumps({"notes": notes, "results": results}, indent=2))
     return 0

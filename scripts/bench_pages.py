@@ -29,7 +29,7 @@ import textwrap
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench import measure  # noqa: E402  (the same measuring, in a fresh process)
+from bench import measure  # the same measuring, in a fresh process
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 HOST = "www.big-retailer.net"
