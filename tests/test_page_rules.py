@@ -425,3 +425,27 @@ def test_a_build_without_a_single_listed_page_is_one_finding(offline_site: Site,
     assert "none of the 25 URLs has a page file in" in result.out and "is it the build output root?" in result.out
     site.build_pages(list(listed)[:1])  # one page there: each missing one is said
     assert "warn[page-missing] … and 4 more like this" in check(site).out  # 24 missing: the text report lists 20
+
+
+@pytest.mark.parametrize(
+    ("loc", "file"),
+    [
+        (f"{BASE}/", "index.html"),
+        (BASE, "index.html"),
+        (f"{BASE}/a/", "a/index.html"),
+        (f"{BASE}/a", "a/index.html"),  # a folder's index before a file of that name
+        (f"{BASE}/b", "b.html"),
+        (f"{BASE}/b/", "b.html"),
+        (f"{BASE}/c.pdf", "c.pdf"),
+        (f"{BASE}/caf%C3%A9/", "café/index.html"),
+        (f"{BASE}/a/?page=2#top", "a/index.html"),
+        (f"{BASE}/a/../a/", None),  # no path is normalised into another
+        (f"{BASE}/%2e%2e/x/", None),
+        (f"{BASE}/missing/", None),
+    ],
+)
+def test_the_url_to_file_mapping(loc: str, file: str | None) -> None:
+    from notifier.build import Build
+
+    build = Build.of(Path("/build"), ["index.html", "a/index.html", "a.html", "b.html", "c.pdf", "café/index.html", "x/index.html"])
+    assert build.page_file(loc) == file
