@@ -2,9 +2,12 @@
 its files, scanned once, and the page file each listed URL is served from.
 
 A URL's page file is the first of ``{path}/index.html``, ``{path}.html`` and ``{path}``
-that the build holds, the path percent-decoded (``/`` is ``index.html``). The lookup is
-a set lookup in the scan, never a path resolved per URL; the scan stays inside the build
-(a symbolic link leading out of it is not followed), so no URL can name a file outside.
+that the build holds, the path percent-decoded (``/`` is ``index.html``). With every page
+to read (``--site-dir`` fingerprints), the build is scanned once and each lookup is a
+lookup in the scan; with a few pages to read (the pages a deploy changed), each folder on
+their way is looked at once (``lstat``, remembered). Either way no path is resolved per
+URL, and nothing leads outside the build: a symbolic link is followed only when it stays
+inside, and ``..`` names nothing.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import array
 import bisect
 import os
+import stat
 import urllib.parse
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -32,8 +36,9 @@ class Build:
     that size) would only make a missing page look present, and then unreadable."""
 
     root: Path
-    hashes: array.array[int] = field(default_factory=lambda: array.array("q"))
+    hashes: array.array[int] | None = None  # None: not scanned, each path looked at when asked
     _found: list[int] = field(default_factory=list, repr=False)  # while scanning
+    _kinds: dict[str, str | None] = field(default_factory=dict, repr=False)  # not scanned: path -> "dir", "file" or None
 
     @classmethod
     def scan(cls, root: Path) -> Build:
@@ -50,10 +55,45 @@ class Build:
         """A build holding ``names`` (for tests)."""
         return cls(root, array.array("q", sorted({hash(name) for name in names})))
 
+    @classmethod
+    def unscanned(cls, root: Path) -> Build:
+        """A build whose paths are looked at one by one, as they are asked for."""
+        return cls(resolved(root))
+
     def has(self, relative: str) -> bool:
-        hashes, wanted = self.hashes, hash(relative)
+        """Whether the build holds the file ``relative``."""
+        hashes = self.hashes
+        if hashes is None:
+            return self._kind(relative) == "file"
+        wanted = hash(relative)
         at = bisect.bisect_left(hashes, wanted)
         return at < len(hashes) and hashes[at] == wanted
+
+    def _kind(self, relative: str) -> str | None:
+        """ "dir", "file" or None for a path under the root, each folder on the way looked at
+        once; a link counts for what it leads to when that stays inside the build."""
+        names = relative.split("/")
+        if len(names) > MAX_DEPTH or any(name in ("", ".", "..") for name in names):
+            return None
+        kind: str | None = "dir"
+        for depth in range(1, len(names) + 1):
+            if kind != "dir":
+                return None  # a file or nothing on the way
+            path = "/".join(names[:depth])
+            kind = self._kinds.get(path, "?")
+            if kind == "?":
+                kind = self._kinds[path] = self._look(path)
+        return kind
+
+    def _look(self, path: str) -> str | None:
+        try:
+            mode = os.lstat(self.root / path).st_mode
+            if stat.S_ISLNK(mode):
+                target = resolved(self.root / path)
+                mode = os.stat(target).st_mode if is_inside(target, self.root) else 0
+        except (OSError, ValueError):
+            return None
+        return "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else None
 
     def _walk(self, folder: str, prefix: str, seen_dirs: set[Path], depth: int) -> None:
         if depth > MAX_DEPTH:

@@ -144,8 +144,10 @@ class BuiltSite:
     redirects: Redirects | None = None
 
     @classmethod
-    def load(cls, root: Path, pool: concurrent.futures.Executor | None = None) -> BuiltSite:
-        build = Build.scan(root)
+    def load(cls, root: Path, pool: concurrent.futures.Executor | None = None, *, every_page: bool = True) -> BuiltSite:
+        """``every_page``: every page will be read (fingerprints): scan the build once; else
+        look up only the pages asked for."""
+        build = Build.scan(root) if every_page else Build.unscanned(root)
         robots, headers, redirects = build.read_text("robots.txt"), build.read_text("_headers"), build.read_text("_redirects")
         return cls(
             build,

@@ -236,14 +236,20 @@ def test_page_missing_is_a_warning_naming_the_files_looked_for(offline_site: Sit
     assert "looked for gone/index.html, gone.html, gone" in result.out
 
 
-def test_no_url_reaches_a_file_outside_the_build(offline_site: Site, tmp_path: Path) -> None:
+@pytest.mark.parametrize("site_dir", [True, False])
+def test_no_url_reaches_a_file_outside_the_build(offline_site: Site, tmp_path: Path, site_dir: bool) -> None:
     site = offline_site
     (tmp_path / "secret").mkdir()
     (tmp_path / "secret" / "index.html").write_text('<meta name="robots" content="noindex">')
     (site.public / "link").symlink_to(tmp_path / "secret")
-    site.write(urlset({"/../secret/": "2024-05-01", "/link/": "2024-05-01", "/%2e%2e/secret/": "2024-05-01"}))
-    result = check(site)
-    assert "page-noindex" not in fired(result)
+    (site.public / "inside").mkdir()
+    (site.public / "inside" / "index.html").write_text('<meta name="robots" content="noindex">')
+    (site.public / "alias").symlink_to(site.public / "inside")  # a link that stays inside is followed
+    page(site, "index.html", "")
+    listed = {"/../secret/": "2024-05-01", "/link/": "2024-05-01", "/%2e%2e/secret/": "2024-05-01", "/alias/": "2024-05-01"}
+    site.write(urlset(listed))
+    result = check(site) if site_dir else site.check()  # the scanned build, and the one looked up page by page
+    assert findings(result, "page-noindex") == [f"{BASE}/alias/"]
     assert len(findings(result, "page-missing")) == 3
 
 
@@ -444,8 +450,13 @@ def test_a_build_without_a_single_listed_page_is_one_finding(offline_site: Site,
         (f"{BASE}/missing/", None),
     ],
 )
-def test_the_url_to_file_mapping(loc: str, file: str | None) -> None:
+def test_the_url_to_file_mapping(loc: str, file: str | None, tmp_path: Path) -> None:
     from notifier.build import Build
 
-    build = Build.of(Path("/build"), ["index.html", "a/index.html", "a.html", "b.html", "c.pdf", "café/index.html", "x/index.html"])
-    assert build.page_file(loc) == file
+    names = ["index.html", "a/index.html", "a.html", "b.html", "c.pdf", "café/index.html", "x/index.html"]
+    for name in names:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(name)
+    (tmp_path / "b").mkdir()  # a folder without an index: b.html serves /b/
+    for build in (Build.of(tmp_path, names), Build.scan(tmp_path), Build.unscanned(tmp_path)):
+        assert build.page_file(loc) == file, build
