@@ -84,7 +84,8 @@ def alternate(lang: str, path: str) -> str:
 
 
 def test_hreflang_pairs_that_name_each_other_pass(offline_site: Site) -> None:
-    both = alternate("en", "/en/") + alternate("de", "/de/") + alternate("x-default", "/en/")
+    other_site = '<xhtml:link rel="alternate" hreflang="fr" href="https://www.shop-site.fr/fr/"/>'
+    both = alternate("en", "/en/") + alternate("de", "/de/") + alternate("x-default", "/en/") + other_site
     offline_site.write(urls(row("/en/", both) + row("/de/", both)))
     result = offline_site.check()
     assert result.code == 0 and "hreflang-broken" not in fired(result)

@@ -1,6 +1,7 @@
 """hreflang-broken: the language alternates a sitemap declares (``<xhtml:link
 rel="alternate" hreflang href>``) must name URLs it lists, and each pair must name each
-other; an engine ignores a one-sided pair. Judged for what the deploy added or changed."""
+other; an engine ignores a one-sided pair. Judged for what the deploy added or changed,
+and for alternates on the sitemap's own hosts (another site's pages are in its sitemap)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import itertools
 from collections.abc import Iterator
 
 from notifier.rules.table import OFF, Context, Found, RuleSettings
+from notifier.urls import where_host
 
 
 def _hreflang(context: Context, settings: RuleSettings) -> Iterator[Found]:
@@ -18,12 +20,13 @@ def _hreflang(context: Context, settings: RuleSettings) -> Iterator[Found]:
     if not alternates or settings.level("hreflang-broken") == OFF:
         return
     diff = context.diff
+    hosts = {where_host(origin).host for origin in diff.origins}
     both = "list each page in the other's alternates"
     for change in itertools.chain(diff.added, diff.changed):
         loc = change.loc
         for language, href in alternates.get(loc, ()):
-            if href == loc:
-                continue
+            if href == loc or where_host(href).host not in hosts:
+                continue  # another site's pages are in its own sitemap (example.de, example.fr)
             if href in alternates:
                 if not any(back == loc for _, back in alternates[href]):
                     yield (
