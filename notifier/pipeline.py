@@ -50,6 +50,8 @@ def _execute(settings: Settings, env: Environment) -> Report:
 def _pipeline(settings: Settings, env: Environment, recorded: State | None, store: StateStore | None) -> Report:
     now = env.now()
     report = Report(command=settings.command, dry_run=settings.dry_run)
+    if settings.found_sitemap and env.notice is not None:
+        env.notice(f"no SITEMAP given: reading {settings.sitemap}, with --site-dir {settings.site_dir}")
     first_run = recorded is None
     if first_run and settings.initial == "fail" and settings.command == "run":
         raise InputError(

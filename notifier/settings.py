@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from notifier.dates import MAX_DURATION_SECONDS, parse_duration
+from notifier.discovery import find_sitemap
 from notifier.errors import UsageError
 from notifier.indexnow import DEFAULT_ENDPOINT, MAX_BATCH, Keys, validate_key
 from notifier.rules import LEVELS, RULES, BulkThresholds
@@ -64,6 +65,7 @@ class Settings:
     history: HistorySettings | None = None
     verify_live: int = 0
     config_path: Path | None = None
+    found_sitemap: bool = False  # no SITEMAP was given: it was found in the build's usual folder
 
     @property
     def since(self) -> dt.timedelta | None:
@@ -297,11 +299,15 @@ def build_settings(
     values = {name: CONVERTERS[name](label)(value) for name, (value, label) in merged.items()}
     if "site-dir" in values and not Path(values["site-dir"]).is_dir():
         raise UsageError(f"{merged['site-dir'][1]} {values['site-dir']}: no such folder; pass the build output root")
-    if not values.get("sitemap"):
-        raise UsageError("no SITEMAP given: pass the path or URL of the built sitemap, e.g. public/sitemap.xml")
+    found: Path | None = None
+    if not values.get("sitemap"):  # typed by hand in the site's root: the generator's output folder
+        found = find_sitemap(cwd)
+        values["sitemap"] = str(found)
+        values.setdefault("site-dir", found.parent)
     return Settings(
         command=command,
         sitemap=values["sitemap"],
+        found_sitemap=found is not None,
         state=Path(values.get("state", cwd / DEFAULT_STATE)),
         keys=_keys(values, file_values.get("keys", {}), blame=merged.get("key", (None, ""))[1], where=where),
         endpoints=values.get("endpoint", (DEFAULT_ENDPOINT,)),
