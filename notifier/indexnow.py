@@ -45,11 +45,16 @@ RETRYABLE_EXCEPTIONS: tuple[type[BaseException], ...] = (
 class RetryPolicy:
     """Which answers are retried, the backoff, and the budget for one batch."""
 
-    retry_statuses: frozenset[int] = frozenset({408, 429, 500, 502, 503, 504})
+    retry_statuses: frozenset[int] = frozenset({408, 429})  # and every 5xx (server_error)
     initial_wait: float = 1.0
     max_wait: float = 60.0
     jitter: float = 1.0  # up to this many seconds added at random to each backoff
     budget: float = 120.0  # --retry-timeout: never sleep past this, counted from the first try
+
+
+def server_error(status: int) -> bool:
+    """A 5xx answer: the server's trouble, worth another try (500 to 599, nothing above)."""
+    return 500 <= status <= 599
 
 
 class Batch(NamedTuple):
@@ -237,7 +242,7 @@ class Client:
             attempts += 1
             self.requests_sent += 1
             response = exchange(send, self.request_timeout, limit=_ANSWER_LIMIT)
-            if response.status_code in policy.retry_statuses or 500 <= response.status_code < 600:
+            if response.status_code in policy.retry_statuses or server_error(response.status_code):
                 raise _RetryableAnswer(response)
             return response
 

@@ -154,7 +154,8 @@ def test_10001_urls_go_in_two_batches_of_at_most_10000(site: Site, fake: FakeInd
 
 # -- the retry classes --------------------------------------------------------------------------------
 @pytest.mark.parametrize(("code", "retried"), [(408, True), (429, True), (500, True), (501, True), (505, True), (599, True),
-                                                (400, False), (403, False), (404, False), (422, False)])  # fmt: skip
+                                                (400, False), (403, False), (404, False), (422, False), (499, False),
+                                                (600, False)])  # fmt: skip
 def test_which_answers_are_retried(site: Site, fake: FakeIndexNow, code: int, retried: bool) -> None:
     site.write(urlset(pages(2)))
     assert site.run().code == 0

@@ -177,6 +177,10 @@ def test_parse_retry_after() -> None:
     assert parse_retry_after("Sat, 01 Jun 2024 11:00:00 GMT", NOW) == 0  # in the past: now
     assert parse_retry_after("", NOW) is None
     assert parse_retry_after("NaN", NOW) is None
+    assert parse_retry_after("Sat, 01 Jun 2024 14:00:30 +0200", NOW) == 30  # an offset: the same instant as 12:00:30 GMT
+    assert parse_retry_after("Sat, 01 Jun 2024 12:00:30 -0000", NOW) == 30  # "-0000": no zone said, read as GMT
+    assert parse_retry_after("9" * 11, NOW) == 99_999_999_999
+    assert parse_retry_after("9" * 5000, NOW) == float("inf")  # never an int of 5,000 digits
 
 
 # -- what the run makes of failures ------------------------------------------------------
@@ -271,3 +275,43 @@ def test_pending_is_tracked_per_endpoint(site: Site) -> None:
         assert second.delivered() == [f"{BASE}/p/2/"]
     finally:
         second.close()
+
+
+# -- what can be sent with which key ------------------------------------------------------------
+def test_a_key_file_in_a_folder_covers_only_the_urls_under_it() -> None:
+    """An endpoint answers 422 for a URL outside the key file's folder: such URLs are never sent."""
+    from notifier.indexnow import Keys, make_batches
+
+    keys = Keys(default=KEY, key_location=f"{BASE}/blog/{KEY}.txt")
+    urls = [f"{BASE}/blog/a/", f"{BASE}/blog/", f"{BASE}/shop/b/", f"{BASE}/blogroll/", "http://other.org/x/"]
+    batches, unsendable = make_batches(urls, keys, 10)
+    assert [(batch.host, batch.key_location, batch.urls) for batch in batches] == [
+        (HOST, f"{BASE}/blog/{KEY}.txt", [f"{BASE}/blog/a/", f"{BASE}/blog/"]),
+        ("other.org", None, ["http://other.org/x/"]),  # another host: its key file is at its root
+    ]
+    assert [(url, reason) for url, reason in unsendable] == [
+        (f"{BASE}/shop/b/", f"outside /blog/, the folder its key file {BASE}/blog/{KEY}.txt covers"),
+        (f"{BASE}/blogroll/", f"outside /blog/, the folder its key file {BASE}/blog/{KEY}.txt covers"),
+    ]
+    everything, none = make_batches(urls[:4], Keys(default=KEY, key_location=f"{BASE}/{KEY}.txt"), 10)
+    assert [batch.urls for batch in everything] == [urls[:4]] and none == []
+
+
+def test_only_absolute_http_urls_with_a_host_and_a_key_are_sent() -> None:
+    from notifier.indexnow import Keys, make_batches
+
+    urls = [f"{BASE}/a/", "ftp://www.shop-site.org/b/", "https:///c/", "/d/", "https://no-key.org/e/"]
+    batches, unsendable = make_batches(urls, Keys(per_host={HOST: KEY}), 10)
+    assert [batch.urls for batch in batches] == [[f"{BASE}/a/"]]
+    reasons = dict(unsendable)
+    assert set(reasons) == set(urls[1:])
+    assert reasons["ftp://www.shop-site.org/b/"] == "not an absolute http(s) URL" == reasons["https:///c/"] == reasons["/d/"]
+    assert reasons["https://no-key.org/e/"].startswith("no IndexNow key for no-key.org")
+
+
+@pytest.mark.parametrize(("size", "expected"), [(1, [1, 1, 1]), (2, [2, 1]), (3, [3]), (10_000, [3])])
+def test_batches_are_at_most_the_batch_size(size: int, expected: list[int]) -> None:
+    from notifier.indexnow import Keys, make_batches
+
+    batches, _ = make_batches([f"{BASE}/{n}/" for n in range(3)], Keys(default=KEY), size)
+    assert [len(batch.urls) for batch in batches] == expected
