@@ -285,3 +285,19 @@ def test_scope_is_judged_for_plain_urls_on_the_host_outside_the_folder(offline_s
     offline_site.write(urlset({"/blog/a/": "2024-01-01", "/shop/b/": "2024-01-02", "/blog/%41/": "2024-01-03"}))
     report = check(offline_site, **{"sitemap-url": f"{BASE}/blog/sitemap.xml"})
     assert [v.url for v in report.violations if v.rule == "url-out-of-scope"] == [f"{BASE}/shop/b/"]
+
+
+@pytest.mark.parametrize(("retry_after", "budget", "waited"), [("7", 7, True), ("8", 7, False), ("30", 30, True), ("31", 30, False)])
+def test_a_wait_that_ends_exactly_at_the_retry_budget_is_waited(fake: FakeIndexNow, retry_after: str, budget: float, waited: bool) -> None:
+    """--retry-timeout: never sleep past it; a wait that ends exactly on it is within it."""
+    from notifier.indexnow import Batch, Client, RetryPolicy
+
+    fake.plan = [status(429, Retry_After=retry_after)]
+    clock = FakeTime(NOW)
+    client = Client(policy=RetryPolicy(budget=budget), request_timeout=2, sleep=clock.sleep, clock=clock.clock, wall_clock=clock.now)
+    try:
+        result = client.submit(fake.endpoint, Batch("www.shop-site.org", KEY, None, ["http://www.shop-site.org/a/"]))
+    finally:
+        client.close()
+    assert (result.status == "delivered") is waited
+    assert clock.sleeps == ([float(retry_after)] if waited else [])

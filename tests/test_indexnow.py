@@ -240,7 +240,21 @@ def test_a_key_file_mismatch_stops_before_any_post(site: Site) -> None:
     assert result.code == 3
     assert site.fake.posts == []
     assert f"http://{HOST}/{KEY[:4]}….txt serves 'some…'" in result.out and KEY not in result.out
+    assert f"not the key {KEY[:4]}…;" in result.out  # four characters say which key, no more
     assert len(recorded_pending(site.state)[site.fake.endpoint]) == 1
+
+
+def test_a_key_file_behind_a_redirect_is_refused(site: Site) -> None:
+    """IndexNow fetches the key file at its URL and follows no redirect: neither does the preflight."""
+    site.write(urlset(pages(2)))
+    site.run()
+    site.write(urlset(pages(3)))
+    assert site.fake is not None
+    site.fake.sites[HOST] = {f"/keys/{KEY}.txt": KEY.encode()}
+    site.fake.redirects[f"{HOST}/{KEY}.txt"] = f"http://{HOST}/keys/{KEY}.txt"
+    result = site.run()
+    assert result.code == 3 and site.fake.posts == []
+    assert f"redirects to http://{HOST}/keys/{KEY[:4]}….txt; serve it at that URL directly" in result.out
 
 
 def test_after_a_403_the_endpoint_gets_no_more_batches(site: Site) -> None:
@@ -315,3 +329,14 @@ def test_batches_are_at_most_the_batch_size(size: int, expected: list[int]) -> N
 
     batches, _ = make_batches([f"{BASE}/{n}/" for n in range(3)], Keys(default=KEY), size)
     assert [len(batch.urls) for batch in batches] == expected
+
+
+def test_a_missing_key_file_says_which_file_to_publish(site: Site) -> None:
+    site.write(urlset(pages(2)))
+    site.run()
+    site.write(urlset(pages(3)))
+    assert site.fake is not None
+    site.fake.sites[HOST] = {}
+    result = site.run()
+    assert result.code == 3 and site.fake.posts == []
+    assert f"answered HTTP 404; publish {KEY[:4]}….txt with the key as its content" in result.out and KEY not in result.out
