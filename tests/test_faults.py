@@ -200,3 +200,13 @@ def test_the_key_is_hidden_before_an_error_text_is_cut(changed: Site, fake: Fake
         report, _, _ = run_library(changed, fake)
         message = report.batches[-1].message
         assert KEY[:5] not in message, (offset, message)
+
+
+def test_an_endpoint_that_drops_every_connection_costs_one_budget_too(changed: Site, fake: FakeIndexNow) -> None:
+    fake.plan = [reset()] * 600  # no answer at all, only resets: the same as a 503 every time
+    report, fake_time, _ = run_library(changed, fake, **{"batch-size": 1})
+    assert report.exit_code == 3
+    assert [batch.status for batch in report.batches] == ["failed", "skipped", "skipped"]
+    assert "connection failed" in report.batches[0].message
+    assert sum(fake_time.sleeps) <= 60
+    assert sorted(recorded_pending(changed.state)[fake.endpoint]) == sorted(CHANGED)
