@@ -85,7 +85,7 @@ TARGETS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "reader-limits": (
         "notifier/sitemap.py",
         ("_read_one", "_resolve_part", "_refuse_cycles"),
-        ("tests/test_sitemap.py", "tests/test_hostile.py", "tests/test_boundaries.py"),
+        ("tests/test_sitemap.py", "tests/test_hostile.py", "tests/test_boundaries.py", "tests/test_incremental.py"),
     ),
 }
 

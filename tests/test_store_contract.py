@@ -229,3 +229,28 @@ def test_a_large_pending_set_survives_an_sqlite_save(tmp_path: Path) -> None:
     assert loaded is not None and len(loaded.pending["http://e/"]) == 119_999
     assert list(loaded.pending["http://e/"])[:2] == ["http://a.org/0", "http://a.org/1"]
     assert loaded.pending["http://e/"]["http://a.org/5"] == item
+
+
+def test_an_sqlite_load_saves_the_batches_it_folds_in(tmp_path: Path) -> None:
+    """A killed run's acknowledged batches are rows of ``delivered``: the next load folds them
+    into the pending set and saves that, so the journal does not grow run after run."""
+    import sqlite3
+
+    from notifier.store import PendingItem, State
+    from notifier.store.sqlite import SqliteStore
+
+    path = tmp_path / "s.sqlite"
+    item = PendingItem(reason="added", since="2024-02-01T00:00:00Z")
+    with SqliteStore(path) as store:
+        store.save(State(pending={"http://e/": {f"http://a.org/{n}": item for n in range(3)}}))
+        store.record_delivered(store.load() or State(), "http://e/", ["http://a.org/1"], "2024-03-01T00:00:00Z")
+
+    def rows(table: str) -> int:
+        with sqlite3.connect(path) as connection:
+            return int(connection.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
+
+    assert rows("delivered") == 1  # the journal, as a killed run leaves it
+    with SqliteStore(path) as store:
+        loaded = store.load()
+    assert loaded is not None and list(loaded.pending["http://e/"]) == ["http://a.org/0", "http://a.org/2"]
+    assert rows("delivered") == 0  # folded in and saved by the load itself
