@@ -303,3 +303,12 @@ def test_two_locs_or_two_lastmods_in_one_url_are_reported(offline_site: Site, tw
     offline_site.write(urlset({"/a/": "2024-01-01", "/b/": "2024-01-01"}).replace("</url>", f"{second}</url>", 1))
     result = offline_site.check()
     assert result.code == 1 and f"error[{rule}] {BASE}/a/" in result.out and f"two <{twice}> in one <url>" in result.out
+
+
+def test_an_index_inside_an_index_is_said_of_the_inner_index(offline_site: Site) -> None:
+    offline_site.write(urlset(pages(2)), "leaf.xml")
+    inner = offline_site.write(index({"/leaf.xml": None}), "inner.xml")
+    offline_site.write(index({"/inner.xml": None}))
+    sitemap = read_sitemap(str(offline_site.sitemap))
+    assert [(finding.rule, finding.url) for finding in sitemap.findings] == [("sitemap-limits", f"{BASE}/inner.xml")]
+    assert len(sitemap.entries) == 2 and inner.exists()
