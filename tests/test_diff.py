@@ -177,3 +177,12 @@ def test_a_new_file_listing_a_url_of_a_file_not_read_again_leaves_the_record_the
     recorded_in = {part.name: sorted(part.urls()) for part in diff.parts}
     assert recorded_in["new.xml"] == ["https://a.org/n/"]  # the first file read, yet not the one keeping y
     assert recorded_in["b.xml"] == ["https://a.org/y/", "https://a.org/z/"]
+
+
+def test_the_urls_without_a_lastmod_are_the_missing_ones() -> None:
+    state = State.from_urls({"https://a.org/x/": new_record("2024-01-01"), "https://a.org/y/": new_record(None)})
+    rows = [Entry("https://a.org/x/", "2024-01-01", 0, 1), Entry("https://a.org/y/", None, 0, 2), Entry("https://a.org/z/", None, 0, 3)]
+    for prints in (None, {}):  # one sweep for a file with no record of its own, and URL by URL
+        diff = compute_diff(rows, State.from_urls(state.all_urls()), endpoints=[ENDPOINT], fingerprints=prints)
+        assert diff.missing == ["https://a.org/y/", "https://a.org/z/"]
+        assert [part.missing for part in diff.parts] == [2]

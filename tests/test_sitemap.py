@@ -312,3 +312,23 @@ def test_an_index_inside_an_index_is_said_of_the_inner_index(offline_site: Site)
     sitemap = read_sitemap(str(offline_site.sitemap))
     assert [(finding.rule, finding.url) for finding in sitemap.findings] == [("sitemap-limits", f"{BASE}/inner.xml")]
     assert len(sitemap.entries) == 2 and inner.exists()
+
+
+def test_over_the_limit_says_urls_for_a_urlset_and_parts_for_an_index(offline_site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
+    import notifier.sitemap
+
+    monkeypatch.setattr(notifier.sitemap, "MAX_URLS_PER_FILE", 2)
+    offline_site.write(urlset(pages(3)), "a.xml")
+    offline_site.write(urlset(pages(1, prefix="/q/")), "b.xml")
+    offline_site.write(urlset(pages(1, prefix="/r/")), "c.xml")
+    offline_site.write(index({"/a.xml": None, "/b.xml": None, "/c.xml": None}))
+    messages = [finding.message for finding in read_sitemap(str(offline_site.sitemap)).findings]
+    assert messages == ["3 URLs in one file, over the limit of 2; split it", "3 parts in one file, over the limit of 2; split it"]
+
+
+@pytest.mark.parametrize(("loc", "invalid"), [(f"{BASE}/a.xml", False), ("a.xml", True), ("ftp://www.shop-site.org/a.xml", True)])
+def test_an_index_part_loc_must_be_an_absolute_url(offline_site: Site, loc: str, invalid: bool) -> None:
+    offline_site.write(urlset(pages(1)), "a.xml")
+    offline_site.write(index({loc: None}))
+    findings = read_sitemap(str(offline_site.sitemap)).findings
+    assert [(finding.rule, finding.url) for finding in findings] == ([("url-invalid", loc)] if invalid else [])
