@@ -340,3 +340,18 @@ def test_a_missing_key_file_says_which_file_to_publish(site: Site) -> None:
     result = site.run()
     assert result.code == 3 and site.fake.posts == []
     assert f"answered HTTP 404; publish {KEY[:4]}….txt with the key as its content" in result.out and KEY not in result.out
+
+
+@pytest.mark.parametrize(
+    ("code", "said"),
+    [(300, "redirects to"), (302, "redirects to"), (307, "redirects to"), (308, "redirects to"), (399, "redirects to"),
+     (400, "answered HTTP 400"), (403, "answered HTTP 403"), (410, "answered HTTP 410"), (204, "answered HTTP 204")],
+)  # fmt: skip
+def test_what_a_key_file_answer_says(site: Site, code: int, said: str) -> None:
+    site.write(urlset(pages(2)))
+    site.run()
+    site.write(urlset(pages(3)))
+    assert site.fake is not None
+    site.fake.get_faults[f"/{KEY}.txt"] = status(code, Location=f"http://{HOST}/k.txt", Content_Length="0")
+    result = site.run()
+    assert result.code == 3 and site.fake.posts == [] and said in result.out
