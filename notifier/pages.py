@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import concurrent.futures
 import concurrent.futures.process
+import functools
 import hashlib
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
@@ -66,11 +66,18 @@ class PageReader:
     rule acts on); ``missing`` the URLs asked for that the build has no page file for.
     """
 
-    def __init__(self, build: Build, pool: concurrent.futures.Executor | None = None) -> None:
-        self.build = build
+    def __init__(self, build: Build | concurrent.futures.Future[Build], pool: concurrent.futures.Executor | None = None) -> None:
+        self._build = build
         self.pool = pool
         self.heads: dict[str, Head] = {}
         self.missing: set[str] = set()
+
+    @property
+    def build(self) -> Build:
+        """The build, once its scan (on a worker, while the sitemap is parsed) is done."""
+        if isinstance(self._build, concurrent.futures.Future):
+            self._build = self._build.result()
+        return self._build
 
     def _read(self, locs: Iterable[str], whole: bool, wants_head: Callable[[str], bool]) -> dict[str, Page]:
         root = str(self.build.root) + os.sep
@@ -132,27 +139,39 @@ class PageReader:
         self._read(todo, False, lambda _: True)
 
 
-@dataclass
 class BuiltSite:
     """What the page rules look at: the build, its pages as read, its robots.txt, and the
     host's ``_headers`` and ``_redirects`` (Netlify, Cloudflare Pages) when it has them."""
 
-    build: Build
-    reader: PageReader
-    robots: Robots | None = None
-    headers: Headers | None = None
-    redirects: Redirects | None = None
+    def __init__(self, reader: PageReader) -> None:
+        self.reader = reader
 
     @classmethod
     def load(cls, root: Path, pool: concurrent.futures.Executor | None = None, *, every_page: bool = True) -> BuiltSite:
-        """``every_page``: every page will be read (fingerprints): scan the build once; else
-        look up only the pages asked for."""
-        build = Build.scan(root) if every_page else Build.unscanned(root)
-        robots, headers, redirects = build.read_text("robots.txt"), build.read_text("_headers"), build.read_text("_redirects")
-        return cls(
-            build,
-            PageReader(build, pool),
-            Robots.parse(robots) if robots is not None else None,
-            Headers.parse(headers) if headers is not None else None,
-            Redirects.parse(redirects) if redirects is not None else None,
-        )
+        """``every_page``: every page will be read (fingerprints): scan the build once (on a
+        worker process when there is a pool: the sitemap is parsed meanwhile); else look up
+        only the pages asked for."""
+        if not every_page:
+            return cls(PageReader(Build.unscanned(root), pool))
+        if pool is None:
+            return cls(PageReader(Build.scan(root), pool))
+        return cls(PageReader(pool.submit(Build.scan, root), pool))  # forked: the same str hashes
+
+    @property
+    def build(self) -> Build:
+        return self.reader.build
+
+    @functools.cached_property
+    def robots(self) -> Robots | None:
+        text = self.build.read_text("robots.txt")
+        return Robots.parse(text) if text is not None else None
+
+    @functools.cached_property
+    def headers(self) -> Headers | None:
+        text = self.build.read_text("_headers")
+        return Headers.parse(text) if text is not None else None
+
+    @functools.cached_property
+    def redirects(self) -> Redirects | None:
+        text = self.build.read_text("_redirects")
+        return Redirects.parse(text) if text is not None else None

@@ -135,7 +135,7 @@ def _read_one(
             _refuse_cycles(resolved, chain)
             if depth + 1 >= MAX_INDEX_DEPTH + 1:
                 raise InputError(f"{location}: sitemap indexes nested more than {MAX_INDEX_DEPTH} deep; flatten them")
-            if depth == 0 and base_dir is not None and len(resolved) >= 2 and _workers() >= 2:
+            if depth == 0 and base_dir is not None and len(resolved) >= 2 and (options.pool is not None or _workers() >= 2):
                 _read_parts_in_parallel(resolved, sitemap, options, base_dir, visited, chain)
             else:
                 for part_location, part_url in resolved:

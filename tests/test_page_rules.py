@@ -460,3 +460,18 @@ def test_the_url_to_file_mapping(loc: str, file: str | None, tmp_path: Path) -> 
     (tmp_path / "b").mkdir()  # a folder without an index: b.html serves /b/
     for build in (Build.of(tmp_path, names), Build.scan(tmp_path), Build.unscanned(tmp_path)):
         assert build.page_file(loc) == file, build
+
+
+def test_the_build_scanned_on_a_worker_process_is_the_build_scanned_here(offline_site: Site) -> None:
+    from notifier.pages import BuiltSite
+    from notifier.workers import fork_pool
+
+    site = offline_site
+    site.build_pages(["/a/", "/b/c/"])
+    (site.public / "robots.txt").write_text("User-agent: *\nDisallow: /b/\n")
+    here = BuiltSite.load(site.public)
+    with fork_pool(2) as pool:
+        there = BuiltSite.load(site.public, pool)
+        assert list(there.build.hashes or []) == list(here.build.hashes or [])  # the worker hashes paths as this process does
+    assert there.build.page_file(f"{BASE}/b/c/") == "b/c/index.html" and there.build.page_file(f"{BASE}/x/") is None
+    assert there.robots is not None and there.robots.blocking(f"{BASE}/b/c/") != [] and there.headers is None
