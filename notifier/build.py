@@ -37,7 +37,11 @@ class Build:
 
     root: Path
     hashes: array.array[int] | None = None  # None: not scanned, each path looked at when asked
+    # the hashes of the URL paths some file serves (``a`` for a/index.html, a.html and a):
+    # a URL with no file costs one lookup here, not one per file it could be
+    served: array.array[int] | None = None
     _found: list[int] = field(default_factory=list, repr=False)  # while scanning
+    _served: list[int] = field(default_factory=list, repr=False)
     _kinds: dict[str, str | None] = field(default_factory=dict, repr=False)  # not scanned: path -> "dir", "file" or None
 
     @classmethod
@@ -46,14 +50,16 @@ class Build:
         as a list. Links are followed only when they stay inside the build."""
         build = cls(resolved(root))
         build._walk(str(build.root), "", {build.root}, 0)
-        build.hashes = array.array("q", sorted(build._found))
-        build._found = []
+        build.hashes = _sorted(build._found)
+        build.served = _sorted(build._served)
+        build._found, build._served = [], []
         return build
 
     @classmethod
     def of(cls, root: Path, names: Iterable[str]) -> Build:
         """A build holding ``names`` (for tests)."""
-        return cls(root, array.array("q", sorted({hash(name) for name in names})))
+        names = set(names)
+        return cls(root, _sorted(map(hash, names)), _sorted(hash(served_path(name)) for name in names))
 
     @classmethod
     def unscanned(cls, root: Path) -> Build:
@@ -65,9 +71,7 @@ class Build:
         hashes = self.hashes
         if hashes is None:
             return self._kind(relative) == "file"
-        wanted = hash(relative)
-        at = bisect.bisect_left(hashes, wanted)
-        return at < len(hashes) and hashes[at] == wanted
+        return _holds(hashes, hash(relative))
 
     def _kind(self, relative: str) -> str | None:
         """ "dir", "file" or None for a path under the root, each folder on the way looked at
@@ -98,12 +102,14 @@ class Build:
     def _walk(self, folder: str, prefix: str, seen_dirs: set[Path], depth: int) -> None:
         if depth > MAX_DEPTH:
             return
-        add = self._found.append
+        add, serve = self._found.append, self._served.append
         try:
             with os.scandir(folder) as listing:
                 for entry in listing:  # the file type comes with the listing: no call per file
                     if entry.is_file(follow_symlinks=False):
-                        add(hash(prefix + entry.name))
+                        name = prefix + entry.name
+                        add(hash(name))  # served at its own name too: the same hash, in ``hashes``
+                        serve(hash(served_path(name)))
                     elif entry.is_dir(follow_symlinks=False):
                         self._walk(entry.path, f"{prefix}{entry.name}/", seen_dirs, depth + 1)
                     elif entry.is_symlink():
@@ -123,12 +129,18 @@ class Build:
                     self._walk(str(target), name + "/", seen_dirs, depth + 1)
             elif target.is_file():
                 self._found.append(hash(name))
+                self._served.append(hash(served_path(name)))
         except OSError:
             return
 
     def page_file(self, loc: str) -> str | None:
         """The built file ``loc`` is served from (relative to the root), or None."""
-        for candidate in candidates(loc):
+        path = url_path(loc)
+        if self.served is not None:  # no file serves this path: one lookup (two for a file's own name)
+            wanted = hash(path)
+            if not _holds(self.served, wanted) and not _holds(self.hashes or self.served, wanted):
+                return None
+        for candidate in candidates_of(path):
             if self.has(candidate):
                 return candidate
         return None
@@ -147,13 +159,40 @@ class Build:
             return None
 
 
-def candidates(loc: str) -> tuple[str, ...]:
-    """The files a URL may be served from, in the order they are looked for."""
+def url_path(loc: str) -> str:
+    """A URL's path as the build names files: percent-decoded, without its outer slashes."""
     path = path_query(loc)[0]
     if "%" in path:
         path = urllib.parse.unquote(path)
-    path = path.strip("/")
+    return path.strip("/")
+
+
+def candidates_of(path: str) -> tuple[str, ...]:
     return (f"{path}/{HOME_PAGE}", f"{path}.html", path) if path else (HOME_PAGE,)
+
+
+def candidates(loc: str) -> tuple[str, ...]:
+    """The files a URL may be served from, in the order they are looked for."""
+    return candidates_of(url_path(loc))
+
+
+def served_path(name: str) -> str:
+    """The URL path (as url_path gives it) a build file is served at besides its own name:
+    a/index.html and a.html at ``a``, index.html at ``""``."""
+    if name == HOME_PAGE:
+        return ""
+    if name.endswith("/" + HOME_PAGE):
+        return name[: -len(HOME_PAGE) - 1]
+    return name[:-5] if name.endswith(".html") else name
+
+
+def _sorted(values: Iterable[int]) -> array.array[int]:
+    return array.array("q", sorted(values))
+
+
+def _holds(hashes: array.array[int], wanted: int) -> bool:
+    at = bisect.bisect_left(hashes, wanted)
+    return at < len(hashes) and hashes[at] == wanted
 
 
 def build_root(site_dir: Path | None, sitemap: str, remote: bool) -> Path | None:

@@ -80,11 +80,12 @@ class PageReader:
         return self._build
 
     def _read(self, locs: Iterable[str], whole: bool, wants_head: Callable[[str], bool]) -> dict[str, Page]:
-        root = str(self.build.root) + os.sep
+        build = self.build
+        root = str(build.root) + os.sep
         todo: list[tuple[str, str | None]] = []
         jobs: list[tuple[str, bool, str | None]] = []
         for loc in locs:
-            relative = self.build.page_file(loc)
+            relative = build.page_file(loc)
             if relative is None:
                 self.missing.add(loc)
             else:

@@ -83,7 +83,7 @@ def _diff_and_verify(
     report.added, report.changed, report.removed = diff.added, diff.changed, diff.removed
     report.unchanged = diff.unchanged
     if built is not None:
-        built.reader.read_heads(change.loc for change in itertools.chain(diff.added, diff.changed))
+        built.reader.read_heads(itertools.chain(diff.added.locs, (change.loc for change in diff.changed)))
         _robots_note(built, settings, report)
     extra = list(env.extra_violations)
     backed: set[str] = set()
