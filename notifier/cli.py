@@ -99,8 +99,15 @@ def make_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _on_sigterm(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt  # CI cancels with SIGINT, then SIGTERM: treat both alike
+_signalled: list[int] = []  # the signals this run received, even one whose exception was swallowed
+
+
+def _on_signal(signum: int, frame: FrameType | None) -> None:
+    """CI cancels with SIGINT, then SIGTERM: both alike. Noted first: an exception raised
+    where Python only prints it (an at-fork hook as the worker pool starts, a __del__) is
+    lost, and the note still makes the run end as interrupted."""
+    _signalled.append(signum)
+    raise KeyboardInterrupt
 
 
 def progress_printer(stream: TextIO, env: Mapping[str, str]) -> Callable[[str], None] | None:
@@ -164,9 +171,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if word == "key":
         return _key_command(args)
     command = word or "run"
-    previous = signal.signal(signal.SIGTERM, _on_sigterm) if _main_thread() else None
+    _signalled.clear()
+    previous = signal.signal(signal.SIGTERM, _on_signal) if _main_thread() else None
+    if previous is not None:
+        signal.signal(signal.SIGINT, _on_signal)
     try:
-        return _main(command, args, word)
+        code = _main(command, args, word)
+        if not _signalled:
+            return code
+        raise KeyboardInterrupt  # a signal came, and its exception was lost on the way
     except KeyboardInterrupt:
         if _main_thread():  # CI follows SIGINT with SIGTERM: the second must not cut this message short
             signal.signal(signal.SIGINT, signal.SIG_IGN)

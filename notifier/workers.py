@@ -12,7 +12,10 @@ import concurrent.futures
 import contextlib
 import multiprocessing
 import os
+import signal
 import threading
+
+_CANCELS = {signal.SIGINT, signal.SIGTERM}
 
 
 def usable_cores() -> int:
@@ -30,16 +33,27 @@ def quiet_worker() -> None:
     its task, sends it whole, and stops when the main process shuts the pool down. Should
     the main process die, the kernel kills the worker too (Linux: PR_SET_PDEATHSIG)."""
     import ctypes
-    import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _CANCELS)  # blocked while it was forked: now ignored
     with contextlib.suppress(Exception):
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
 
 
 def fork_pool(workers: int) -> concurrent.futures.ProcessPoolExecutor:
-    """A pool of forked, quiet workers (fork: they start at once and share what is loaded)."""
-    return concurrent.futures.ProcessPoolExecutor(
+    """A pool of forked, quiet workers (fork: they start at once and share what is loaded).
+
+    They are forked here, with SIGINT and SIGTERM held back: a cancel that arrived during
+    the fork would raise inside Python's at-fork hooks, where the exception is only printed
+    (a traceback in the log) and lost. Held back, it is delivered just after, where the run
+    handles it."""
+    pool = concurrent.futures.ProcessPoolExecutor(
         max_workers=workers, mp_context=multiprocessing.get_context("fork"), initializer=quiet_worker
     )
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _CANCELS)
+    try:
+        pool.submit(int).result()  # the first task forks every worker (the fork start method starts them all)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+    return pool

@@ -75,3 +75,26 @@ def test_a_signal_in_the_first_moments_is_exit_130_without_a_traceback(offline_s
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     if process.returncode == 130:
         assert err.count("\n") == 1 and "interrupted" in err
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_whose_exception_python_swallowed_still_ends_the_run_as_interrupted(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], signum: int
+) -> None:
+    """Python only prints an exception raised in an at-fork hook (the worker pool starting)
+    or a __del__: the signal must not be lost with it (seen: exit 0 after a cancel)."""
+    import notifier.cli
+
+    def swallowing(command: str, args: list[str], word: str | None = None) -> int:
+        try:
+            os.kill(os.getpid(), signum)
+            time.sleep(1)  # the handler runs here
+        except KeyboardInterrupt:
+            pass  # as an at-fork hook's caller does
+        return 0
+
+    monkeypatch.setattr(notifier.cli, "_main", swallowing)
+    assert notifier.cli.main(["check", "sitemap.xml"]) == 130
+    assert "interrupted" in capsys.readouterr().err
+    monkeypatch.setattr(notifier.cli, "_main", lambda command, args, word=None: 0)
+    assert notifier.cli.main(["check", "sitemap.xml"]) == 0  # the next run starts afresh
