@@ -81,7 +81,7 @@ TARGETS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("_pipeline", "_persist_pending", "_record_run"),
         ("tests/test_phases.py", "tests/test_deploy_loop.py", "tests/test_indexnow.py", "tests/test_state_edges.py"),
     ),
-    "dates": ("notifier/dates.py", (), ("tests/test_dates.py", "tests/test_history.py", "tests/test_rules.py")),
+    "dates": ("notifier/dates.py", (), ("tests/test_dates.py", "tests/test_feeds.py", "tests/test_history.py", "tests/test_rules.py")),
     "reader-limits": (
         "notifier/sitemap.py",
         ("_read_one", "_resolve_part", "_refuse_cycles"),

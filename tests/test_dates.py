@@ -243,3 +243,36 @@ def test_one_odd_value_in_a_sweep_is_judged_as_parse_w3c_judges_it(odd: str, pla
     values = _common_dates("Z" if odd.endswith("Z") or odd.endswith(".") else "offset")[:40]
     values[place] = odd
     assert [None if stamp != stamp else stamp for stamp in timestamps(values)] == _one_by_one(values)
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("45s", 45), ("90m", 5400), ("36h", 129_600), ("14d", 1_209_600), ("2w", 1_209_600), (" 7 d ", 604_800), ("0s", 0),
+     ("36600d", 3_162_240_000), ("36601d", None), ("3162240000s", 3_162_240_000), ("3162240001s", None),
+     ("14", None), ("d", None), ("1.5h", None), ("-1d", None), ("14D", None), ("１４d", None)],
+)  # fmt: skip
+def test_durations_unit_by_unit_and_at_most_a_century(text: str, seconds: int | None) -> None:
+    """The --clock-skew, [history] tolerance and --initial since: values; a century of 366-day years at most."""
+    assert parse_duration(text) == (dt.timedelta(seconds=seconds) if seconds is not None else None)
+
+
+@pytest.mark.parametrize(
+    ("text", "end"),
+    [
+        ("2024", dt.datetime(2025, 1, 1, tzinfo=UTC)),
+        ("2024-05", dt.datetime(2024, 6, 1, tzinfo=UTC)),
+        ("2024-12", dt.datetime(2025, 1, 1, tzinfo=UTC)),
+        ("2024-05-31", dt.datetime(2024, 6, 1, tzinfo=UTC)),
+        ("2024-05-01T12:00Z", None),  # a time is an instant: the span is that instant
+        ("2024-05-01T12:00:00+02:00", None),
+        ("9999", None),  # the last year: its span cannot end in the calendar, so it is its first instant
+        ("9999-12", None),
+        ("9999-11", dt.datetime(9999, 12, 1, tzinfo=UTC)),
+    ],
+)
+def test_the_span_a_lastmod_names(text: str, end: dt.datetime | None) -> None:
+    from notifier.dates import period_of
+
+    start = parse_w3c(text)
+    assert start is not None
+    assert period_of(text, start) == (start, end if end is not None else start)
