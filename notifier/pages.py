@@ -24,7 +24,7 @@ from notifier.hosting import Headers, Redirects
 from notifier.robots import Robots
 from notifier.sitemap_files import Row
 from notifier.store import Record, lastmod_of
-from notifier.workers import fork_pool, usable_cores
+from notifier.workers import usable_cores, worker_pool
 
 _BATCH = 512  # pages a worker reads per task
 _SLICE = 8192  # pages of one sitemap file handed out at a time
@@ -130,7 +130,7 @@ class PageReader:
         """Parse the heads of ``locs`` not read yet (the deploy's added and changed pages)."""
         todo = [loc for loc in locs if loc not in self.heads and loc not in self.missing]
         if self.pool is None and len(todo) >= 4 * _BATCH and usable_cores() >= 2:  # a first run: every page
-            with fork_pool(usable_cores()) as pool:
+            with worker_pool(usable_cores()) as pool:
                 self.pool = pool
                 try:
                     self._read(todo, False, lambda _: True)

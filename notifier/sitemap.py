@@ -40,8 +40,8 @@ from notifier.sitemap_xml import parse_xml as _parse_xml
 from notifier.source import Source, file_digest, is_inside, is_url, same_site
 from notifier.source import resolved as _real
 from notifier.urls import split_url
-from notifier.workers import fork_pool
 from notifier.workers import usable_cores as _workers
+from notifier.workers import worker_pool
 
 __all__ = [
     "MAX_URLS_PER_FILE",
@@ -199,7 +199,7 @@ def _read_parts_in_parallel(
     if options.progress is not None:
         options.progress(f"reading {len(resolved)} parts on {_workers()} cores")
     worker_options = dataclasses.replace(options, progress=None, pool=None)
-    with fork_pool(_workers()) if options.pool is None else contextlib.nullcontext(options.pool) as pool:
+    with worker_pool(_workers()) if options.pool is None else contextlib.nullcontext(options.pool) as pool:
         # Part i most likely becomes file number ``first + i`` (one file a part): the worker
         # numbers its entries so, and they need no rebuilding here unless a part was an index.
         first = len(sitemap.files)
@@ -238,8 +238,8 @@ def _read_parts_in_parallel(
                     sitemap.entries.extend(map(Entry._make, rows))
                 else:  # the sink takes plain tuples: no Entry object per URL
                     _hand_over(sitemap, offset, rows)
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
+        except BaseException:  # the pool's owner (worker_pool) kills its workers: waiting could hang
+            jobs.clear()
             raise
 
 

@@ -26,7 +26,7 @@ from notifier.sitemap import Entry, ReadOptions, read_sitemap
 from notifier.source import is_url
 from notifier.store import State
 from notifier.urls import locate, site, split_url
-from notifier.workers import fork_pool, usable_cores
+from notifier.workers import usable_cores, worker_pool
 
 
 def diff_and_verify(
@@ -41,7 +41,7 @@ def diff_and_verify(
     # --site-dir: the sitemap's parts and the page files are read on the same worker
     # processes, forked now, while this process has one thread
     cores = usable_cores() if settings.site_dir is not None else 1
-    with fork_pool(cores) if cores >= 2 else contextlib.nullcontext() as pool:
+    with worker_pool(cores) if cores >= 2 else contextlib.nullcontext() as pool:
         return _diff_and_verify(settings, env, state, report, first_run=first_run, writes=writes, now=now, pool=pool)
 
 

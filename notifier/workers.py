@@ -14,6 +14,7 @@ import multiprocessing
 import os
 import signal
 import threading
+from collections.abc import Iterator
 
 _CANCELS = {signal.SIGINT, signal.SIGTERM}
 
@@ -57,3 +58,28 @@ def fork_pool(workers: int) -> concurrent.futures.ProcessPoolExecutor:
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
     return pool
+
+
+@contextlib.contextmanager
+def worker_pool(workers: int) -> Iterator[concurrent.futures.ProcessPoolExecutor]:
+    """``fork_pool`` for a ``with`` block. Leaving it normally waits for the workers; leaving
+    it by an exception (a cancel) kills them first: waiting could hang for ever, the pool's
+    thread joining a worker that is still writing a large result to the pipe it no longer
+    reads (CPython's ProcessPoolExecutor, seen here: a cancelled check that never ended)."""
+    pool = fork_pool(workers)
+    try:
+        yield pool
+    except BaseException:
+        abandon(pool)
+        raise
+    pool.shutdown(wait=True)
+
+
+def abandon(pool: concurrent.futures.ProcessPoolExecutor) -> None:
+    """Stop a pool without waiting: queued tasks cancelled, workers killed (they ignore
+    SIGTERM by design). Python 3.11 has no public call for the kill; 3.14's is kill_workers."""
+    processes = dict(getattr(pool, "_processes", None) or {})  # the shutdown forgets them
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes.values():
+        with contextlib.suppress(Exception):
+            process.kill()
