@@ -73,7 +73,7 @@ TARGETS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     ),
     "indexnow": (
         "notifier/indexnow.py",
-        ("make_batches", "key_scope", "parse_retry_after", "_with_retries", "submit", "_check_key_file"),
+        ("make_batches", "key_scope", "parse_retry_after", "server_error", "_with_retries", "submit", "_check_key_file"),
         ("tests/test_indexnow.py", "tests/test_faults.py", "tests/test_secrets.py", "tests/test_boundaries.py"),
     ),
     "pipeline": (
