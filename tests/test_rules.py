@@ -370,3 +370,11 @@ def test_the_most_shared_instant_is_found_with_a_few_counters() -> None:
     stamped = array.array("d", [7.0 if n % 2 else float(n) for n in range(1000)])
     assert _most_shared(stamped, 0.5) == (7.0, 500)  # exactly half still counts
     assert _most_shared(stamped, 0.2) == (7.0, 500)
+
+
+def test_lastmod_invalid_says_which_format_was_meant(offline_site: Site) -> None:
+    offline_site.write(urlset({"/a/": "2024-13-01", "/b/": "Mon, 32 May 2024 10:00:00 GMT", "/c/": "yesterday"}))
+    result = offline_site.check()
+    said = dict(re.findall(r"^error\[lastmod-invalid\] (\S+): (.*)$", result.out, re.MULTILINE))
+    assert "is not a W3C Datetime" in said[f"{BASE}/a/"]
+    assert "a valid RFC 822 date" in said[f"{BASE}/b/"] and "a valid RFC 822 date" in said[f"{BASE}/c/"]

@@ -34,7 +34,10 @@ def _lastmods(context: Context, settings: RuleSettings) -> Iterator[Found]:
     dated = _dated(context)
     for change in dated.invalid:
         if change.new and change.new[:1].isalpha():  # a feed's <pubDate> that did not parse
-            what = "is not a valid RFC 822 date (e.g. Wed, 01 May 2024 12:00:00 +0000; the weekday must fit the date)"
+            what = (
+                "is neither a W3C Datetime nor, as feeds write them, a valid RFC 822 date "
+                "(e.g. Wed, 01 May 2024 12:00:00 +0000; the weekday must fit)"
+            )
         else:
             what = "is not a W3C Datetime (e.g. 2024-05-01 or 2024-05-01T12:00:00+00:00)"
         yield "lastmod-invalid", change.loc, f"lastmod {change.new!r} {what}", None
