@@ -29,28 +29,18 @@ import textwrap
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench import measure  # the same measuring, in a fresh process
+from bench import FLOOR, measure  # the same parse floor and measuring, in a fresh process
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 HOST = "www.big-retailer.net"
 KEY = "bench0123456789abcdef"
 PARTS = 5
 
-PAGES_FLOOR = textwrap.dedent(
+# bench.py's parse floor (loc -> lastmod of every part), then every page file hashed
+PAGES_FLOOR = FLOOR.replace("print(len(found))", "") + textwrap.dedent(
     """
-    import gzip, hashlib, sys, urllib.parse
-    from pathlib import Path
-    from lxml import etree
-    NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
+    import hashlib, urllib.parse
     site = Path(sys.argv[1])
-    found = {}
-    for path in sorted(site.glob("sitemaps/*.xml.gz")):
-        with gzip.open(path) as handle:
-            for _, url in etree.iterparse(handle, events=("end",), tag=NS + "url"):
-                found[url.findtext(NS + "loc")] = url.findtext(NS + "lastmod")
-                url.clear()
-                while url.getprevious() is not None:
-                    del url.getparent()[0]
     digests = {}
     for loc in found:
         page = site / urllib.parse.urlsplit(loc).path.strip("/") / "index.html"

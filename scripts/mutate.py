@@ -79,7 +79,13 @@ TARGETS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "pipeline": (
         "notifier/pipeline.py",
         ("_pipeline", "_persist_pending", "_record_run"),
-        ("tests/test_phases.py", "tests/test_deploy_loop.py", "tests/test_indexnow.py", "tests/test_state_edges.py", "tests/test_discovery.py"),
+        (
+            "tests/test_phases.py",
+            "tests/test_deploy_loop.py",
+            "tests/test_indexnow.py",
+            "tests/test_state_edges.py",
+            "tests/test_discovery.py",
+        ),
     ),
     "dates": ("notifier/dates.py", (), ("tests/test_dates.py", "tests/test_feeds.py", "tests/test_history.py", "tests/test_rules.py")),
     "reader-limits": (
