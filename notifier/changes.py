@@ -16,7 +16,7 @@ class Change(NamedTuple):
     """One URL to announce, and why."""
 
     loc: str
-    reason: str  # "added" | "changed" | "removed" | "pending"
+    reason: str  # "added" | "changed" | "removed" | "pending" (or "held back": never announced)
     old: str | None = None  # the recorded lastmod
     new: str | None = None  # the sitemap's lastmod
     since: str | None = None  # for pending: when it first waited
@@ -91,6 +91,8 @@ class Diff:
     missing: list[str] = field(default_factory=list)  # URLs without a lastmod
     origins: list[str] = field(default_factory=list)  # scheme://host of the URLs, first seen first
     page_findings: list[PageFinding] = field(default_factory=list)
+    # lastmod moved, the built page is byte-identical to the last deploy's: recorded, not announced
+    held_back: list[Change] = field(default_factory=list)
     irregular: set[str] = field(default_factory=set)  # URLs of the files read that are not plain (urls.irregular)
     parts: list[Part] = field(default_factory=list)  # the state's parts after this deploy (when built)
     records: dict[str, Record] | None = None  # loc -> record, for every URL of the parts this run made

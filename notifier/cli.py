@@ -20,12 +20,14 @@ from notifier import __version__
 from notifier.errors import ExitCode, NotifierError, UsageError
 from notifier.github import mask_secrets, write_github
 from notifier.indexnow import new_key, write_key_file
+from notifier.inspect_state import ACTIONS, StateRequest, run_state_command
 from notifier.pipeline import Environment, execute
 from notifier.report import Report, printable, render_json, render_text
 from notifier.rules import RULES
-from notifier.settings import FORMATS, RUN_ONLY, build_settings
+from notifier.settings import FORMATS, RUN_ONLY, build_settings, state_options
 
 COMMANDS = ("run", "check")
+TOOLS = ("key", "state", "stamp")  # the commands beside a run, each with its own options
 
 
 class _Parser(argparse.ArgumentParser):
@@ -150,12 +152,15 @@ def split_command(args: list[str]) -> tuple[str | None, list[str]]:
         if word.startswith("-"):
             position += 1 if word in _flags() or "=" in word else 2  # an option, and its value
             continue
-        if word in (*COMMANDS, "key"):
+        if word in (*COMMANDS, *TOOLS):
             return word, args[:position] + args[position + 1 :]
         rest = [each for each in args[position + 1 :] if not each.startswith("-")]
-        guess = difflib.get_close_matches(word, [*COMMANDS, "key"], n=1, cutoff=0.6)
+        guess = difflib.get_close_matches(word, [*COMMANDS, *TOOLS], n=1, cutoff=0.6)
         if guess and rest and "/" not in word and "." not in word:
-            raise UsageError(f"{word!r} is not a command; did you mean `notify-changes {guess[0]} {rest[0]}`? (commands: run, check, key)")
+            raise UsageError(
+                f"{word!r} is not a command; did you mean `notify-changes {guess[0]} {rest[0]}`? "
+                f"(commands: {', '.join((*COMMANDS, *TOOLS))})"
+            )
         break
     return None, args
 
@@ -170,6 +175,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return error.exit_code
     if word == "key":
         return _key_command(args)
+    if word == "state":
+        return _state_command(args)
     command = word or "run"
     _signalled.clear()
     previous = signal.signal(signal.SIGTERM, _on_signal) if _main_thread() else None
@@ -250,4 +257,53 @@ def _key_command(args: list[str]) -> int:
         return error.exit_code
     sys.stdout.write(f"INDEXNOW_KEY={key}\n")
     sys.stdout.write("set INDEXNOW_KEY as a secret in your deploy environment (never commit it elsewhere than the key file)\n")
+    return ExitCode.OK
+
+
+def _state_command(args: list[str]) -> int:
+    """``notify-changes state show|url|pending|forget|export``: inspect and repair the state."""
+    parser = _Parser(
+        prog="notify-changes state",
+        description=(
+            "Inspect and repair the recorded state. show: counts, pending per endpoint, the last runs. url URL: one "
+            "URL's record (lastmod, first seen, last submitted, fingerprint, sitemap file) and where it is pending. "
+            "pending: every pending URL. forget URL... --yes: drop URLs from the pending set (they are never sent). "
+            "export: every record, as JSON or CSV. Works on both stores; only forget takes the state lock."
+        ),
+        epilog="Exit codes: 0 done, 2 usage or input error (no state, an unknown URL, forget without --yes), 4 state locked.",
+    )
+    parser.add_argument("action", nargs="?", choices=ACTIONS, help="what to do")
+    parser.add_argument("urls", nargs="*", metavar="URL", help="url: the URL; forget: the URLs to drop")
+    parser.add_argument("--state", metavar="PATH", help="the state file (default state/notify-changes.json, or the config's)")
+    parser.add_argument("--config", metavar="PATH", help="a TOML config file (default notify-changes.toml, else pyproject.toml)")
+    parser.add_argument("--format", choices=("text", "json", "csv"), help="output: text (default), json; export: json (default) or csv")
+    parser.add_argument("--endpoint", metavar="URL", action="append", help="forget: only at this endpoint (repeatable; default all)")
+    parser.add_argument("--yes", action="store_true", help="forget: really drop them")
+    parser.add_argument("--lock-timeout", metavar="SECONDS", help="forget: wait this long for a run's lock (default 60)")
+    try:
+        namespace = parser.parse_args(args)
+        if namespace.action is None:
+            raise UsageError(f"state: say what to do: {', '.join(ACTIONS)} (see `notify-changes state --help`)")
+        style = namespace.format or ("json" if namespace.action == "export" else "text")
+        if style == "csv" and namespace.action != "export":
+            raise UsageError("--format csv: only `state export` writes CSV; use text or json")
+        if style == "text" and namespace.action == "export":
+            raise UsageError("state export: --format json or csv")
+        state, lock_timeout = state_options({"state": namespace.state, "config": namespace.config, "lock-timeout": namespace.lock_timeout})
+        request = StateRequest(
+            namespace.action,
+            state,
+            urls=namespace.urls,
+            endpoints=namespace.endpoint or (),
+            yes=namespace.yes,
+            format=style,
+            lock_timeout=lock_timeout,
+        )
+        if namespace.urls and namespace.action not in ("url", "forget"):
+            raise UsageError(f"state {namespace.action} takes no URL; `state url URL` shows one")
+        run_state_command(request, sys.stdout)
+    except NotifierError as error:
+        sys.stdout.flush()
+        sys.stderr.write(f"notify-changes: error: {printable(str(error))}\n")
+        return error.exit_code
     return ExitCode.OK

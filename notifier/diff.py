@@ -226,7 +226,11 @@ class DiffBuilder:
             moved = True
         if fingerprint is not None and old_print is not None:
             if moved and lastmod is not None and not print_moved:
+                # proven unchanged: the built page is byte-identical to the one fingerprinted
+                # at the last deploy. Never announced; its new lastmod is recorded all the same
                 result.page_findings.append(PageFinding("lastmod-without-change", loc, old, lastmod))
+                result.held_back.append(Change(loc, "held back", old, lastmod))
+                moved = False
             elif not moved and lastmod is not None and print_moved:
                 result.page_findings.append(PageFinding("change-without-lastmod", loc, old, lastmod))
         if moved:

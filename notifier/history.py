@@ -9,18 +9,17 @@ from __future__ import annotations
 
 import datetime as dt
 import subprocess
-import urllib.parse
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
 from notifier.dates import UTC, parse_w3c, period_of
 from notifier.errors import HistoryError
 from notifier.rules import Violation
+from notifier.rules.bulk import ZONE_SLACK, day_sized
 from notifier.sitemap_files import Entry
-from notifier.source import is_inside, resolved
-from notifier.urls import split_url
+from notifier.sources import DEFAULT_FIELDS, SourceFinder, front_matter
 
 _COMMIT_MARK = "\x1ecommit "
 
@@ -32,13 +31,14 @@ class Span(NamedTuple):
     oldest: tuple[dt.datetime, ...]  # and of the oldest
 
 
-@dataclass(frozen=True)
+@dataclass
 class HistoryCheck:
     violations: list[Violation]
-    backed: set[str]  # pages whose lastmod names their source's first or last commit
+    backed: set[str]  # pages whose lastmod names their source's date, or its first or last commit
     unmapped: int  # pages with no source file matching the templates
     untracked: int  # pages whose source file has no commit yet
     example_unmapped: str | None
+    ignored: dict[str, str] = field(default_factory=dict)  # a date field not in [history] fields -> a source holding it
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -107,73 +107,103 @@ def read_history(top: Path) -> dict[str, Span]:
     return spans
 
 
-def template_path(loc: str) -> str:
-    """``{path}``: the URL's path without its leading and trailing ``/`` (``index`` for the root)."""
-    path = urllib.parse.unquote(split_url(loc).path).strip("/")
-    return path or "index"
-
-
-def source_for(loc: str, templates: Iterable[str], base: Path, top: Path) -> str | None:
-    """The first template that names an existing file, as a path relative to ``top``."""
-    path = template_path(loc)
-    for template in templates:
-        candidate = resolved(base / template.replace("{path}", path))
-        if candidate.is_file() and is_inside(candidate, top):
-            return candidate.relative_to(top).as_posix()
-    return None
-
-
 def check_history(
     entries: Iterable[Entry],
     templates: Iterable[str],
     repo: Path,
     tolerance: dt.timedelta,
+    fields: Sequence[str] = DEFAULT_FIELDS,
 ) -> HistoryCheck:
-    """lastmod-vs-history for every page with a lastmod and a mapped source file."""
+    """lastmod-vs-history for every page with a lastmod and a mapped source file: a date the
+    source's front matter (or its file name's ``{date}``) gives backs the lastmod first, as
+    the generators' own fallback chains do; else the lastmod must lie within the source's
+    commits, give or take ``tolerance``."""
     top = repo_root(repo)
     spans = read_history(top)
-    base = resolved(repo)
-    templates = list(templates)
-    violations: list[Violation] = []
-    unmapped = untracked = 0
-    example: str | None = None
-    backed: set[str] = set()
+    finder = SourceFinder(list(templates), repo, top)
+    wanted = {name.lower(): number for number, name in enumerate(fields)}
+    result = HistoryCheck([], set(), 0, 0, None)
     for entry in entries:
         if entry.lastmod is None:
             continue
         instant = parse_w3c(entry.lastmod)
         if instant is None:
             continue  # lastmod-invalid says so
-        source = source_for(entry.loc, templates, base, top)
-        if source is None:
-            unmapped += 1
-            example = example or entry.loc
+        found = finder.find(entry.loc)
+        if found is None:
+            result.unmapped += 1
+            result.example_unmapped = result.example_unmapped or entry.loc
             continue
+        source, name_date = found
+        dates = front_matter(top / source)
+        named = sorted((wanted[name.lower()], name, value) for name, value in dates.items() if name.lower() in wanted)
+        explicit = (named[0][1], named[0][2]) if named else ("the date in its file name", name_date) if name_date else None
+        for name in dates:
+            if name.lower() not in wanted:
+                result.ignored.setdefault(name, source)
+        if explicit is not None and explicit[1] is not None and _agrees(entry.lastmod, instant, explicit[1]):
+            result.backed.add(entry.loc)
+            continue
+        said = _said(explicit, dates, wanted)
         span = spans.get(source)
         if span is None:
-            untracked += 1
+            if explicit is not None:
+                result.violations.append(
+                    _violation(entry.loc, f"lastmod {entry.lastmod} is not the date {source} gives{said}; take lastmod from it")
+                )
+            else:
+                result.untracked += 1
             continue
         start, end = period_of(entry.lastmod, instant)
         if any(start <= moment <= end for moment in span.newest + span.oldest):
-            backed.add(entry.loc)
+            result.backed.add(entry.loc)
         if start > span.last + tolerance:
-            violations.append(
-                Violation(
-                    "lastmod-vs-history",
-                    "error",
+            result.violations.append(
+                _violation(
                     entry.loc,
                     f"lastmod {entry.lastmod} is later than the last commit of {source} "
-                    f"({span.last:%Y-%m-%dT%H:%M:%SZ}); take lastmod from git, not from the build",
+                    f"({span.last:%Y-%m-%dT%H:%M:%SZ}){said}; take lastmod from git or the front matter, not from the build",
                 )
             )
         elif end < span.first - tolerance:
-            violations.append(
-                Violation(
-                    "lastmod-vs-history",
-                    "error",
+            result.violations.append(
+                _violation(
                     entry.loc,
                     f"lastmod {entry.lastmod} is earlier than the first commit of {source} "
-                    f"({span.first:%Y-%m-%dT%H:%M:%SZ}); take lastmod from git",
+                    f"({span.first:%Y-%m-%dT%H:%M:%SZ}){said}; take lastmod from git or the front matter",
                 )
             )
-    return HistoryCheck(violations, backed, unmapped, untracked, example)
+    return result
+
+
+def _violation(loc: str, message: str) -> Violation:
+    return Violation("lastmod-vs-history", "error", loc, message)
+
+
+def _said(explicit: tuple[str, str | None] | None, dates: dict[str, str], wanted: dict[str, int]) -> str:
+    """What the source's own dates say, for a message: the field it has, the fields ignored."""
+    said = f", and its {explicit[0]} says {explicit[1]}" if explicit is not None else ""
+    ignored = [name for name in dates if name.lower() not in wanted]
+    if ignored:
+        said += f" (its front-matter field {ignored[0]!r} is not in [history] fields, so it was ignored)"
+    return said
+
+
+def _agrees(lastmod: str, instant: dt.datetime, given: str) -> bool:
+    """Whether a lastmod names the date a source gives: the same second when both are
+    instants; when either is a day, the same day in some zone."""
+    other = parse_w3c(given)
+    if other is None:
+        return False
+    if not day_sized(lastmod) and not day_sized(given):
+        return abs((instant - other).total_seconds()) < 1
+    start, end = _day_span(lastmod, instant)
+    other_start, other_end = _day_span(given, other)
+    return start <= other_end + ZONE_SLACK and other_start - ZONE_SLACK <= end
+
+
+def _day_span(text: str, instant: dt.datetime) -> tuple[dt.datetime, dt.datetime]:
+    """The span a date names; midnight written as a datetime is its whole day."""
+    if len(text) <= 10:
+        return period_of(text, instant)
+    return instant, instant + dt.timedelta(days=1) if day_sized(text) else instant

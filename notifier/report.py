@@ -49,6 +49,7 @@ class Report:
     removed: list[Change] = field(default_factory=list)
     pending: list[str] = field(default_factory=list)  # URLs still undelivered after this run
     unchanged: int = 0
+    held_back: list[str] = field(default_factory=list)  # lastmod moved, built page byte-identical: not announced
     submitted: list[str] = field(default_factory=list)  # URLs acknowledged by an endpoint this run
     violations: list[Violation] = field(default_factory=list)
     batches: list[BatchResult] = field(default_factory=list)
@@ -83,6 +84,7 @@ class Report:
             "changed": len(self.changed),
             "removed": len(self.removed),
             "unchanged": self.unchanged,
+            "held_back": len(self.held_back),
             "pending": len(self.pending),
             "submitted": len(self.submitted),
             "urls": {
@@ -90,6 +92,7 @@ class Report:
                 "changed": [change.loc for change in self.changed],
                 "removed": [change.loc for change in self.removed],
                 "pending": list(self.pending),
+                "held_back": list(self.held_back),
             },
             "why": {loc: _why(change) for loc, change in self.reasons.items()},
             "violations": [violation._asdict() for violation in self.violations],

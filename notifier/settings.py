@@ -21,6 +21,7 @@ from notifier.errors import UsageError
 from notifier.indexnow import DEFAULT_ENDPOINT, MAX_BATCH, Keys, validate_key
 from notifier.rules import LEVELS, RULES, BulkThresholds
 from notifier.source import is_url
+from notifier.sources import DEFAULT_FIELDS, PRESETS, check_template
 
 DEFAULT_STATE = Path("state/notify-changes.json")
 DEFAULT_CONFIG = "notify-changes.toml"
@@ -36,6 +37,8 @@ class HistorySettings:
     sources: tuple[str, ...] = ()
     repo: Path | None = None  # the git work tree; default: the config file's folder or cwd
     tolerance: dt.timedelta = dt.timedelta(days=1)
+    fields: tuple[str, ...] = DEFAULT_FIELDS  # front-matter fields that give a page's date, first found wins
+    preset: str | None = None  # the generator whose conventions map URLs to sources
 
 
 @dataclass(frozen=True)
@@ -332,6 +335,20 @@ def build_settings(
     )
 
 
+def state_options(cli: Mapping[str, Any], env: Mapping[str, str] | None = None, cwd: Path | None = None) -> tuple[Path, float]:
+    """The state file and the lock timeout, as ``build_settings`` resolves them, for the
+    commands that need nothing else (``notify-changes state``)."""
+    env = os.environ if env is None else env
+    cwd = Path.cwd() if cwd is None else cwd
+    table, config_path = find_config(cli.get("config"), cwd)
+    where = str(config_path) if config_path else "config"
+    file_values = _normalise(table, where)
+    base = config_path.parent if config_path else cwd
+    merged = _merge(cli, env, file_values, where=where, base=base, cwd=cwd, api=False)
+    values = {name: CONVERTERS[name](label)(value) for name, (value, label) in merged.items() if name in ("state", "lock-timeout")}
+    return Path(values.get("state", cwd / DEFAULT_STATE)), values.get("lock-timeout", 60.0)
+
+
 def _merge(
     cli: Mapping[str, Any], env: Mapping[str, str], file_values: Mapping[str, Any], *, where: str, base: Path, cwd: Path, api: bool
 ) -> dict[str, tuple[Any, str]]:
@@ -427,16 +444,34 @@ def _history(table: Any, base: Path, where: str) -> HistorySettings | None:
     if table is None:
         return None
     if not isinstance(table, dict):
-        raise UsageError(f"{where}: [history] must be a table with sources = [...]")
+        raise UsageError(f'{where}: [history] must be a table with preset = "NAME" or sources = [...]')
+    unknown = set(table) - {"sources", "preset", "fields", "repo", "tolerance"}
+    if unknown:
+        raise UsageError(f"{where}: [history] unknown setting {sorted(unknown)[0]!r} (settings: preset, sources, fields, repo, tolerance)")
+    preset = table.get("preset")
+    if preset is not None and preset not in PRESETS:
+        raise UsageError(f"{where}: [history] preset = {preset!r} is not one of {', '.join(PRESETS)}")
     sources = table.get("sources", [])
-    if not isinstance(sources, list) or not sources or not all(isinstance(item, str) for item in sources):
-        raise UsageError(f'{where}: [history] sources must be a list of path templates such as "content/{{path}}.md"')
+    if not isinstance(sources, list) or not (sources or preset) or not all(isinstance(item, str) for item in sources):
+        raise UsageError(
+            f'{where}: [history] needs preset = "NAME" ({", ".join(PRESETS)}) or sources = a list of path templates '
+            'such as "content/{path}.md"'
+        )
+    for template in sources:
+        problem = check_template(template)
+        if problem is not None:
+            raise UsageError(f"{where}: [history] sources: {template!r}: {problem}")
+    fields = table.get("fields", list(PRESETS[preset].fields) if preset else list(DEFAULT_FIELDS))
+    if not isinstance(fields, list) or not all(isinstance(item, str) and item for item in fields):
+        raise UsageError(f'{where}: [history] fields must be a list of front-matter names such as ["lastmod", "date"]')
     repo = table.get("repo")
     if repo is not None and (not isinstance(repo, str) or not (base / repo).is_dir()):
         raise UsageError(f"{where}: [history] repo = {repo!r} is not a folder; point it at the site's git work tree")
     tolerance = _duration(f"{where}: [history] tolerance")(table.get("tolerance", "1d"))
     return HistorySettings(
-        sources=tuple(sources),
+        sources=tuple(sources) + (PRESETS[preset].sources if preset else ()),
         repo=(base / repo) if isinstance(repo, str) else base,
         tolerance=tolerance,
+        fields=tuple(fields),
+        preset=preset,
     )

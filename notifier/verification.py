@@ -18,7 +18,7 @@ from notifier.diff import Diff, DiffBuilder
 from notifier.environment import Environment
 from notifier.history import HistoryCheck, check_history
 from notifier.pages import BuiltSite
-from notifier.report import Report
+from notifier.report import Report, plural
 from notifier.rules import OFF, RULES, Context, RuleSettings, verify
 from notifier.rules.pages import PAGE_RULES
 from notifier.settings import HistorySettings, Settings
@@ -82,6 +82,13 @@ def _diff_and_verify(
     diff = builder.finish()
     report.added, report.changed, report.removed = diff.added, diff.changed, diff.removed
     report.unchanged = diff.unchanged
+    report.held_back = [change.loc for change in diff.held_back]
+    if diff.held_back:
+        report.notes.append(
+            f"{plural(len(diff.held_back), 'URL')} held back, not announced: the lastmod moved but the built page is "
+            "byte-identical to the last deploy's (lastmod-without-change); "
+            + ("their new lastmods are recorded" if writes else "a run records their new lastmods")
+        )
     if built is not None:
         built.reader.read_heads(itertools.chain(diff.added.locs, (change.loc for change in diff.changed)))
         _robots_note(built, settings, report)
@@ -148,14 +155,22 @@ def _history(history: HistorySettings, diff: Diff, report: Report) -> HistoryChe
     """lastmod-vs-history, with one note for the pages it could not check."""
     # like the other rules, history judges the dates this deploy added or changed
     dated = [Entry(change.loc, change.new, -1, 0) for change in itertools.chain(diff.added, diff.changed)]
-    checked = check_history(dated, history.sources, history.repo or Path.cwd(), history.tolerance)
+    checked = check_history(dated, history.sources, history.repo or Path.cwd(), history.tolerance, history.fields)
     if checked.unmapped:
         report.notes.append(
             f"lastmod-vs-history: {checked.unmapped} page(s) have no source file matching [history] sources "
             f"(e.g. {checked.example_unmapped}); their dates were not checked"
         )
     if checked.untracked:
-        report.notes.append(f"lastmod-vs-history: {checked.untracked} page(s) have a source file with no commit yet")
+        report.notes.append(
+            f"lastmod-vs-history: {checked.untracked} page(s) have a source file with no commit yet and no date in its front matter"
+        )
+    if checked.ignored:
+        name, source = next(iter(checked.ignored.items()))
+        report.notes.append(
+            f"lastmod-vs-history: front-matter date field(s) {', '.join(map(repr, checked.ignored))} (e.g. {name!r} in {source}) "
+            f"are not in [history] fields ({', '.join(history.fields)}), so they were ignored; add a field there to honour it"
+        )
     return checked
 
 

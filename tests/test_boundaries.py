@@ -60,7 +60,7 @@ def test_lastmod_future_moves_with_the_clock_skew(offline_site: Site, skew: str,
 # -- lastmod-bulk: at least 10 URLs, half the changed ones, a fifth of the site -------------------
 def shared(count: int, others: int = 0) -> dict[str, str | None]:
     """``count`` pages sharing one instant, ``others`` with dates of their own."""
-    listed: dict[str, str | None] = {f"/s/{n}/": "2029-05-05T05:05:05Z" for n in range(count)}
+    listed: dict[str, str | None] = {f"/s/{n}/": "2030-01-01T11:30:00Z" for n in range(count)}  # half an hour before the run
     listed.update(pages(others, prefix="/o/", lastmod="2029-0{n}-{day:02d}T10:{minute:02d}:00Z".replace("{n}", "3")))
     return listed
 
@@ -84,6 +84,40 @@ def test_lastmod_bulk_needs_a_fifth_of_the_site(offline_site: Site, unchanged: i
     after = dict(before) | {f"/s/{n}/": "2029-05-05T05:05:05Z" for n in range(10)}  # ten changed, one instant
     offline_site.write(urlset(after))
     assert ("lastmod-bulk" in fired(check(offline_site))) is bulk
+
+
+@pytest.mark.parametrize(("instant", "bulk"), [("2030-01-01T11:00:00Z", True), ("2030-01-01T10:59:59Z", False)])
+def test_a_first_run_shared_instant_is_the_build_within_the_hour_before_the_run(offline_site: Site, instant: str, bulk: bool) -> None:
+    offline_site.write(urlset({f"/s/{n}/": instant for n in range(10)}))
+    assert ("lastmod-bulk" in fired(check(offline_site))) is bulk
+
+
+@pytest.mark.parametrize(("apart", "bulk"), [(600, True), (601, False)])  # ten dates within ten minutes of each other
+def test_a_crowd_is_ten_minutes_wide(offline_site: Site, apart: int, bulk: bool) -> None:
+    first = NOW - dt.timedelta(minutes=30)
+    moments = [first + dt.timedelta(seconds=n) for n in range(9)] + [first + dt.timedelta(seconds=apart)]
+    offline_site.write(urlset({f"/c/{n}/": moment.strftime("%Y-%m-%dT%H:%M:%SZ") for n, moment in enumerate(moments)}))
+    assert ("lastmod-bulk" in fired(check(offline_site))) is bulk
+
+
+@pytest.mark.parametrize(("minutes", "bulk"), [(50, True), (61, False)])  # the crowd's first date, before the run
+def test_a_crowd_counts_only_in_the_hour_before_the_run(offline_site: Site, minutes: int, bulk: bool) -> None:
+    first = NOW - dt.timedelta(minutes=minutes)
+    offline_site.write(urlset({f"/c/{n}/": (first + dt.timedelta(seconds=7 * n)).strftime("%Y-%m-%dT%H:%M:%SZ") for n in range(10)}))
+    assert ("lastmod-bulk" in fired(check(offline_site))) is bulk
+
+
+@pytest.mark.parametrize(("held", "bulk"), [(9, False), (10, True)])
+def test_held_back_pages_are_a_lying_generator_from_min_urls(offline_site: Site, held: int, bulk: bool) -> None:
+    listed = pages(30)
+    offline_site.build_pages(listed)
+    offline_site.write(urlset(listed))
+    clock = FakeTime(NOW)
+    cli = {"sitemap": str(offline_site.sitemap), "state": str(offline_site.state), "site-dir": str(offline_site.public)}
+    assert execute(build_settings("run", cli), Environment(now=clock.now, sleep=clock.sleep, clock=clock.clock)).exit_code == 0
+    offline_site.write(urlset(listed | {f"/p/{n}/": "2029-09-01T10:00:00Z" for n in range(held)}))
+    report = check(offline_site, **{"site-dir": str(offline_site.public)})
+    assert len(report.held_back) == held and ("lastmod-bulk" in fired(report)) is bulk
 
 
 # -- mass-removal: more than --max-removed (20 %), and at least 10 URLs ------------------------------

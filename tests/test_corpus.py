@@ -28,7 +28,6 @@ def test_the_corpus_is_here_in_ci() -> None:
 # What SOURCES.md says is wrong with each file, as the rule that must catch it.
 KNOWN_LIES = {
     "next-sitemap-buildtime-lastmod.xml": "lastmod-bulk",  # every page stamped with the build time
-    "hugo-blogdown.xml": "lastmod-bulk",  # 10 of 11 pages at one default instant
     "hugo-localhost.xml": "url-dev-host",  # http://localhost:1313 from `hugo server`
     "jekyll-localhost.xml": "url-dev-host",  # http://localhost:4000 from `jekyll serve`
     "gatsby-starter-host-0.xml": "url-dev-host",  # the Gatsby starter's siteUrl
@@ -40,6 +39,10 @@ KNOWN_LIES = {
     "image-sitemap-iri.xml": "url-invalid",  # unescaped Cyrillic IRIs
     "news-sitemap-empty.xml": "sitemap-empty",
 }
+# hugo-blogdown.xml: SOURCES.md calls its 10 of 11 pages at 2020-08-01T00:00:00+00:00 "one
+# default instant". Midnight is a day, not an instant, and a first run's shared date long
+# before the build is an import or a first commit as often as a lie (issue #13): honest here.
+# The day of the run, a second shared close to the run, or finer than a second, is caught.
 MALFORMED = {"video-sitemap-malformed.xml": 9}
 # SOURCES.md calls docusaurus-preview-host.xml's host a "Netlify preview host", but
 # elegant-nightingale-894b88.netlify.app is the shape of Netlify's default production

@@ -83,7 +83,7 @@ def test_the_same_instant_written_differently_is_not_a_change() -> None:
 
 # (recorded lastmod, recorded fingerprint, listed lastmod, built fingerprint) -> changed?, page finding
 FINGERPRINTED = [
-    ("2024-01-01", "aaaa", "2024-02-01", "aaaa", True, "lastmod-without-change"),
+    ("2024-01-01", "aaaa", "2024-02-01", "aaaa", False, "lastmod-without-change"),  # proven unchanged: held back
     ("2024-01-01", "aaaa", "2024-01-01", "bbbb", False, "change-without-lastmod"),
     ("2024-01-01", "aaaa", "2024-02-01", "bbbb", True, None),  # both moved: an honest edit
     ("2024-01-01", "aaaa", "2024-01-01", "aaaa", False, None),
@@ -109,6 +109,8 @@ def test_a_fingerprint_decides_only_what_a_date_cannot_and_disagreements_are_sai
         assert [change.loc for change in diff.changed] == ([loc] if changed else []), case
         assert [found.rule for found in diff.page_findings] == ([finding] if finding else []), case
         assert diff.unchanged == (0 if changed else 1), case
+        held = finding == "lastmod-without-change"
+        assert [(change.loc, change.old, change.new) for change in diff.held_back] == ([(loc, old_lastmod, lastmod)] if held else []), case
 
 
 def test_a_file_listed_twice_by_an_index_is_compared_once() -> None:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from notifier.rules.dates import _bulk, _lastmods
+from notifier.rules.bulk import lastmod_bulk
+from notifier.rules.dates import _lastmods
 from notifier.rules.hreflang import _hreflang
 from notifier.rules.pages import _pages
 from notifier.rules.site import _mass_removal, _page_changes, _sitemap_empty
@@ -83,7 +84,7 @@ def _all_findings(context: Context, settings: RuleSettings) -> Iterator[Found]:
     yield from _duplicates(context, settings)
     yield from _lastmods(context, settings)
     if settings.level("lastmod-bulk") != OFF:  # the one rule that counts every date
-        yield from _bulk(context, settings)
+        yield from lastmod_bulk(context, settings)
     yield from _mass_removal(context, settings)
     yield from _page_changes(context)
     for path, problem in context.key_file_missing:

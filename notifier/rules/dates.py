@@ -1,10 +1,9 @@
-"""The rules that judge lastmods: lastmod-invalid, lastmod-future, lastmod-regressed, lastmod-missing, lastmod-bulk."""
+"""The rules that judge lastmods one by one: lastmod-invalid, lastmod-future, lastmod-regressed, lastmod-missing
+(lastmod-bulk, which judges them together, is in ``bulk``)."""
 
 from __future__ import annotations
 
 import array
-import math
-from collections import Counter
 from collections.abc import Iterator
 
 from notifier.changes import Change
@@ -31,7 +30,7 @@ def _lastmods(context: Context, settings: RuleSettings) -> Iterator[Found]:
         else:
             for loc in diff.missing:
                 yield "lastmod-missing", loc, "no lastmod", None
-    dated = _dated(context)
+    dated = dated_lastmods(context)
     for change in dated.invalid:
         if change.new and change.new[:1].isalpha():  # a feed's <pubDate> that did not parse
             what = (
@@ -74,7 +73,7 @@ def _positions_over(stamps: array.array[float], limit: float) -> Iterator[int]:
             yield number
 
 
-def _dated(context: Context) -> Dated:
+def dated_lastmods(context: Context) -> Dated:
     if context.dated is None:
         diff = context.diff
         lastmods = diff.added.lastmods  # a first run's million, not copied
@@ -90,63 +89,3 @@ def _dated(context: Context) -> Dated:
             )
         context.dated = dated
     return context.dated
-
-
-def _bulk(context: Context, settings: RuleSettings) -> Iterator[Found]:
-    bulk = settings.bulk
-    dated = _dated(context)
-    # a date that git history backs is honest however many pages share it (one big commit)
-    backed = context.backed_by_history
-    candidates = sum(1 for stamp in dated.stamps if stamp == stamp) + len(dated.invalid)
-    stamps = dated.stamps
-    if backed:
-        keep = [number for number in range(len(stamps)) if dated.change(number).loc not in backed]
-        candidates = sum(1 for number in keep if stamps[number] == stamps[number]) + sum(
-            1 for change in dated.invalid if change.loc not in backed
-        )
-        stamps = array.array("d", (stamps[number] for number in keep))
-    else:
-        keep = None
-    valid = array.array("d", (stamp for stamp in stamps if stamp == stamp)) if candidates != len(stamps) else stamps
-    if candidates < bulk.min_urls or not valid:
-        return
-    stamp, shared = _most_shared(valid, bulk.ratio)
-    total_site = context.diff.total
-    if shared >= bulk.min_urls and shared >= bulk.ratio * candidates and shared >= bulk.site_ratio * total_site:
-        position = stamps.index(stamp)
-        example = dated.change(keep[position] if keep is not None else position)
-        what = "added" if context.first_run else "changed"
-        yield (
-            "lastmod-bulk",
-            example.loc,
-            f"{shared} of {candidates} {what} URLs share one lastmod {example.new}: dates from file mtimes or "
-            "the build clock, not from the content; take lastmod from git or a front-matter field",
-            None,
-        )
-
-
-def _most_shared(stamps: array.array[float], share: float) -> tuple[float, int]:
-    """The instant most of ``stamps`` share and how many, whenever that is at least ``share``
-    of them (else some instant and its count, below ``share``).
-
-    Misra-Gries: with k counters, every value seen more than n/(k+1) times survives one
-    pass; an exact count of the survivors follows. Memory stays k counters, not a
-    counter per distinct date (a million at a first run).
-    """
-    if share <= 0.001:
-        return Counter(stamps).most_common(1)[0]
-    slots = math.ceil(1 / share)
-    counters: dict[float, int] = {}
-    for value in stamps:
-        if value in counters:
-            counters[value] += 1
-        elif len(counters) < slots:
-            counters[value] = 1
-        else:
-            for key in list(counters):
-                if counters[key] == 1:
-                    del counters[key]
-                else:
-                    counters[key] -= 1
-    exact = Counter(value for value in stamps if value in counters)
-    return exact.most_common(1)[0] if exact else (stamps[0], 1)

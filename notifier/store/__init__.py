@@ -46,6 +46,7 @@ __all__ = [
     "LASTMOD",
     "LAST_SUBMITTED",
     "MAX_RUNS_KEPT",
+    "SQLITE_SUFFIXES",
     "JsonStore",
     "NewPart",
     "Part",

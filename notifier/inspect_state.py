@@ -1,0 +1,242 @@
+"""``notify-changes state``: look into the recorded state, and repair its pending set.
+
+``show``, ``url``, ``pending`` and ``export`` read the state as ``check`` does — without the
+lock (a save is an atomic rename, so a reader sees the old file or the new one, whole) —
+from either store. ``forget`` takes the lock like a run, drops URLs from the pending set
+and saves atomically; it changes nothing without ``--yes``.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from notifier.errors import InputError, UsageError
+from notifier.report import plural, printable
+from notifier.store import (
+    FIELDS,
+    FORMAT_VERSION,
+    SQLITE_SUFFIXES,
+    PendingItem,
+    Record,
+    State,
+    open_store,
+    read_state,
+)
+
+ACTIONS = ("show", "url", "pending", "forget", "export")
+
+
+@dataclass(frozen=True)
+class StateRequest:
+    action: str
+    state: Path
+    urls: Sequence[str] = ()
+    endpoints: Sequence[str] = ()  # forget: only at these endpoints (default: all)
+    yes: bool = False
+    format: str = "text"
+    lock_timeout: float = 60.0
+
+
+def run_state_command(request: StateRequest, out: TextIO) -> None:
+    """Do ``request``; a NotifierError says what went wrong (the caller prints it)."""
+    if request.action == "forget":
+        _forget(request, out)
+        return
+    state = read_state(request.state)
+    if state is None:
+        raise InputError(f"{request.state}: no state file yet; the first `notify-changes run` records one (or pass --state PATH)")
+    if request.action == "show":
+        _show(request, state, out)
+    elif request.action == "url":
+        _url(request, state, out)
+    elif request.action == "pending":
+        _pending(request, state, out)
+    else:
+        _export(request, state, out)
+
+
+# -- show ------------------------------------------------------------------------------
+def _show(request: StateRequest, state: State, out: TextIO) -> None:
+    store = "SQLite" if request.state.suffix in SQLITE_SUFFIXES else "JSON"
+    pending = {endpoint: items for endpoint, items in state.pending.items() if items}
+    summary = {
+        "state": str(request.state),
+        "store": store.lower(),
+        "version": FORMAT_VERSION,
+        "created": state.created or None,
+        "updated": state.updated or None,
+        "urls": state.url_count(),
+        "files": [{"name": part.name, "urls": part.count, "without_lastmod": part.missing} for part in state.parts],
+        "pending": {endpoint: {"urls": len(items), "oldest_since": _oldest(items)} for endpoint, items in pending.items()},
+        "runs": [dict(run) for run in state.runs],
+    }
+    if request.format == "json":
+        out.write(json.dumps(summary, ensure_ascii=False, indent=2) + "\n")
+        return
+    out.write(f"{printable(str(request.state))} ({store} store, format {FORMAT_VERSION})\n")
+    out.write(f"  created {state.created or 'unknown'}, last updated {state.updated or 'unknown'}\n")
+    out.write(f"  {plural(state.url_count(), 'URL')} in {plural(len(state.parts), 'sitemap file')}\n")
+    for part in state.parts:
+        missing = f", {part.missing} without lastmod" if part.missing else ""
+        out.write(f"    {printable(part.name or '(unnamed)')}: {plural(part.count, 'URL')}{missing}\n")
+    if pending:
+        out.write("pending (sent by the next run):\n")
+        for endpoint, items in pending.items():
+            out.write(f"  {printable(endpoint)}: {plural(len(items), 'URL')}, waiting since {_oldest(items)}\n")
+    else:
+        out.write("pending: nothing\n")
+    if state.runs:
+        out.write("last runs (newest last):\n")
+        for run in state.runs[-10:]:
+            out.write(
+                f"  {run.get('at', '?')} {run.get('command', 'run')}: {run.get('added', 0)} added, {run.get('changed', 0)} changed, "
+                f"{run.get('removed', 0)} removed, {run.get('submitted', 0)} submitted, {run.get('pending', 0)} pending, "
+                f"exit {run.get('exit_code', 0)}\n"
+            )
+
+
+def _oldest(items: dict[str, PendingItem]) -> str:
+    return min(item["since"] for item in items.values())
+
+
+# -- url -------------------------------------------------------------------------------
+def _url(request: StateRequest, state: State, out: TextIO) -> None:
+    if len(request.urls) != 1:
+        raise UsageError("state url: name one URL, e.g. `notify-changes state url https://example.org/about/`")
+    loc = request.urls[0]
+    found = _find(state, loc)
+    waiting = {endpoint: dict(items[loc]) for endpoint, items in state.pending.items() if loc in items}
+    if found is None and not waiting:
+        near = difflib.get_close_matches(loc, list(_locs(state)), n=1, cutoff=0.8)
+        hint = f"; did you mean {near[0]}?" if near else "; URLs are recorded exactly as the sitemap writes them"
+        raise InputError(f"{loc}: not in the state {request.state}{hint}")
+    described: dict[str, Any] = {"url": loc}
+    if found is not None:
+        part, record = found
+        described.update({name: record[number] if number < len(record) else None for number, name in enumerate(FIELDS)})
+        described["sitemap_file"] = part
+    else:
+        described["note"] = "no longer listed by the sitemap; pending as removed"
+    described["pending"] = waiting
+    if request.format == "json":
+        out.write(json.dumps(described, ensure_ascii=False, indent=2) + "\n")
+        return
+    out.write(f"{printable(loc)}\n")
+    for name, value in described.items():
+        if name in ("url", "pending"):
+            continue
+        out.write(f"  {name.replace('_', ' ')}: {printable(str(value)) if value is not None else '-'}\n")
+    if waiting:
+        for endpoint, item in waiting.items():
+            out.write(f"  pending at {printable(endpoint)}: {item['reason']}, since {item['since']}\n")
+    else:
+        out.write("  pending: nowhere\n")
+
+
+def _find(state: State, loc: str) -> tuple[str, Record] | None:
+    for part in state.parts:
+        if part.may_list(loc):
+            record = part.urls().get(loc)
+            if record is not None:
+                return part.name, record
+    return None
+
+
+def _locs(state: State) -> Iterator[str]:
+    for part in state.parts:
+        yield from part.urls()
+
+
+# -- pending ---------------------------------------------------------------------------
+def _pending(request: StateRequest, state: State, out: TextIO) -> None:
+    rows = [(endpoint, loc, item) for endpoint, items in state.pending.items() for loc, item in items.items()]
+    if request.format == "json":
+        listed = [{"endpoint": endpoint, "url": loc, "reason": item["reason"], "since": item["since"]} for endpoint, loc, item in rows]
+        out.write(json.dumps(listed, ensure_ascii=False, indent=2) + "\n")
+        return
+    if not rows:
+        out.write("nothing is pending\n")
+        return
+    for endpoint, loc, item in rows:
+        out.write(f"{printable(endpoint)}\t{printable(loc)}\t{item['reason']}\t{item['since']}\n")
+
+
+# -- export ----------------------------------------------------------------------------
+def _export(request: StateRequest, state: State, out: TextIO) -> None:
+    """Every recorded URL: its record, its sitemap file and where it is pending."""
+    pending: dict[str, list[str]] = {}
+    for endpoint, items in state.pending.items():
+        for loc in items:
+            pending.setdefault(loc, []).append(endpoint)
+    columns = ("url", *FIELDS, "sitemap_file", "pending_at")
+
+    def rows() -> Iterator[tuple[Any, ...]]:
+        for part in state.parts:
+            for loc, record in part.urls().items():
+                values = [record[number] if number < len(record) else None for number in range(len(FIELDS))]
+                yield (loc, *values, part.name, pending.get(loc, []))
+
+    if request.format == "csv":
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(columns)
+        for row in rows():
+            writer.writerow(["" if value is None else " ".join(value) if isinstance(value, list) else value for value in row])
+        return
+    out.write("[")  # one object per line, written as they come: a million URLs never sit in memory twice
+    for number, row in enumerate(rows()):
+        out.write(("," if number else "") + "\n  " + json.dumps(dict(zip(columns, row, strict=True)), ensure_ascii=False))
+    out.write("\n]\n")
+
+
+# -- forget ----------------------------------------------------------------------------
+def _forget(request: StateRequest, out: TextIO) -> None:
+    if not request.urls:
+        raise UsageError("state forget: name the URLs to drop from the pending set, e.g. `notify-changes state forget URL --yes`")
+    preview = read_state(request.state)
+    if preview is None:
+        raise InputError(f"{request.state}: no state file yet; nothing is pending")
+    if not request.yes:
+        dropped = _drop(preview, request)
+        for endpoint, loc in dropped:
+            out.write(f"would forget {printable(loc)} at {printable(endpoint)}\n")
+        raise UsageError(
+            f"state forget: {plural(len(dropped), 'pending URL')} would be dropped and never sent; nothing changed: add --yes to drop them"
+        )
+    store = open_store(request.state, lock_timeout=request.lock_timeout)
+    with store:
+        state = store.load()
+        if state is None:
+            raise InputError(f"{request.state}: no state file yet; nothing is pending")
+        dropped = _drop(state, request)
+        if dropped:
+            store.save(state)
+    for endpoint, loc in dropped:
+        out.write(f"forgot {printable(loc)} at {printable(endpoint)}\n")
+    out.write(f"{plural(len(dropped), 'pending URL')} dropped from {printable(str(request.state))}\n")
+
+
+def _drop(state: State, request: StateRequest) -> list[tuple[str, str]]:
+    """Drop the request's URLs from the pending set (at its endpoints, or all); what went."""
+    wanted = set(request.urls)
+    endpoints = list(request.endpoints) or list(state.pending)
+    unknown = [endpoint for endpoint in request.endpoints if endpoint not in state.pending]
+    if unknown:
+        raise UsageError(f"state forget: nothing is pending at {unknown[0]}; pending endpoints: {', '.join(state.pending) or 'none'}")
+    dropped: list[tuple[str, str]] = []
+    for endpoint in endpoints:
+        items = state.pending.get(endpoint, {})
+        for loc in [loc for loc in items if loc in wanted]:
+            del items[loc]
+            dropped.append((endpoint, loc))
+        if endpoint in state.pending and not items:
+            del state.pending[endpoint]
+    missing = wanted - {loc for _, loc in dropped}
+    if missing:
+        raise InputError(f"{sorted(missing)[0]}: not pending in {request.state}; `notify-changes state pending` lists what is")
+    return dropped

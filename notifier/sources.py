@@ -1,0 +1,268 @@
+"""Which source file a page was built from, and the date its front matter gives.
+
+A ``[history]`` source template names a file relative to the repository, with:
+
+- ``{path}``: the URL's path without its leading and trailing ``/`` (``index`` for the root);
+- ``{stem}``: ``{path}`` without a trailing ``.html`` (Sphinx's and Pelican's page names);
+- ``{slug}``: the last segment of ``{stem}``;
+- ``{date}``: a ``YYYY-MM-DD`` date in a file name (Jekyll's ``_posts/2025-03-14-title.md``),
+  which is then the page's date when its front matter names none;
+- ``*``: anything within one segment of the path.
+
+``preset = "NAME"`` gives a generator's conventions (its templates and its date fields);
+templates written in ``sources`` are tried first.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tomllib
+import urllib.parse
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from notifier.source import is_inside, resolved
+from notifier.urls import split_url
+
+DEFAULT_FIELDS = ("lastmod", "last_modified_at", "updated", "date")
+
+
+@dataclass(frozen=True)
+class Preset:
+    sources: tuple[str, ...]
+    fields: tuple[str, ...] = DEFAULT_FIELDS
+
+
+_MARKUP = ("md", "markdown", "mdx")
+PRESETS: dict[str, Preset] = {
+    "hugo": Preset(
+        ("content/{path}/index.md", "content/{path}/_index.md", "content/{path}.md", "content/_{path}.md"),
+        ("lastmod", "modified", "date", "publishDate", "pubDate", "published"),
+    ),
+    "jekyll": Preset(
+        (
+            "_posts/{date}-{slug}.md",
+            "_posts/{date}-{slug}.markdown",
+            "_posts/*/{date}-{slug}.md",
+            "{stem}.md",
+            "{stem}/index.md",
+            "{stem}.markdown",
+            "{stem}.html",
+            "{stem}/index.html",
+        ),
+        ("last_modified_at", "date"),
+    ),
+    "mkdocs": Preset(("docs/{path}.md", "docs/{path}/index.md", "docs/{path}/README.md")),
+    "eleventy": Preset(
+        tuple(
+            f"{folder}{{path}}{ending}"
+            for folder in ("", "src/")
+            for ending in (".md", "/index.md", ".njk", "/index.njk", ".html", "/index.html")
+        ),
+        ("lastmod", "updated", "date"),
+    ),
+    "astro": Preset(
+        (
+            *(f"src/pages/{{path}}{ending}" for ending in (".md", ".mdx", ".astro", "/index.md", "/index.mdx", "/index.astro")),
+            *(f"src/content/{{path}}.{ending}" for ending in _MARKUP),
+            *(f"src/content/{{path}}/index.{ending}" for ending in _MARKUP),
+        ),
+        ("lastmod", "updatedDate", "lastUpdated", "updated", "pubDate", "date"),
+    ),
+    "docusaurus": Preset(
+        (
+            "{path}.md",
+            "{path}.mdx",
+            "{path}/index.md",
+            "{path}/index.mdx",
+            "blog/{date}-{slug}.md",
+            "blog/{date}-{slug}.mdx",
+            "blog/{date}-{slug}/index.md",
+            "blog/{date}-{slug}/index.mdx",
+            "src/pages/{path}.md",
+            "src/pages/{path}.mdx",
+            "src/pages/{path}.js",
+            "src/pages/{path}.tsx",
+        ),
+        ("last_update", "lastmod", "date"),
+    ),
+    "sphinx": Preset(
+        tuple(
+            f"{folder}{{stem}}{ending}"
+            for folder in ("", "docs/", "source/", "docs/source/")
+            for ending in (".rst", ".md", "/index.rst", "/index.md")
+        ),
+        ("lastmod", "date"),
+    ),
+    "pelican": Preset(
+        tuple(f"content/{folder}{{slug}}.{ending}" for folder in ("", "*/", "pages/", "posts/") for ending in ("md", "rst", "markdown")),
+        ("modified", "date"),
+    ),
+}
+
+_DATE = r"\d{4}-\d\d-\d\d"
+_PLACEHOLDER = re.compile(r"\{(path|stem|slug|date)\}")
+
+
+def placeholders(loc: str) -> dict[str, str]:
+    path = urllib.parse.unquote(split_url(loc).path).strip("/") or "index"
+    stem = re.sub(r"\.html?$", "", path) or "index"
+    return {"path": path, "stem": stem, "slug": stem.rsplit("/", 1)[-1]}
+
+
+def check_template(template: str) -> str | None:
+    """What is wrong with a source template, or None."""
+    unknown = re.findall(r"\{([^}]*)\}", template)
+    bad = [name for name in unknown if name not in ("path", "stem", "slug", "date")]
+    if bad:
+        return f"{{{bad[0]}}} is not a placeholder; use {{path}}, {{stem}}, {{slug}}, {{date}} or *"
+    if template.startswith("/") or ".." in template.split("/"):
+        return "must be a path inside the repository"
+    return None
+
+
+class SourceFinder:
+    """Maps URLs to source files with ``templates``, listing each folder once at most."""
+
+    def __init__(self, templates: Sequence[str], base: Path, top: Path) -> None:
+        self.templates, self.base, self.top = list(templates), resolved(base), top
+        self._listings: dict[Path, list[str]] = {}
+
+    def find(self, loc: str) -> tuple[str, str | None] | None:
+        """(the source file relative to the repository's top, the ``{date}`` of its name)."""
+        values = placeholders(loc)
+        for template in self.templates:
+            found = self._match(_PLACEHOLDER.sub(lambda match: _fill(match.group(1), values), template))
+            if found is not None:
+                return found
+        return None
+
+    def _match(self, pattern: str) -> tuple[str, str | None] | None:
+        if "*" not in pattern and "\0" not in pattern:
+            candidate = resolved(self.base / pattern)
+            if candidate.is_file() and is_inside(candidate, self.top):
+                return candidate.relative_to(self.top).as_posix(), None
+            return None
+        folder, date = self.base, None
+        segments = pattern.split("/")
+        for number, segment in enumerate(segments):
+            last = number == len(segments) - 1
+            if "*" not in segment and "\0" not in segment:
+                folder = folder / segment
+                continue
+            regex = re.compile(
+                "".join(
+                    f"(?P<date>{_DATE})" if part == "\0" else "[^/]*" if part == "*" else re.escape(part)
+                    for part in re.split(r"(\*|\0)", segment)
+                    if part
+                )
+            )
+            names = [name for name in self._listing(folder) if regex.fullmatch(name)]
+            names = [name for name in names if (folder / name).is_file() == last]
+            if not names:
+                return None
+            name = names[0]
+            matched = regex.fullmatch(name)
+            if matched is not None and "date" in matched.groupdict():
+                date = matched.group("date")
+            folder = folder / name
+        candidate = resolved(folder)
+        if not candidate.is_file() or not is_inside(candidate, self.top):
+            return None
+        return candidate.relative_to(self.top).as_posix(), date
+
+    def _listing(self, folder: Path) -> list[str]:
+        listing = self._listings.get(folder)
+        if listing is None:
+            try:
+                listing = sorted(os.listdir(folder))
+            except OSError:
+                listing = []
+            self._listings[folder] = listing
+        return listing
+
+
+def _fill(name: str, values: dict[str, str]) -> str:
+    return "\0" if name == "date" else values[name].replace("*", "\\*")
+
+
+# -- front matter ------------------------------------------------------------------------
+_YAML_LINE = re.compile(r"([A-Za-z_][\w-]*)\s*:\s*(.*?)\s*$")
+_LOOSE = re.compile(r"(?P<date>\d{4}-\d\d-\d\d)(?:[T ](?P<time>\d\d:\d\d(?::\d\d(?:\.\d+)?)?)\s*(?P<zone>Z|[+-]\d\d:?\d\d)?)?", re.ASCII)
+FRONT_MATTER_BYTES = 16_384
+
+
+def front_matter(path: Path) -> dict[str, str]:
+    """The top-level fields of a file's front matter whose values are dates, as W3C Datetimes.
+
+    YAML between ``---`` lines (Jekyll, Hugo, Eleventy, Astro, MkDocs, Docusaurus), TOML
+    between ``+++`` (Hugo), a JSON object (Hugo), or ``Key: value`` lines up to the first
+    blank line (Pelican); each read from the first 16 KB. Field names are kept as written.
+    """
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(FRONT_MATTER_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return {}
+    head = head.lstrip("\ufeff")
+    raw: dict[str, object] = {}
+    first, _, rest = head.partition("\n")
+    if first.strip() == "+++":
+        body = rest.split("\n+++", 1)[0]
+        try:
+            raw = tomllib.loads(body)
+        except tomllib.TOMLDecodeError:
+            return {}
+    elif first.strip() == "---":
+        for line in rest.split("\n"):
+            if line.strip() in ("---", "..."):
+                break
+            matched = _YAML_LINE.fullmatch(line.rstrip("\r")) if line[:1].isalpha() or line[:1] == "_" else None
+            if matched is not None:
+                raw[matched.group(1)] = matched.group(2).strip("'\"")
+    elif head.startswith("{"):
+        try:
+            decoded = json.JSONDecoder().raw_decode(head)[0]
+        except ValueError:
+            return {}
+        raw = decoded if isinstance(decoded, dict) else {}
+    else:  # Pelican's Markdown metadata, reStructuredText's :field: lists
+        for line in head.split("\n"):
+            if not line.strip():
+                break
+            text = line.strip()
+            matched = _YAML_LINE.fullmatch(text[1:] if text.startswith(":") else text)  # ":date: x" is "date: x"
+            if matched is None:
+                break
+            raw[matched.group(1)] = matched.group(2)
+    dates: dict[str, str] = {}
+    for name, value in raw.items():
+        written = as_w3c(value)
+        if written is not None:
+            dates[name] = written
+    return dates
+
+
+def as_w3c(value: object) -> str | None:
+    """A front-matter date as a W3C Datetime: ``2025-03-14``, ``2025-03-14 10:20:00 +0100``
+    (Jekyll), ``2025-03-14T10:20:00Z``; a time without a zone is taken as its day."""
+    if hasattr(value, "isoformat") and not isinstance(value, str):  # TOML dates and datetimes
+        value = value.isoformat()
+    if isinstance(value, dict):  # Docusaurus: last_update: {date: ...}
+        value = value.get("date")
+    if not isinstance(value, str):
+        return None
+    matched = _LOOSE.fullmatch(value.strip())
+    if matched is None:
+        return None
+    date, time, zone = matched.group("date", "time", "zone")
+    if time is None or zone is None:
+        return date
+    if len(time) == 5:
+        time += ":00"
+    if zone != "Z" and ":" not in zone:
+        zone = f"{zone[:3]}:{zone[3:]}"
+    return f"{date}T{time}{zone}"

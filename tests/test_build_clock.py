@@ -1,0 +1,188 @@
+"""Dates from the build, not the content: pages proven unchanged are held back, and the
+build clock is caught without a shared instant (issue #13, items 1 and 2). Each lying
+story stands beside its honest twin."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+
+import pytest
+
+from tests.conftest import BASE, Result, Site, pages, recorded_urls, urlset
+
+NOW = dt.datetime.now(dt.UTC)
+
+
+def iso(moment: dt.datetime, millis: bool = False) -> str:
+    if millis:
+        return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def fired(result: Result) -> set[str]:
+    return set(re.findall(r"^(?:error|warn)\[([a-z-]+)\]", result.out, re.MULTILINE))
+
+
+def deploy(site: Site, listed: dict[str, str | None], *args: str) -> Result:
+    site.write(urlset(listed))
+    return site.run("--site-dir", str(site.public), *args)
+
+
+# -- 1. proven unchanged is never announced ------------------------------------------------
+def test_a_page_whose_lastmod_moved_while_its_bytes_did_not_is_held_back_and_recorded(site: Site) -> None:
+    """jekyll-sitemap after a fresh clone: static files restamped with their mtime."""
+    listed = pages(30)
+    site.build_pages(listed)
+    assert deploy(site, listed).code == 0  # fingerprints recorded
+    restamped = dict(listed)
+    for n in range(3):  # three PDFs' mtimes moved; their bytes did not
+        restamped[f"/p/{n}/"] = "2024-09-01T10:00:00Z"
+    restamped["/p/10/"] = "2024-09-02T10:00:00Z"  # and one page really was edited
+    (site.public / "p" / "10" / "index.html").write_text("<html><head></head><body>edited</body></html>")
+    assert site.fake is not None
+    site.fake.posts.clear()
+    result = deploy(site, restamped, "--format", "json")
+    assert result.code == 0, result.out
+    report = json.loads(result.out)
+    assert site.fake.delivered() == [f"{BASE}/p/10/"]  # never a page that did not change
+    assert report["changed"] == 1 and report["held_back"] == 3
+    assert sorted(report["urls"]["held_back"]) == [f"{BASE}/p/{n}/" for n in range(3)]
+    assert any("3 URLs held back, not announced" in note and "recorded" in note for note in report["notes"])
+    assert [v["rule"] for v in report["violations"]].count("lastmod-without-change") == 3
+    assert recorded_urls(site.state)[f"{BASE}/p/0/"]["lastmod"] == "2024-09-01T10:00:00Z"
+    again = deploy(site, restamped)  # the next deploy: nothing to hold back, nothing said
+    assert again.code == 0 and fired(again) == set() and "held back" not in again.out
+    assert site.fake.delivered() == [f"{BASE}/p/10/"]
+
+
+def test_an_honest_edit_with_its_lastmod_is_announced(site: Site) -> None:
+    listed = pages(30)
+    site.build_pages(listed)
+    assert deploy(site, listed).code == 0
+    edited = dict(listed)
+    for n in range(3):
+        edited[f"/p/{n}/"] = "2024-09-01T10:00:00Z"
+        (site.public / "p" / str(n) / "index.html").write_text(f"<html><body>edit {n}</body></html>")
+    result = deploy(site, edited)
+    assert result.code == 0 and "held back" not in result.out
+    assert site.fake is not None and sorted(site.fake.delivered()) == [f"{BASE}/p/{n}/" for n in range(3)]
+
+
+def test_a_check_says_what_a_run_would_hold_back_and_records_nothing(site: Site) -> None:
+    listed = pages(12)
+    site.build_pages(listed)
+    assert deploy(site, listed).code == 0
+    before = site.state_bytes()
+    site.write(urlset(listed | {"/p/0/": "2024-09-01T10:00:00Z"}))
+    result = site.check("--site-dir", str(site.public))
+    assert result.code == 0 and "1 URL held back, not announced" in result.out and "a run records" in result.out
+    assert "0 changed" in result.out.splitlines()[0]
+    assert site.state_bytes() == before
+
+
+def test_many_proven_unchanged_pages_are_a_lying_generator(site: Site) -> None:
+    """Eleventy after a fresh clone: every non-post page stamped with its file's creation time."""
+    listed = pages(40)
+    site.build_pages(listed)
+    assert deploy(site, listed).code == 0
+    assert site.fake is not None
+    site.fake.posts.clear()
+    before = site.state_bytes()
+    restamped = dict(listed)
+    for n in range(17):
+        restamped[f"/p/{n}/"] = iso(dt.datetime(2024, 9, 1, 10, tzinfo=dt.UTC) + dt.timedelta(milliseconds=3 * n), millis=True)
+    restamped["/p/30/"] = "2024-09-02T10:00:00Z"
+    (site.public / "p" / "30" / "index.html").write_text("<html><body>edited</body></html>")
+    result = deploy(site, restamped)
+    assert result.code == 1 and "error[lastmod-bulk]" in result.out
+    assert "17 of 18 changed URLs moved their lastmod while the built page is byte-identical" in result.out
+    assert "notify-changes stamp" in result.out
+    assert site.fake.posts == [] and site.state_bytes() == before
+
+
+def test_without_a_fingerprint_from_the_last_deploy_nothing_is_proven(site: Site) -> None:
+    listed = pages(12)
+    site.build_pages(listed)
+    site.write(urlset(listed))
+    assert site.run().code == 0  # no --site-dir: nothing fingerprinted
+    result = deploy(site, listed | {"/p/0/": "2024-09-01T10:00:00Z"})
+    assert result.code == 0 and "held back" not in result.out
+    assert site.fake is not None and site.fake.delivered() == [f"{BASE}/p/0/"]
+
+
+# -- 2. the build clock without a shared instant ---------------------------------------------
+def _recorded(site: Site, count: int = 40) -> dict[str, str | None]:
+    listed = pages(count)
+    site.write(urlset(listed))
+    assert site.run("--rule", "lastmod-bulk=off").code == 0
+    return listed
+
+
+def test_changed_lastmods_crowded_into_milliseconds_before_the_run_are_the_build_clock(site: Site) -> None:
+    listed = _recorded(site)
+    start = NOW - dt.timedelta(minutes=2)
+    stamped = dict(listed)
+    for n in range(17):
+        stamped[f"/p/{n}/"] = iso(start + dt.timedelta(milliseconds=n * 7 + 1), millis=True)
+    site.write(urlset(stamped))
+    result = site.check()
+    assert result.code == 1 and fired(result) == {"lastmod-bulk"}
+    assert re.search(r"17 of 17 changed URLs have lastmods within \d+ ms of each other", result.out), result.out
+
+
+def test_honest_edits_spread_over_the_afternoon_are_not_a_crowd(site: Site) -> None:
+    listed = _recorded(site)
+    edited = dict(listed)
+    for n in range(17):  # one edit every 12 minutes, the last just before the deploy
+        edited[f"/p/{n}/"] = iso(NOW - dt.timedelta(minutes=12 * n + 1))
+    site.write(urlset(edited))
+    result = site.check()
+    assert result.code == 0 and "lastmod-bulk" not in fired(result), result.out
+
+
+def test_a_first_run_whose_dates_are_all_minutes_before_the_run_is_the_build_clock(offline_site: Site) -> None:
+    offline_site.write(urlset({f"/p/{n}/": iso(NOW - dt.timedelta(minutes=3, seconds=n)) for n in range(25)}))
+    result = offline_site.check()
+    assert result.code == 1 and fired(result) == {"lastmod-bulk"}
+    assert "25 of 25 added URLs have lastmods within 24 s of each other" in result.out
+
+
+@pytest.mark.parametrize("story", ["a site imported in one commit", "a first commit of fifteen pages and a few later ones"])
+def test_a_first_run_sharing_an_instant_long_before_the_build_is_honest(offline_site: Site, story: str) -> None:
+    if story == "a site imported in one commit":
+        listed: dict[str, str | None] = {f"/p/{n}/": "2025-02-03T09:14:27+01:00" for n in range(200)}
+    else:
+        listed = {f"/p/{n}/": "2025-02-03T09:14:27Z" for n in range(15)} | pages(5)
+    offline_site.write(urlset(listed))
+    result = offline_site.check()
+    assert result.code == 0 and fired(result) == set(), result.out
+
+
+def test_a_first_run_sharing_an_instant_close_to_the_run_or_finer_than_a_second_is_the_build(offline_site: Site) -> None:
+    offline_site.write(urlset({f"/p/{n}/": iso(NOW - dt.timedelta(minutes=20)) for n in range(15)}))
+    close = offline_site.check()
+    assert close.code == 1 and "15 of 15 added URLs share one lastmod" in close.out
+    offline_site.write(urlset({f"/p/{n}/": "2023-12-20T21:52:17.375Z" for n in range(15)}))
+    machine = offline_site.check()
+    assert machine.code == 1 and "finer than a second" in machine.out
+
+
+def test_date_only_lastmods_are_days_not_instants(site: Site) -> None:
+    listed = _recorded(site)
+    two_days_ago = (NOW - dt.timedelta(days=2)).strftime("%Y-%m-%d")
+    site.write(urlset(listed | {f"/p/{n}/": two_days_ago for n in range(15)}))
+    honest = site.check()  # fifteen pages edited on one day, deployed two days later
+    assert honest.code == 0 and "lastmod-bulk" not in fired(honest), honest.out
+    today = NOW.strftime("%Y-%m-%d")
+    site.write(urlset(listed | {f"/p/{n}/": today for n in range(15)}))
+    stamped = site.check()  # every changed page carries the run's own date: the build's
+    assert stamped.code == 1 and "carry the run's own day" in stamped.out
+
+
+def test_a_first_run_of_date_only_lastmods_sharing_an_old_day_is_honest(offline_site: Site) -> None:
+    offline_site.write(urlset({f"/p/{n}/": "2020-08-01" for n in range(10)} | {"/old/": "2019-05-28"}))
+    assert offline_site.check().code == 0
+    offline_site.write(urlset({f"/p/{n}/": "2020-08-01T00:00:00+00:00" for n in range(10)} | {"/old/": "2019-05-28"}))
+    assert offline_site.check().code == 0  # midnight written as a datetime is a day too
