@@ -25,6 +25,7 @@ from notifier.pipeline import Environment, execute
 from notifier.report import Report, printable, render_json, render_text
 from notifier.rules import RULES
 from notifier.settings import FORMATS, RUN_ONLY, build_settings, state_options
+from notifier.stamp import describe, stamp_sitemap
 
 COMMANDS = ("run", "check")
 TOOLS = ("key", "state", "stamp")  # the commands beside a run, each with its own options
@@ -177,6 +178,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _key_command(args)
     if word == "state":
         return _state_command(args)
+    if word == "stamp":
+        return _stamp_command(args)
     command = word or "run"
     _signalled.clear()
     previous = signal.signal(signal.SIGTERM, _on_signal) if _main_thread() else None
@@ -306,4 +309,32 @@ def _state_command(args: list[str]) -> int:
         sys.stdout.flush()
         sys.stderr.write(f"notify-changes: error: {printable(str(error))}\n")
         return error.exit_code
+    return ExitCode.OK
+
+
+def _stamp_command(args: list[str]) -> int:
+    """``notify-changes stamp [SITEMAP] [--dry-run]``: rewrite the lastmods from the content's history."""
+    parser = _Parser(
+        prog="notify-changes stamp",
+        description=(
+            "Rewrite a built sitemap's lastmods (its parts, plain or .gz, its index and feeds) from the content's history: "
+            "the front-matter date field of each page's source file, else the author time of its last commit. Needs "
+            '[history] in the config (e.g. preset = "hugo"). Only the dates change; each file is replaced atomically.'
+        ),
+        epilog="Exit codes: 0 done, 2 usage or input error (no [history], a malformed sitemap, a file it cannot write).",
+    )
+    parser.add_argument("sitemap", nargs="?", help="the built sitemap (default: found in public/, _site/, site/, dist/, build/, out/)")
+    parser.add_argument("--site-dir", metavar="DIR", help="the build output root (default: the sitemap's folder)")
+    parser.add_argument("--config", metavar="PATH", help="a TOML config file (default notify-changes.toml, else pyproject.toml)")
+    parser.add_argument("--dry-run", action="store_true", help="print the dates it would change, as a diff; write nothing")
+    try:
+        namespace = parser.parse_args(args)
+        cli = {"sitemap": namespace.sitemap, "site-dir": namespace.site_dir, "config": namespace.config}
+        settings = build_settings("check", cli)
+        result = stamp_sitemap(settings, dry_run=namespace.dry_run)
+    except NotifierError as error:
+        sys.stderr.write(f"notify-changes: error: {printable(str(error))}\n")
+        return error.exit_code
+    for line in describe(result, dry_run=namespace.dry_run):
+        sys.stdout.write(printable(line) + "\n")
     return ExitCode.OK

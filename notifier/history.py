@@ -141,7 +141,7 @@ def check_history(
         for name in dates:
             if name.lower() not in wanted:
                 result.ignored.setdefault(name, source)
-        if explicit is not None and explicit[1] is not None and _agrees(entry.lastmod, instant, explicit[1]):
+        if explicit is not None and explicit[1] is not None and agrees(entry.lastmod, instant, explicit[1]):
             result.backed.add(entry.loc)
             continue
         said = _said(explicit, dates, wanted)
@@ -189,7 +189,7 @@ def _said(explicit: tuple[str, str | None] | None, dates: dict[str, str], wanted
     return said
 
 
-def _agrees(lastmod: str, instant: dt.datetime, given: str) -> bool:
+def agrees(lastmod: str, instant: dt.datetime, given: str) -> bool:
     """Whether a lastmod names the date a source gives: the same second when both are
     instants; when either is a day, the same day in some zone."""
     other = parse_w3c(given)

@@ -1,0 +1,309 @@
+"""``notify-changes stamp``: rewrite a built sitemap's lastmods from the content's history.
+
+Each page's date comes from its source file, found with ``[history]``: the first date field
+of its front matter (or the ``{date}`` in its file name), else the author time of the
+source's last commit (one ``git log`` pass for the whole site), else the entry is left as
+it is and reported. A lastmod that already names that date (the same instant, or the same
+day) is left alone, so a stamped sitemap stamps to itself, on any clone.
+
+Files are rewritten in place, only where a date changes: the date's text between its tags
+is replaced and every other byte stays (a ``.gz`` part is recompressed, its content kept
+byte for byte); each file is written to a temporary file beside it, flushed, and renamed
+over the old one. Sitemaps (``<lastmod>``), indexes (a part's ``<lastmod>`` becomes the
+latest of its pages), RSS (``<atom:updated>``, ``<dc:date>``, else ``<pubDate>`` in RFC 822)
+and Atom (``<updated>``) are stamped; text sitemaps carry no dates.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import email.utils
+import gzip
+import html
+import os
+import re
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from notifier.dates import UTC, parse_w3c, rfc822_to_w3c
+from notifier.errors import InputError, UsageError
+from notifier.history import Span, agrees, read_history, repo_root
+from notifier.settings import Settings
+from notifier.sitemap import ReadOptions, read_sitemap
+from notifier.source import is_url
+from notifier.sources import SourceFinder, front_matter
+from notifier.store.durable import fsync_folder
+
+
+@dataclass
+class Change:
+    file: str
+    loc: str
+    old: str | None
+    new: str
+    why: str
+
+
+@dataclass
+class StampResult:
+    changes: list[Change] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)  # files rewritten (or, in a dry run, to rewrite)
+    unmapped: list[str] = field(default_factory=list)  # pages with no source file, or none with a date
+    kept: int = 0  # entries whose lastmod already names the content's date
+
+
+class ContentDates:
+    """A page's date from its source: front matter first, then its last commit."""
+
+    def __init__(self, settings: Settings) -> None:
+        history = settings.history
+        if history is None:
+            raise UsageError(
+                'stamp takes each page\'s date from its source file: configure [history] first, e.g. preset = "hugo" '
+                "(see the README's [history] section)"
+            )
+        repo = history.repo or Path.cwd()
+        self.top = repo_root(repo)
+        self.spans: dict[str, Span] = read_history(self.top)
+        self.finder = SourceFinder(history.sources, repo, self.top)
+        self.fields = {name.lower(): number for number, name in enumerate(history.fields)}
+
+    def of(self, loc: str) -> tuple[str, str] | None:
+        """(the date, where it came from), or None when the source is unknown or undated."""
+        found = self.finder.find(loc)
+        if found is None:
+            return None
+        source, name_date = found
+        dates = front_matter(self.top / source)
+        named = sorted((self.fields[name.lower()], name, value) for name, value in dates.items() if name.lower() in self.fields)
+        if named:
+            return named[0][2], f"{named[0][1]} in {source}"
+        if name_date is not None:
+            return name_date, f"the file name {source}"
+        span = self.spans.get(source)
+        if span is None:
+            return None
+        return span.newest[0].strftime("%Y-%m-%dT%H:%M:%SZ"), f"the last commit of {source}"
+
+
+def stamp_sitemap(settings: Settings, *, dry_run: bool) -> StampResult:
+    if is_url(settings.sitemap):
+        raise UsageError(f"stamp rewrites the built files: give the sitemap's path in the build, not {settings.sitemap}")
+    dates = ContentDates(settings)
+    sitemap = read_sitemap(settings.sitemap, ReadOptions(site_dir=settings.site_dir))  # strict: a broken file is exit 2
+    result = StampResult()
+    latest: dict[str, str] = {}  # a part's public URL and its path -> the latest lastmod it holds
+    for info in reversed(sitemap.files):  # parts before the index that lists them
+        if info.kind == "text":
+            continue
+        path = Path(info.name)
+        text, gzipped = _read(path)
+        if info.kind == "index":
+            new_text, newest = _stamp_index(text, info.name, latest, result)
+        else:
+            new_text, newest = _stamp_pages(text, info.name, dates, result)
+        for name in (info.name, info.public_url):
+            if name and newest:
+                latest[name] = newest
+        if new_text != text:
+            result.files.append(info.name)
+            if not dry_run:
+                _replace(path, new_text.encode("utf-8"), gzipped=gzipped)
+    result.changes.reverse()
+    result.files.reverse()
+    return result
+
+
+# -- one file --------------------------------------------------------------------------
+def _read(path: Path) -> tuple[str, bool]:
+    """The file's text, and whether it was gzip-compressed."""
+    try:
+        raw = path.read_bytes()
+        gzipped = raw[:2] == b"\x1f\x8b"
+        return (gzip.decompress(raw) if gzipped else raw).decode("utf-8"), gzipped
+    except OSError as error:
+        raise InputError(f"{path}: cannot read it ({error.strerror})") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not UTF-8; stamp rewrites UTF-8 sitemaps only (the protocol asks for UTF-8)") from None
+
+
+_BLOCK = re.compile(r"<(?P<prefix>[\w.-]+:)?(?P<tag>url|item|entry)\b[^>]*>(?P<body>.*?)</(?P=prefix)?(?P=tag)\s*>", re.DOTALL)
+_PART = re.compile(r"<(?P<prefix>[\w.-]+:)?sitemap\b[^>]*>(?P<body>.*?)</(?P=prefix)?sitemap\s*>", re.DOTALL)
+
+
+def _element(body: str, name: str) -> re.Match[str] | None:
+    """The first ``<name>`` (``name`` may carry its prefix) in a block: its text as group 1."""
+    return re.search(rf"<{name}\b[^>]*>(.*?)</{name}\s*>", body, re.DOTALL)
+
+
+def _text(value: str) -> str:
+    value = value.strip()
+    if value.startswith("<![CDATA[") and value.endswith("]]>"):
+        return value[9:-3].strip()
+    return html.unescape(value)
+
+
+def _stamp_pages(text: str, name: str, dates: ContentDates, result: StampResult) -> tuple[str, str | None]:
+    newest: list[str] = []
+
+    def stamp(block: re.Match[str]) -> str:
+        prefix, tag, body = block.group("prefix") or "", block.group("tag"), block.group("body")
+        located = _locate(prefix, tag, body)
+        if located is None:
+            return block.group(0)
+        loc, date_element, write = located
+        given = dates.of(loc)
+        old = _text(date_element.group(1)) if date_element is not None else None
+        if given is None:
+            result.unmapped.append(loc)
+            if old is not None:
+                newest.append(old)
+            return block.group(0)
+        date, why = given
+        old_w3c = _as_w3c(tag, date_element, old)
+        newest.append(date)
+        instant = parse_w3c(old_w3c) if old_w3c is not None else None
+        if old_w3c is not None and instant is not None and agrees(old_w3c, instant, date):
+            result.kept += 1
+            return block.group(0)
+        result.changes.append(Change(name, loc, old, date, why))
+        whole, offset = block.group(0), block.start("body") - block.start()
+        if date_element is None:  # a sitemap <url> without <lastmod>: one after its <loc>
+            loc_element = _element(body, f"{prefix}loc")
+            assert loc_element is not None
+            cut = offset + loc_element.end()
+            return whole[:cut] + f"<{prefix}lastmod>{date}</{prefix}lastmod>" + whole[cut:]
+        return whole[: offset + date_element.start(1)] + write(date) + whole[offset + date_element.end(1) :]
+
+    stamped = _BLOCK.sub(stamp, text)
+    return stamped, _latest(newest)
+
+
+Writer = Callable[[str], str]
+
+
+def _locate(prefix: str, tag: str, body: str) -> tuple[str, re.Match[str] | None, Writer] | None:
+    """A block's page URL, the element holding its date, and how a date is written there."""
+    if tag == "url":
+        loc = _element(body, f"{prefix}loc")
+        if loc is None:
+            return None
+        return _text(loc.group(1)), _element(body, f"{prefix}lastmod"), lambda date: date
+    if tag == "entry":  # Atom
+        link = re.search(r"<(?:[\w.-]+:)?link\b([^>]*?)/?>", body)
+        href = re.search(r"""\bhref\s*=\s*(["'])(.*?)\1""", link.group(1)) if link else None
+        if href is None:
+            return None
+        return html.unescape(href.group(2)), _element(body, f"{prefix}updated"), _rfc3339
+    link = _element(body, "link")  # RSS
+    if link is None:
+        return None
+    for name in ("[\\w.-]+:updated", "dc:date"):
+        found = re.search(rf"<({name})\b[^>]*>(.*?)</\1\s*>", body, re.DOTALL)
+        if found is not None:
+            return _text(link.group(1)), _element(body, re.escape(found.group(1))), lambda date: date
+    return _text(link.group(1)), _element(body, "pubDate"), _rfc822
+
+
+def _as_w3c(tag: str, element: re.Match[str] | None, old: str | None) -> str | None:
+    if old is None or element is None:
+        return None
+    if tag == "item" and element.group(0).startswith("<pubDate"):
+        return rfc822_to_w3c(old)
+    return old
+
+
+def _moment(date: str) -> dt.datetime:
+    instant = parse_w3c(date)
+    assert instant is not None, "content dates are W3C Datetimes"
+    return instant
+
+
+def _rfc3339(date: str) -> str:
+    return date if "T" in date else f"{date}T00:00:00Z"
+
+
+def _rfc822(date: str) -> str:
+    instant = _moment(date)
+    return email.utils.format_datetime(instant if instant.tzinfo else instant.replace(tzinfo=UTC))
+
+
+def _latest(dates: list[str]) -> str | None:
+    best: tuple[dt.datetime, str] | None = None
+    for date in dates:
+        instant = parse_w3c(date)
+        if instant is not None and (best is None or instant > best[0]):
+            best = (instant, date)
+    return best[1] if best else None
+
+
+def _stamp_index(text: str, name: str, latest: dict[str, str], result: StampResult) -> tuple[str, str | None]:
+    newest: list[str] = []
+
+    def stamp(block: re.Match[str]) -> str:
+        prefix, body = block.group("prefix") or "", block.group("body")
+        loc = _element(body, f"{prefix}loc")
+        date_element = _element(body, f"{prefix}lastmod")
+        if loc is None or date_element is None:
+            return block.group(0)
+        part = _text(loc.group(1))
+        date = latest.get(part)
+        old = _text(date_element.group(1))
+        if date is None or old == date:
+            return block.group(0)
+        newest.append(date)
+        result.changes.append(Change(name, part, old, date, "the latest lastmod of the part"))
+        start = block.start("body") - block.start()
+        whole = block.group(0)
+        return whole[: start + date_element.start(1)] + date + whole[start + date_element.end(1) :]
+
+    return _PART.sub(stamp, text), _latest(newest)
+
+
+def _replace(path: Path, data: bytes, *, gzipped: bool) -> None:
+    """Write ``data`` (gzip-compressed again when the file was) over ``path``, atomically."""
+    if gzipped:
+        data = gzip.compress(data, mtime=0)
+    folder = path.parent
+    try:
+        mode = path.stat().st_mode & 0o7777
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    except OSError as error:
+        raise InputError(f"{path}: cannot rewrite it ({error.strerror}); make its folder writable") from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp_name, mode)
+        os.replace(tmp_name, path)
+    except BaseException as error:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp_name)
+        if isinstance(error, OSError):
+            raise InputError(f"{path}: cannot rewrite it ({error.strerror}); it was left as it was") from None
+        raise
+    fsync_folder(folder)
+
+
+def describe(result: StampResult, *, dry_run: bool) -> Iterator[str]:
+    """The lines ``stamp`` prints: each date it changes (a diff), then the counts."""
+    current = None
+    for change in result.changes:
+        if change.file != current:
+            current = change.file
+            yield f"--- {change.file}"
+            yield f"+++ {change.file} ({'would be ' if dry_run else ''}stamped)"
+        yield f"  {change.loc}"
+        yield f"-   {change.old if change.old is not None else '(no lastmod)'}"
+        yield f"+   {change.new}   ({change.why})"
+    verb = "would rewrite" if dry_run else "rewrote"
+    yield (f"stamp: {verb} {len(result.changes)} date(s) in {len(result.files)} file(s); {result.kept} already named their content's date")
+    if result.unmapped:
+        yield (
+            f"stamp: {len(result.unmapped)} page(s) left as they were: no source file with a date or a commit "
+            f"(e.g. {result.unmapped[0]}); add a [history] sources template for them"
+        )
