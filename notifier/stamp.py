@@ -110,14 +110,28 @@ def stamp_sitemap(settings: Settings, *, dry_run: bool) -> StampResult:
                 latest[name] = newest
         if new_text != text:
             result.files.append(info.name)
+            copy = _gzip_copy(path, text) if not gzipped else None  # MkDocs writes sitemap.xml.gz beside it
+            if copy is not None:
+                result.files.append(str(copy))
             if not dry_run:
                 _replace(path, new_text.encode("utf-8"), gzipped=gzipped)
+                if copy is not None:
+                    _replace(copy, new_text.encode("utf-8"), gzipped=True)
     result.changes.reverse()
     result.files.reverse()
     return result
 
 
 # -- one file --------------------------------------------------------------------------
+def _gzip_copy(path: Path, text: str) -> Path | None:
+    """``FILE.gz`` beside ``path`` when it holds the same sitemap: it is stamped alike."""
+    copy = path.with_name(path.name + ".gz")
+    try:
+        return copy if copy.is_file() and gzip.decompress(copy.read_bytes()) == text.encode("utf-8") else None
+    except (OSError, EOFError, gzip.BadGzipFile):
+        return None
+
+
 def _read(path: Path) -> tuple[str, bool]:
     """The file's text, and whether it was gzip-compressed."""
     try:
