@@ -145,7 +145,7 @@ def test_the_action_refuses_a_bad_mode(site: Site, tmp_path: Path) -> None:
 
 
 def _workflows_in_readme() -> list[str]:
-    return re.findall(r"```yaml\n(.*?)```", README, re.DOTALL)
+    return re.findall(r"```yaml\n(name: .*?)```", README, re.DOTALL)  # GitHub workflows; the GitLab recipe is tests/test_recipes.py's
 
 
 def _action_as_workflow() -> str:
