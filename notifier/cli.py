@@ -41,8 +41,11 @@ _DESCRIPTIONS = {
         "Tell IndexNow (Bing, Yandex, Seznam, Naver, Yep) exactly which pages of a freshly built sitemap "
         "were added, changed or removed since the last deploy, and fail the deploy when the sitemap's "
         "dates lie. Commands: run (the default; check, submit, record), check (verify only), "
-        "and key new [--write DIR] (make an IndexNow key and its key file). "
-        "`notify-changes run --help` and `notify-changes check --help` describe each."
+        "key new [--write DIR] (make an IndexNow key and its key file), stamp (rewrite the built sitemap's dates from "
+        "the content's history), and state show|url|pending|forget|export (inspect and repair the state). "
+        "`notify-changes COMMAND --help` describes each. The config file (notify-changes.toml) also takes [history] "
+        '(preset = "hugo", jekyll, mkdocs, eleventy, astro, docusaurus, sphinx or pelican: lastmods checked against '
+        "each page's front matter and git history) and [bulk] (the lastmod-bulk thresholds); see the README."
     ),
     "run": "Check the built sitemap, tell IndexNow what the deploy added, changed or removed, and record it in the state.",
     "check": (

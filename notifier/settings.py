@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from notifier.config_tables import HistorySettings, bulk_table, history_table
 from notifier.dates import MAX_DURATION_SECONDS, parse_duration
 from notifier.discovery import find_sitemap
 from notifier.errors import UsageError
 from notifier.indexnow import DEFAULT_ENDPOINT, MAX_BATCH, Keys, validate_key
 from notifier.rules import LEVELS, RULES, BulkThresholds
 from notifier.source import is_url
-from notifier.sources import DEFAULT_FIELDS, PRESETS, check_template
 
 DEFAULT_STATE = Path("state/notify-changes.json")
 DEFAULT_CONFIG = "notify-changes.toml"
@@ -30,15 +30,6 @@ INITIAL_CHOICES = ("baseline", "submit", "fail")  # and since:DURATION
 #: The options only ``run`` uses. ``check`` accepts them too (a deploy script passes one set
 #: of options to both commands), hides them from its help, and the API names them in a note.
 RUN_ONLY = ("batch-size", "dry-run", "retry-timeout", "lock-timeout", "initial", "no-removed", "on-submit-error", "verify-live")
-
-
-@dataclass(frozen=True)
-class HistorySettings:
-    sources: tuple[str, ...] = ()
-    repo: Path | None = None  # the git work tree; default: the config file's folder or cwd
-    tolerance: dt.timedelta = dt.timedelta(days=1)
-    fields: tuple[str, ...] = DEFAULT_FIELDS  # front-matter fields that give a page's date, first found wins
-    preset: str | None = None  # the generator whose conventions map URLs to sources
 
 
 @dataclass(frozen=True)
@@ -328,8 +319,8 @@ def build_settings(
         clock_skew=values.get("clock-skew", dt.timedelta(hours=1)),
         max_removed=values.get("max-removed", 0.2),
         sitemap_url=values.get("sitemap-url"),
-        bulk=_bulk(file_values.get("bulk", {}), where),
-        history=_history(file_values.get("history"), base, where),
+        bulk=bulk_table(file_values.get("bulk", {}), where),
+        history=history_table(file_values.get("history"), base, where, _duration(f"{where}: [history] tolerance")),
         verify_live=values.get("verify-live", 0),
         config_path=config_path,
     )
@@ -418,60 +409,3 @@ def _rule_levels(table: Any, where: str) -> dict[str, str]:
             raise UsageError(f"{where}: rule {rule_id} level {level!r} is not error, warn or off")
         levels[rule_id] = level
     return levels
-
-
-def _bulk(table: Any, where: str) -> BulkThresholds:
-    if not isinstance(table, dict):
-        raise UsageError(f"{where}: [bulk] must be a table")
-    defaults = BulkThresholds()
-    min_urls = table.get("min-urls", defaults.min_urls)
-    if type(min_urls) is not int or not 1 <= min_urls <= 10**9:
-        raise UsageError(f"{where}: [bulk] min-urls = {min_urls!r} must be a whole number from 1 to 1000000000")
-    shares = {}
-    for name, default in (("ratio", defaults.ratio), ("site-ratio", defaults.site_ratio)):
-        value = table.get(name, default)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-            raise UsageError(f"{where}: [bulk] {name} = {value!r} must be a share from 0 to 1, e.g. 0.5")
-        shares[name] = float(value)
-    thresholds = BulkThresholds(min_urls=min_urls, ratio=shares["ratio"], site_ratio=shares["site-ratio"])
-    unknown = set(table) - {"min-urls", "ratio", "site-ratio"}
-    if unknown:
-        raise UsageError(f"{where}: [bulk] unknown setting {sorted(unknown)[0]!r}")
-    return thresholds
-
-
-def _history(table: Any, base: Path, where: str) -> HistorySettings | None:
-    if table is None:
-        return None
-    if not isinstance(table, dict):
-        raise UsageError(f'{where}: [history] must be a table with preset = "NAME" or sources = [...]')
-    unknown = set(table) - {"sources", "preset", "fields", "repo", "tolerance"}
-    if unknown:
-        raise UsageError(f"{where}: [history] unknown setting {sorted(unknown)[0]!r} (settings: preset, sources, fields, repo, tolerance)")
-    preset = table.get("preset")
-    if preset is not None and preset not in PRESETS:
-        raise UsageError(f"{where}: [history] preset = {preset!r} is not one of {', '.join(PRESETS)}")
-    sources = table.get("sources", [])
-    if not isinstance(sources, list) or not (sources or preset) or not all(isinstance(item, str) for item in sources):
-        raise UsageError(
-            f'{where}: [history] needs preset = "NAME" ({", ".join(PRESETS)}) or sources = a list of path templates '
-            'such as "content/{path}.md"'
-        )
-    for template in sources:
-        problem = check_template(template)
-        if problem is not None:
-            raise UsageError(f"{where}: [history] sources: {template!r}: {problem}")
-    fields = table.get("fields", list(PRESETS[preset].fields) if preset else list(DEFAULT_FIELDS))
-    if not isinstance(fields, list) or not all(isinstance(item, str) and item for item in fields):
-        raise UsageError(f'{where}: [history] fields must be a list of front-matter names such as ["lastmod", "date"]')
-    repo = table.get("repo")
-    if repo is not None and (not isinstance(repo, str) or not (base / repo).is_dir()):
-        raise UsageError(f"{where}: [history] repo = {repo!r} is not a folder; point it at the site's git work tree")
-    tolerance = _duration(f"{where}: [history] tolerance")(table.get("tolerance", "1d"))
-    return HistorySettings(
-        sources=tuple(sources) + (PRESETS[preset].sources if preset else ()),
-        repo=(base / repo) if isinstance(repo, str) else base,
-        tolerance=tolerance,
-        fields=tuple(fields),
-        preset=preset,
-    )

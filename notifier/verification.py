@@ -13,6 +13,7 @@ import itertools
 from pathlib import Path
 
 from notifier.build import build_root
+from notifier.config_tables import HistorySettings
 from notifier.dates import format_utc
 from notifier.diff import Diff, DiffBuilder
 from notifier.environment import Environment
@@ -21,7 +22,7 @@ from notifier.pages import BuiltSite
 from notifier.report import Report, plural
 from notifier.rules import OFF, RULES, Context, RuleSettings, verify
 from notifier.rules.pages import PAGE_RULES
-from notifier.settings import HistorySettings, Settings
+from notifier.settings import Settings
 from notifier.sitemap import Entry, ReadOptions, read_sitemap
 from notifier.source import is_url
 from notifier.store import State

@@ -46,9 +46,20 @@ TARGETS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
             "_still_pending",
             "_count",
         ),
-        ("tests/test_diff.py", "tests/test_diff_property.py", "tests/test_incremental.py", "tests/test_deploy_loop.py"),
+        (
+            "tests/test_diff.py",
+            "tests/test_diff_property.py",
+            "tests/test_incremental.py",
+            "tests/test_deploy_loop.py",
+            "tests/test_build_clock.py",
+        ),
     ),
     "rules-dates": ("notifier/rules/dates.py", (), ("tests/test_rules.py", "tests/test_boundaries.py", "tests/test_history.py")),
+    "rules-bulk": (
+        "notifier/rules/bulk.py",
+        (),
+        ("tests/test_rules.py", "tests/test_boundaries.py", "tests/test_build_clock.py", "tests/test_history.py"),
+    ),
     "rules-urls": (
         "notifier/rules/urls.py",
         ("url_problem", "_urls", "_judged_by_url", "_host_reason"),

@@ -10,8 +10,8 @@ it is not installed.
 from __future__ import annotations
 
 import datetime as dt
-import importlib.util
 import gzip
+import importlib.util
 import os
 import shutil
 import subprocess

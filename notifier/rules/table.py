@@ -33,11 +33,16 @@ RULES: dict[str, Rule] = {
     for rule in (
         Rule("lastmod-regressed", ERROR, "a URL's lastmod is earlier than the one recorded at the last deploy"),
         Rule("lastmod-future", ERROR, "a lastmod is later than now plus --clock-skew"),
-        Rule("lastmod-bulk", ERROR, "many changed URLs share one lastmod instant: dates from file mtimes or the build clock"),
+        Rule(
+            "lastmod-bulk",
+            ERROR,
+            "the dates came from the build: many changed pages proven unchanged, sharing one instant or the run's own day, "
+            "or crowded into minutes just before the run",
+        ),
         Rule("lastmod-invalid", ERROR, "a lastmod that is not a W3C Datetime"),
         Rule("lastmod-missing", WARN, "a URL without a lastmod"),
-        Rule("lastmod-vs-history", ERROR, "a lastmod outside the git history of the page's source file"),
-        Rule("lastmod-without-change", WARN, "the lastmod moved but the built page file did not change"),
+        Rule("lastmod-vs-history", ERROR, "a lastmod that is neither its source's front-matter date nor within its git history"),
+        Rule("lastmod-without-change", WARN, "the lastmod moved but the built page file did not change (held back, not announced)"),
         Rule("change-without-lastmod", WARN, "the built page file changed but its lastmod did not"),
         Rule("mass-removal", ERROR, "more than --max-removed of the recorded URLs vanished at once"),
         Rule("url-invalid", ERROR, "a loc that is not an absolute, escaped http(s) URL of at most 2,048 characters"),
