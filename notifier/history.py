@@ -17,7 +17,7 @@ from typing import NamedTuple
 from notifier.dates import UTC, parse_w3c, period_of
 from notifier.errors import HistoryError
 from notifier.rules import Violation
-from notifier.rules.bulk import ZONE_SLACK, day_sized
+from notifier.rules.bulk import ZONE_SLACK, day_sized, day_span
 from notifier.sitemap_files import Entry
 from notifier.sources import DEFAULT_FIELDS, SourceFinder, front_matter
 
@@ -197,13 +197,6 @@ def agrees(lastmod: str, instant: dt.datetime, given: str) -> bool:
         return False
     if not day_sized(lastmod) and not day_sized(given):
         return abs((instant - other).total_seconds()) < 1
-    start, end = _day_span(lastmod, instant)
-    other_start, other_end = _day_span(given, other)
+    start, end = day_span(lastmod, instant)
+    other_start, other_end = day_span(given, other)
     return start <= other_end + ZONE_SLACK and other_start - ZONE_SLACK <= end
-
-
-def _day_span(text: str, instant: dt.datetime) -> tuple[dt.datetime, dt.datetime]:
-    """The span a date names; midnight written as a datetime is its whole day."""
-    if len(text) <= 10:
-        return period_of(text, instant)
-    return instant, instant + dt.timedelta(days=1) if day_sized(text) else instant

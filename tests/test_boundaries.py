@@ -60,7 +60,8 @@ def test_lastmod_future_moves_with_the_clock_skew(offline_site: Site, skew: str,
 # -- lastmod-bulk: at least 10 URLs, half the changed ones, a fifth of the site -------------------
 def shared(count: int, others: int = 0) -> dict[str, str | None]:
     """``count`` pages sharing one instant, ``others`` with dates of their own."""
-    listed: dict[str, str | None] = {f"/s/{n}/": "2030-01-01T11:30:00Z" for n in range(count)}  # half an hour before the run
+    # finer than a second, months before the run: the shared-instant mark alone (not a crowd near the run)
+    listed: dict[str, str | None] = {f"/s/{n}/": "2029-05-05T05:05:05.500Z" for n in range(count)}
     listed.update(pages(others, prefix="/o/", lastmod="2029-0{n}-{day:02d}T10:{minute:02d}:00Z".replace("{n}", "3")))
     return listed
 
@@ -89,7 +90,30 @@ def test_lastmod_bulk_needs_a_fifth_of_the_site(offline_site: Site, unchanged: i
 @pytest.mark.parametrize(("instant", "bulk"), [("2030-01-01T11:00:00Z", True), ("2030-01-01T10:59:59Z", False)])
 def test_a_first_run_shared_instant_is_the_build_within_the_hour_before_the_run(offline_site: Site, instant: str, bulk: bool) -> None:
     offline_site.write(urlset({f"/s/{n}/": instant for n in range(10)}))
-    assert ("lastmod-bulk" in fired(check(offline_site))) is bulk
+    said = [violation.message for violation in check(offline_site).violations if violation.rule == "lastmod-bulk"]
+    assert bool(said) is bulk
+    assert not said or "10 of 10 added URLs share one lastmod" in said[0]  # the shared-instant mark, not the crowd
+
+
+def check_at(site: Site, now: dt.datetime) -> Report:
+    clock = FakeTime(now)
+    cli = {"sitemap": str(site.sitemap), "state": str(site.state), "rule": ["lastmod-future=off"]}
+    return execute(build_settings("check", cli), Environment(now=clock.now, sleep=clock.sleep, clock=clock.clock))
+
+
+@pytest.mark.parametrize(
+    ("now", "bulk"),
+    [
+        ("2030-01-01T10:00:00Z", True),  # the day 2030-01-02 begins within 14 h, in the easternmost zone
+        ("2030-01-01T09:59:59Z", False),
+        ("2030-01-03T13:59:59Z", True),  # and ends 14 h after UTC midnight, in the westernmost
+        ("2030-01-03T14:00:00Z", False),
+    ],
+)
+def test_the_runs_own_day_spans_every_time_zone(offline_site: Site, now: str, bulk: bool) -> None:
+    offline_site.write(urlset({f"/d/{n}/": "2030-01-02" for n in range(10)}))
+    moment = dt.datetime.fromisoformat(now.replace("Z", "+00:00"))
+    assert ("lastmod-bulk" in fired(check_at(offline_site, moment))) is bulk
 
 
 @pytest.mark.parametrize(("apart", "bulk"), [(600, True), (601, False)])  # ten dates within ten minutes of each other
@@ -100,22 +124,25 @@ def test_a_crowd_is_ten_minutes_wide(offline_site: Site, apart: int, bulk: bool)
     assert ("lastmod-bulk" in fired(check(offline_site))) is bulk
 
 
-@pytest.mark.parametrize(("minutes", "bulk"), [(50, True), (61, False)])  # the crowd's first date, before the run
+@pytest.mark.parametrize(("minutes", "bulk"), [(60, True), (61, False)])  # the crowd's first date, before the run
 def test_a_crowd_counts_only_in_the_hour_before_the_run(offline_site: Site, minutes: int, bulk: bool) -> None:
     first = NOW - dt.timedelta(minutes=minutes)
     offline_site.write(urlset({f"/c/{n}/": (first + dt.timedelta(seconds=7 * n)).strftime("%Y-%m-%dT%H:%M:%SZ") for n in range(10)}))
     assert ("lastmod-bulk" in fired(check(offline_site))) is bulk
 
 
-@pytest.mark.parametrize(("held", "bulk"), [(9, False), (10, True)])
-def test_held_back_pages_are_a_lying_generator_from_min_urls(offline_site: Site, held: int, bulk: bool) -> None:
+@pytest.mark.parametrize(("held", "edited", "bulk"), [(9, 0, False), (10, 0, True), (10, 10, True), (10, 11, False)])
+def test_held_back_pages_are_a_lying_generator_from_min_urls_and_half(offline_site: Site, held: int, edited: int, bulk: bool) -> None:
     listed = pages(30)
     offline_site.build_pages(listed)
     offline_site.write(urlset(listed))
     clock = FakeTime(NOW)
     cli = {"sitemap": str(offline_site.sitemap), "state": str(offline_site.state), "site-dir": str(offline_site.public)}
     assert execute(build_settings("run", cli), Environment(now=clock.now, sleep=clock.sleep, clock=clock.clock)).exit_code == 0
-    offline_site.write(urlset(listed | {f"/p/{n}/": "2029-09-01T10:00:00Z" for n in range(held)}))
+    for n in range(held, held + edited):  # honest edits beside them: the page and its date moved
+        (offline_site.public / "p" / str(n) / "index.html").write_text(f"<html><body>edit {n}</body></html>")
+    moved = {f"/p/{n}/": f"2029-09-01T10:{n:02d}:00Z" for n in range(held + edited)}
+    offline_site.write(urlset(listed | moved))
     report = check(offline_site, **{"site-dir": str(offline_site.public)})
     assert len(report.held_back) == held and ("lastmod-bulk" in fired(report)) is bulk
 
@@ -335,3 +362,10 @@ def test_a_wait_that_ends_exactly_at_the_retry_budget_is_waited(fake: FakeIndexN
         client.close()
     assert (result.status == "delivered") is waited
     assert clock.sleeps == ([float(retry_after)] if waited else [])
+
+
+@pytest.mark.parametrize(("seconds", "said"), [(0.5, "500 ms"), (1, "1 s"), (119, "119 s"), (120, "2 minutes")])
+def test_a_crowd_says_how_close_its_dates_are(seconds: float, said: str) -> None:
+    from notifier.rules.bulk import _span
+
+    assert _span(seconds) == said

@@ -46,6 +46,14 @@ def day_sized(lastmod: str) -> bool:
     return _DAY_SIZED.fullmatch(lastmod) is not None
 
 
+def day_span(text: str, instant: dt.datetime) -> tuple[dt.datetime, dt.datetime]:
+    """The span a date names: a year, a month, a day, midnight written as a datetime (its
+    whole day); any other instant is itself."""
+    if day_sized(text) and "T" in text:
+        return instant, instant + dt.timedelta(days=1)
+    return period_of(text, instant)
+
+
 class _Judged:
     """The deploy's dates that the rule judges: those history does not back, parsed."""
 
@@ -121,7 +129,7 @@ def _shared_mark(lastmod: str, now: dt.datetime, *, first_run: bool) -> str | No
     if instant is None:
         return None
     if day_sized(lastmod):
-        start, end = period_of(lastmod, instant) if len(lastmod) <= 10 else (instant, instant + dt.timedelta(days=1))
+        start, end = day_span(lastmod, instant)
         if start - ZONE_SLACK <= now < end + ZONE_SLACK:
             return f"carry the run's own day, {lastmod}: a date from the build clock, not the content"
         return None  # pages changed on one day: a day is not an instant
