@@ -79,7 +79,19 @@ def abandon(pool: concurrent.futures.ProcessPoolExecutor) -> None:
     """Stop a pool without waiting: queued tasks cancelled, workers killed (they ignore
     SIGTERM by design). Python 3.11 has no public call for the kill; 3.14's is kill_workers."""
     processes = dict(getattr(pool, "_processes", None) or {})  # the shutdown forgets them
+    results = getattr(pool, "_result_queue", None)  # and this
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes.values():
         with contextlib.suppress(Exception):
             process.kill()
+    for process in processes.values():
+        with contextlib.suppress(Exception):
+            process.join(5)
+    # A worker killed half-way through sending its result leaves the pool's manager thread
+    # reading the rest for ever, and Python joins that thread at exit: the run would never
+    # end. With every worker gone, closing this process's own end of the results pipe lets
+    # that read see the end of the pipe; the thread then finds the pool broken and stops.
+    writer = getattr(results, "_writer", None)
+    if writer is not None:
+        with contextlib.suppress(Exception):
+            writer.close()

@@ -58,7 +58,13 @@ TARGETS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "rules-bulk": (
         "notifier/rules/bulk.py",
         (),
-        ("tests/test_rules.py", "tests/test_boundaries.py", "tests/test_build_clock.py", "tests/test_history.py"),
+        (
+            "tests/test_rules.py",
+            "tests/test_boundaries.py",
+            "tests/test_build_clock.py",
+            "tests/test_history.py",
+            "tests/test_history_presets.py",
+        ),
     ),
     "rules-urls": (
         "notifier/rules/urls.py",

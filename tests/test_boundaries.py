@@ -101,6 +101,7 @@ def check_at(site: Site, now: dt.datetime) -> Report:
     return execute(build_settings("check", cli), Environment(now=clock.now, sleep=clock.sleep, clock=clock.clock))
 
 
+@pytest.mark.parametrize("day", ["2030-01-02", "2030-01-02T00:00:00Z"])  # midnight written as a datetime is the day too
 @pytest.mark.parametrize(
     ("now", "bulk"),
     [
@@ -110,8 +111,8 @@ def check_at(site: Site, now: dt.datetime) -> Report:
         ("2030-01-03T14:00:00Z", False),
     ],
 )
-def test_the_runs_own_day_spans_every_time_zone(offline_site: Site, now: str, bulk: bool) -> None:
-    offline_site.write(urlset({f"/d/{n}/": "2030-01-02" for n in range(10)}))
+def test_the_runs_own_day_spans_every_time_zone(offline_site: Site, day: str, now: str, bulk: bool) -> None:
+    offline_site.write(urlset({f"/d/{n}/": day for n in range(10)}))
     moment = dt.datetime.fromisoformat(now.replace("Z", "+00:00"))
     assert ("lastmod-bulk" in fired(check_at(offline_site, moment))) is bulk
 
@@ -364,7 +365,9 @@ def test_a_wait_that_ends_exactly_at_the_retry_budget_is_waited(fake: FakeIndexN
     assert clock.sleeps == ([float(retry_after)] if waited else [])
 
 
-@pytest.mark.parametrize(("seconds", "said"), [(0.5, "500 ms"), (1, "1 s"), (119, "119 s"), (120, "2 minutes")])
+@pytest.mark.parametrize(
+    ("seconds", "said"), [(0.5, "500 ms"), (0.999, "999 ms"), (1, "1 s"), (119, "119 s"), (120, "2 minutes"), (3600, "60 minutes")]
+)
 def test_a_crowd_says_how_close_its_dates_are(seconds: float, said: str) -> None:
     from notifier.rules.bulk import _span
 

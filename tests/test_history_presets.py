@@ -74,6 +74,8 @@ def test_a_front_matter_field_backs_a_date_git_cannot(offline_site: Site) -> Non
     assert honest.code == 0, honest.out  # before the first commit, but the front matter says so
     lying = check(offline_site, {"/post/": "2025-01-09", "/other/": "2025-02-01T10:00:00Z"})
     assert lying.code == 1 and "its lastmod says 2025-01-05" in lying.out
+    early = check(offline_site, {"/post/": "2025-01-04T05:00:00Z", "/other/": "2025-02-01T10:00:00Z"})
+    assert early.code == 1  # an instant is not a day: 05:00 UTC on the 4th is the 5th in no zone
 
 
 def test_a_date_field_not_in_the_list_is_said_to_be_ignored(offline_site: Site) -> None:

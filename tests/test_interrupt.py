@@ -98,3 +98,39 @@ def test_a_signal_whose_exception_python_swallowed_still_ends_the_run_as_interru
     assert "interrupted" in capsys.readouterr().err
     monkeypatch.setattr(notifier.cli, "_main", lambda command, args, word=None: 0)
     assert notifier.cli.main(["check", "sitemap.xml"]) == 0  # the next run starts afresh
+
+
+def _half_sent_result() -> bytes:
+    """In a worker: send this task's result only half-way, then hang, as a worker does that
+    a cancel kills in the middle of writing a large result to the pool's pipe."""
+    import gc
+    import multiprocessing.queues
+    import struct
+
+    results = next(each for each in gc.get_objects() if isinstance(each, multiprocessing.queues.SimpleQueue))
+
+    def send_half(buffer: bytes) -> None:
+        data = bytes(buffer)
+        results._writer._send(struct.pack("!i", len(data)))  # type: ignore[attr-defined]
+        results._writer._send(data[: len(data) // 2])  # type: ignore[attr-defined]
+        time.sleep(3600)
+
+    results._writer.send_bytes = send_half  # type: ignore[attr-defined]
+    return b"x" * 1_000_000
+
+
+def test_an_abandoned_pool_leaves_no_thread_waiting_for_a_half_sent_result() -> None:
+    """A cancel kills the workers (workers.abandon). One killed half-way through sending its
+    result left the pool's manager thread reading the rest for ever, and Python joins that
+    thread at exit: the cancelled run never ended (seen twice under load in the process-
+    group cancel test). Now the abandoned pool's pipe is closed, the read ends, the thread too."""
+    from notifier.workers import abandon, fork_pool
+
+    pool = fork_pool(1)
+    pool.submit(_half_sent_result)
+    manager = pool._executor_manager_thread  # type: ignore[attr-defined]
+    assert manager is not None
+    time.sleep(0.5)  # the worker has sent half its result; the manager thread waits for the rest
+    abandon(pool)
+    manager.join(5)
+    assert not manager.is_alive()
