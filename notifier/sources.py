@@ -39,7 +39,7 @@ class Preset:
 _MARKUP = ("md", "markdown", "mdx")
 PRESETS: dict[str, Preset] = {
     "hugo": Preset(
-        ("content/{path}/index.md", "content/{path}/_index.md", "content/{path}.md", "content/_{path}.md"),
+        ("content/{path}/index.md", "content/{path}/_index.md", "content/{path}.md", "content/_{path}.md", "static/{path}"),
         ("lastmod", "modified", "date", "publishDate", "pubDate", "published"),
     ),
     "jekyll": Preset(
@@ -52,10 +52,11 @@ PRESETS: dict[str, Preset] = {
             "{stem}.markdown",
             "{stem}.html",
             "{stem}/index.html",
+            "{path}",  # a static file (a PDF, an image): the file itself
         ),
         ("last_modified_at", "date"),
     ),
-    "mkdocs": Preset(("docs/{path}.md", "docs/{path}/index.md", "docs/{path}/README.md")),
+    "mkdocs": Preset(("docs/{path}.md", "docs/{path}/index.md", "docs/{path}/README.md", "docs/{path}")),
     "eleventy": Preset(
         tuple(
             f"{folder}{{path}}{ending}"

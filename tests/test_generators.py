@@ -223,3 +223,49 @@ def test_hugo_with_git_info_is_honest_through_edit_and_fresh_clone(tmp_path: Pat
     site.build()  # a fresh build: every file new, the dates from git
     again = site.deploy(FIRST_DAY + 2 * DAY)
     assert again.exit_code == 0 and site.fake.posts == [], again.violations
+
+
+# -- Jekyll ------------------------------------------------------------------------------------
+needs_jekyll = pytest.mark.skipif(
+    shutil.which("jekyll") is None, reason="jekyll is not installed (Debian: apt-get install jekyll ruby-jekyll-sitemap)"
+)
+
+
+class Jekyll(Generated):
+    def __init__(self, root: Path, fake: FakeIndexNow) -> None:
+        super().__init__(root, fake)
+        files = {
+            "_config.yml": f"title: Tea\nurl: {BASE}\npermalink: /blog/:title/\nplugins:\n  - jekyll-sitemap\n",
+            "_layouts/default.html": "<html><head><title>{{ page.title }}</title></head><body>{{ content }}</body></html>\n",
+            "_posts/2025-03-14-first-flush.md": "---\nlayout: default\ntitle: First flush\n---\nTea.\n",
+            "about.md": "---\nlayout: default\ntitle: About\npermalink: /about/\n---\nAbout us.\n",
+            "index.md": "---\nlayout: default\n---\nHome\n",
+            f"{KEY}.txt": KEY,
+            "notify-changes.toml": '[history]\npreset = "jekyll"\n',
+        }
+        files |= {f"assets/menu-{n}.pdf": f"%PDF-1.4 menu {n}\n" for n in range(12)}
+        self.repo.commit(files, "2025-04-20T10:00:00Z")
+
+    def build(self) -> None:
+        done = subprocess.run(["jekyll", "build", "--quiet", "--destination", "public"], cwd=self.root, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+
+
+AFTER_COMMITS = dt.datetime(2025, 5, 1, 12, 0, tzinfo=dt.UTC)
+
+
+@needs_jekyll
+def test_jekyll_static_files_restamped_by_a_fresh_clone_are_held_back_and_stamp_fixes_them(tmp_path: Path, fake: FakeIndexNow) -> None:
+    site = Jekyll(tmp_path / "site", fake)
+    site.build()
+    site.stamp()  # the PDFs' mtimes become their last commit
+    first = site.deploy(AFTER_COMMITS, "lastmod-missing=off")
+    assert first.exit_code == 0 and not first.errors, first.violations
+    cloned = site.clone(tmp_path / "clone")  # every mtime new: jekyll-sitemap dates the PDFs now
+    assert isinstance(cloned, Jekyll)
+    cloned.build()
+    restamped = cloned.deploy(AFTER_COMMITS + DAY, "lastmod-missing=off")
+    assert restamped.exit_code == 1 and "byte-identical" in restamped.errors[0].message and fake.posts == []
+    cloned.stamp()
+    again = cloned.deploy(AFTER_COMMITS + DAY, "lastmod-missing=off")
+    assert again.exit_code == 0 and not again.errors and fake.posts == [], again.violations

@@ -95,10 +95,13 @@ LAYOUTS = {
         ["/", "/posts/tea/", "/about/", "/docs/"],
     ),
     "jekyll": (
-        {"_posts/2025-03-14-tea.md": "", "about.md": "", "index.html": "", "_posts/news/2025-01-02-milk.md": ""},
-        ["/2025/03/14/tea.html", "/about/", "/", "/news/milk/"],
+        {"_posts/2025-03-14-tea.md": "", "about.md": "", "index.html": "", "_posts/news/2025-01-02-milk.md": "", "assets/menu.pdf": ""},
+        ["/2025/03/14/tea.html", "/about/", "/", "/news/milk/", "/assets/menu.pdf"],
     ),
-    "mkdocs": ({"docs/index.md": "", "docs/guide/install.md": "", "docs/guide/index.md": ""}, ["/", "/guide/install/", "/guide/"]),
+    "mkdocs": (
+        {"docs/index.md": "", "docs/guide/install.md": "", "docs/guide/index.md": "", "docs/img/tea.png": ""},
+        ["/", "/guide/install/", "/guide/", "/img/tea.png"],
+    ),
     "eleventy": ({"index.md": "", "posts/tea.md": "", "src/about.njk": ""}, ["/", "/posts/tea/", "/about/"]),
     "astro": ({"src/pages/index.astro": "", "src/pages/about.md": "", "src/content/blog/tea.mdx": ""}, ["/", "/about/", "/blog/tea/"]),
     "docusaurus": ({"docs/intro.md": "", "blog/2025-03-14-tea.md": "", "src/pages/index.tsx": ""}, ["/docs/intro/", "/blog/tea/", "/"]),
