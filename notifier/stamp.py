@@ -206,20 +206,21 @@ def _locate(prefix: str, tag: str, body: str) -> tuple[str, re.Match[str] | None
         if loc is None:
             return None
         return _text(loc.group(1)), _element(body, f"{prefix}lastmod"), lambda date: date
-    if tag == "entry":  # Atom
-        link = re.search(r"<(?:[\w.-]+:)?link\b([^>]*?)/?>", body)
-        href = re.search(r"""\bhref\s*=\s*(["'])(.*?)\1""", link.group(1)) if link else None
-        if href is None:
-            return None
-        return html.unescape(href.group(2)), _element(body, f"{prefix}updated"), _rfc3339
-    link = _element(body, "link")  # RSS
-    if link is None:
+    if tag == "entry":  # Atom: the page is the link with rel="alternate", or with no rel
+        for link in re.finditer(r"<(?:[\w.-]+:)?link\b([^>]*?)/?>", body):
+            rel = re.search(r"""\brel\s*=\s*(["'])(.*?)\1""", link.group(1))
+            href = re.search(r"""\bhref\s*=\s*(["'])(.*?)\1""", link.group(1))
+            if href is not None and (rel is None or rel.group(2) == "alternate"):
+                return html.unescape(href.group(2)), _element(body, f"{prefix}updated"), _rfc3339
+        return None
+    item_link = _element(body, "link")  # RSS
+    if item_link is None:
         return None
     for name in ("[\\w.-]+:updated", "dc:date"):
         found = re.search(rf"<({name})\b[^>]*>(.*?)</\1\s*>", body, re.DOTALL)
         if found is not None:
-            return _text(link.group(1)), _element(body, re.escape(found.group(1))), lambda date: date
-    return _text(link.group(1)), _element(body, "pubDate"), _rfc822
+            return _text(item_link.group(1)), _element(body, re.escape(found.group(1))), lambda date: date
+    return _text(item_link.group(1)), _element(body, "pubDate"), _rfc822
 
 
 def _as_w3c(tag: str, element: re.Match[str] | None, old: str | None) -> str | None:

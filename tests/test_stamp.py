@@ -43,7 +43,8 @@ RSS = f"""<?xml version="1.0" encoding="UTF-8"?>
 """
 ATOM = f"""<?xml version="1.0" encoding="utf-8"?>
 <feed xmlns="http://www.w3.org/2005/Atom"><title>Tea</title><id>{BASE}/</id><updated>{BUILD_CLOCK}</updated>
-<entry><title>Tea</title><link rel="alternate" href="{BASE}/posts/tea/"/><id>{BASE}/posts/tea/</id><updated>{BUILD_CLOCK}</updated></entry>
+<entry><title>Tea</title><link rel="edit" href="{BASE}/api/tea"/><link rel="alternate" href="{BASE}/posts/tea/"/>
+<id>{BASE}/posts/tea/</id><updated>{BUILD_CLOCK}</updated></entry>
 </feed>
 """
 
