@@ -145,6 +145,8 @@ def _crowd(judged: _Judged, now: dt.datetime, skew: dt.timedelta) -> tuple[int, 
     many, the first one's loc, the first and the last lastmod, their distance in seconds);
     None when no precise date lies there."""
     low, high = (now - BUILD_WINDOW).timestamp(), (now + skew).timestamp()
+    if max(judged.valid) < low:  # the common case, at C speed: no date in the hour before the run
+        return None
     # a day-sized date is a whole minute (midnight in some zone): only those are looked at
     near = sorted(
         (stamp, position)
