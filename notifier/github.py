@@ -41,6 +41,7 @@ def write_github(report: Report, stream: TextIO, env: Mapping[str, str]) -> None
                 ("removed", len(report.removed)),
                 ("submitted", len(report.submitted)),
                 ("pending", len(report.pending)),
+                ("held-back", len(report.held_back)),
             ):
                 handle.write(f"{name}={value}\n")
     summary = env.get("GITHUB_STEP_SUMMARY")
@@ -58,9 +59,10 @@ def _markdown(report: Report) -> str:
     lines = [
         "### notify-changes" + (" (dry run)" if report.dry_run else ""),
         "",
-        "| added | changed | removed | submitted | pending |",
-        "|---:|---:|---:|---:|---:|",
-        f"| {len(report.added)} | {len(report.changed)} | {len(report.removed)} | {len(report.submitted)} | {len(report.pending)} |",
+        "| added | changed | removed | submitted | pending | held back |",
+        "|---:|---:|---:|---:|---:|---:|",
+        f"| {len(report.added)} | {len(report.changed)} | {len(report.removed)} | {len(report.submitted)} | {len(report.pending)} "
+        f"| {len(report.held_back)} |",
         "",
     ]
     for title, changes in (("Added", report.added), ("Changed", report.changed), ("Removed", report.removed)):

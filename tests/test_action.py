@@ -35,7 +35,7 @@ def test_every_input_reaches_the_program_through_env() -> None:
 
 
 def test_the_outputs_are_the_documented_counts() -> None:
-    assert list(ACTION["outputs"]) == ["added", "changed", "removed", "submitted", "pending"]
+    assert list(ACTION["outputs"]) == ["added", "changed", "removed", "submitted", "pending", "held-back"]  # SPEC's five, and #13's held back
 
 
 def test_every_input_and_output_is_in_the_readme() -> None:
@@ -111,7 +111,7 @@ def test_the_action_runs_against_the_fake_endpoint(site: Site, tmp_path: Path) -
         args="--rule lastmod-missing=off --batch-size 2",
     )
     assert code == 0, output
-    assert outputs == {"added": "2", "changed": "1", "removed": "0", "submitted": "3", "pending": "0"}
+    assert outputs == {"added": "2", "changed": "1", "removed": "0", "submitted": "3", "pending": "0", "held-back": "0"}
     assert f"::add-mask::{KEY}" in output and output.count(KEY) == output.count("::add-mask::")
     assert "| added | changed | removed | submitted | pending |" in summary and "| 2 | 1 | 0 | 3 | 0 |" in summary
     assert f"- {BASE}/p/3/" in summary
