@@ -35,7 +35,7 @@ def test_every_input_reaches_the_program_through_env() -> None:
 
 
 def test_the_outputs_are_the_documented_counts() -> None:
-    assert list(ACTION["outputs"]) == ["added", "changed", "removed", "submitted", "pending", "held-back"]  # SPEC's five, and #13's held back
+    assert list(ACTION["outputs"]) == ["added", "changed", "removed", "submitted", "pending", "held-back"]  # SPEC's five, and held back
 
 
 def test_every_input_and_output_is_in_the_readme() -> None:
