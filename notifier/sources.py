@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from notifier.dates import parse_w3c
 from notifier.source import is_inside, resolved
 from notifier.urls import split_url
 
@@ -260,6 +261,8 @@ def as_w3c(value: object) -> str | None:
     if matched is None:
         return None
     date, time, zone = matched.group("date", "time", "zone")
+    if parse_w3c(date) is None:  # 2025-02-30 is not a date
+        return None
     if time is None or zone is None:
         return date
     if len(time) == 5:

@@ -66,6 +66,13 @@ TARGETS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
             "tests/test_history_presets.py",
         ),
     ),
+    "history": (
+        "notifier/history.py",
+        ("read_history", "check_history", "agrees"),
+        ("tests/test_history.py", "tests/test_history_presets.py"),
+    ),
+    "sources": ("notifier/sources.py", (), ("tests/test_history_presets.py", "tests/test_stamp.py")),
+    "stamp": ("notifier/stamp.py", (), ("tests/test_stamp.py", "tests/test_generators.py")),
     "rules-urls": (
         "notifier/rules/urls.py",
         ("url_problem", "_urls", "_judged_by_url", "_host_reason"),

@@ -85,7 +85,8 @@ def test_a_date_field_not_in_the_list_is_said_to_be_ignored(offline_site: Site) 
     result = check(offline_site, {"/post/": "2025-01-05"})
     assert result.code == 1 and "'modified_on' is not in [history] fields, so it was ignored" in result.out
     configure(offline_site, 'sources = ["content/{path}.md"]\nfields = ["modified_on"]')
-    assert check(offline_site, {"/post/": "2025-01-05"}).code == 0
+    honoured = check(offline_site, {"/post/": "2025-01-05"})
+    assert honoured.code == 0 and "ignored" not in honoured.out
 
 
 # -- the other presets, each on its generator's layout --------------------------------------
@@ -181,6 +182,9 @@ def test_bad_history_settings_say_what_to_write(offline_site: Site, body: str, s
         ("# A page\n\ndate: 2025-01-01\n", {}),
         ("---\ntitle: no dates\nlayout: post\n---\n", {}),
         ("---\ndate: Last Modified\n---\n", {}),  # Eleventy's special values are not dates
+        ("---\ndate: 2025-02-30\n---\n", {}),  # no such day
+        ("---\nupdated: 2025-03-14 10:20 +0100\n---\n", {"updated": "2025-03-14T10:20:00+01:00"}),
+        ("---\n_updated: 2025-03-14\nmeta:\n  date: 2020-01-01\n---\n", {"_updated": "2025-03-14"}),  # top level only
     ],
 )
 def test_front_matter_dates(tmp_path: Path, text: str, dates: dict[str, str]) -> None:
@@ -192,3 +196,66 @@ def test_front_matter_dates(tmp_path: Path, text: str, dates: dict[str, str]) ->
 def test_front_matter_date_forms() -> None:
     assert as_w3c("2025-03-14T10:20:00.5-05:00") == "2025-03-14T10:20:00.5-05:00"
     assert as_w3c("14 March 2025") is None and as_w3c(20250314) is None
+
+
+def test_front_matter_is_read_from_the_first_16_kb(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    head = "---\ntitle: " + "x" * 100 + "\n"
+    line = "date: 2025-01-01"
+    for cut, dates in ((0, {"date": "2025-01-01"}), (1, {})):  # the line's last byte at 16,384, then at 16,385
+        filler = "#" * (16_384 - len(head) - len(line) - 1 + cut)
+        page.write_text(head + filler + "\n" + line + "\n---\n")
+        assert front_matter(page) == dates
+
+
+def test_a_wildcard_never_leads_out_of_the_repository(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.md"
+    outside.write_text("")
+    repo = tmp_path / "repo"
+    (repo / "notes").mkdir(parents=True)
+    (repo / "notes" / "v1-tea.md").symlink_to(outside)
+    assert SourceFinder(["notes/*-{slug}.md"], repo, repo).find("https://a.org/tea/") is None
+
+
+@pytest.fixture
+def dated(offline_site: Site) -> Repo:
+    """A source whose front matter dates it, committed long after that date."""
+    repo = Repo(offline_site.root)
+    repo.commit(
+        {"content/post.md": "---\nlastmod: 2025-01-05\n---\n", "content/exact.md": "---\nlastmod: 2025-01-05T10:00:00Z\n---\n"},
+        "2025-03-01T00:00:00Z",
+    )
+    configure(offline_site, 'sources = ["content/{path}.md"]')
+    return repo
+
+
+@pytest.mark.parametrize(
+    ("url", "lastmod", "honest"),
+    [
+        ("/post/", "2025-01-06T14:00:00Z", True),  # the day 2025-01-05 ends at 14:00 the next day in the westernmost zone
+        ("/post/", "2025-01-06T14:00:01Z", False),
+        ("/post/", "2025-01-04T10:00:00Z", True),  # and begins at 10:00 the day before in the easternmost
+        ("/post/", "2025-01-04T09:59:59Z", False),
+        ("/exact/", "2025-01-05T10:00:00Z", True),  # an instant is that second
+        ("/exact/", "2025-01-05T10:00:01Z", False),
+        ("/exact/", "2025-01-05", True),  # and a day names it
+        ("/exact/", "2025-01-03", False),  # (the 4th holds 10:00 UTC on the 5th, in UTC-12)
+    ],
+)
+def test_a_lastmod_agrees_with_the_front_matter_to_the_day_or_the_second(
+    offline_site: Site, dated: Repo, url: str, lastmod: str, honest: bool
+) -> None:
+    result = check(offline_site, {url: lastmod})
+    assert (result.code == 0) is honest, result.out
+
+
+def test_an_uncommitted_source_is_judged_by_its_front_matter(offline_site: Site, dated: Repo) -> None:
+    (offline_site.root / "content" / "draft.md").write_text("---\nlastmod: 2025-02-01\n---\n")  # not committed yet
+    assert check(offline_site, {"/draft/": "2025-02-01"}).code == 0
+    lying = check(offline_site, {"/draft/": "2026-11-29"})
+    assert lying.code == 1 and "is not the date content/draft.md gives" in lying.out
+
+
+def test_the_unmapped_pages_note_names_one(offline_site: Site, dated: Repo) -> None:
+    result = check(offline_site, {"/post/": "2025-01-05", "/contact/": "2025-01-01", "/shop/": "2025-01-01"})
+    assert "2 page(s) have no source file matching [history] sources (e.g. http://www.shop-site.org/contact/)" in result.out
