@@ -177,7 +177,7 @@ def _stamp_pages(text: str, name: str, dates: ContentDates, result: StampResult)
                 newest.append(old)
             return block.group(0)
         date, why = given
-        old_w3c = _as_w3c(tag, date_element, old)
+        old_w3c = _as_w3c(tag, date_element)
         newest.append(date)
         instant = parse_w3c(old_w3c) if old_w3c is not None else None
         if old_w3c is not None and instant is not None and agrees(old_w3c, instant, date):
@@ -223,9 +223,11 @@ def _locate(prefix: str, tag: str, body: str) -> tuple[str, re.Match[str] | None
     return _text(item_link.group(1)), _element(body, "pubDate"), _rfc822
 
 
-def _as_w3c(tag: str, element: re.Match[str] | None, old: str | None) -> str | None:
-    if old is None or element is None:
+def _as_w3c(tag: str, element: re.Match[str] | None) -> str | None:
+    """The date an element holds, as a W3C Datetime (an RSS ``<pubDate>`` is RFC 822)."""
+    if element is None:
         return None
+    old = _text(element.group(1))
     if tag == "item" and element.group(0).startswith("<pubDate"):
         return rfc822_to_w3c(old)
     return old

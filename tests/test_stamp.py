@@ -154,3 +154,39 @@ def test_a_sitemap_given_as_a_url_is_refused(built: Site) -> None:
     os.chdir(built.root)
     code = main(["stamp", f"{BASE}/sitemap.xml"])
     assert code == 2 and "give the sitemap's path in the build" in built.capsys.readouterr().err
+
+
+def test_stamp_keeps_the_file_mode_and_leaves_a_different_gz_beside_it(built: Site) -> None:
+    (built.public / "feed.xml").chmod(0o640)
+    stale = gzip.compress(b"<urlset/>")  # a sitemap.xml.gz that is not a copy of sitemap.xml
+    (built.public / "sitemap.xml.gz").write_bytes(stale)
+    assert stamp(built).code == 0
+    assert (built.public / "feed.xml").stat().st_mode & 0o777 == 0o640
+    assert (built.public / "sitemap.xml.gz").read_bytes() == stale
+
+
+ATOM_UPDATED_RSS = f"""<?xml version="1.0" encoding="UTF-8"?>
+<rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom"><channel><title>Tea</title><link>{BASE}/</link>
+<item><title>Tea</title><link>{BASE}/posts/tea/</link><atom:updated>2025-04-01T12:00:00+02:00</atom:updated>
+<pubDate>Mon, 30 Nov 2026 09:41:07 +0000</pubDate></item>
+</channel></rss>
+"""
+
+
+def test_an_rss_date_already_right_is_kept_and_an_index_entry_without_a_date_is_left(built: Site) -> None:
+    built.write(ATOM_UPDATED_RSS, "feed.xml")
+    built.write(INDEX.replace(f"<loc>{BASE}/atom.xml</loc><lastmod>{BUILD_CLOCK}</lastmod>", f"<loc>{BASE}/atom.xml</loc>"))
+    result = stamp(built)
+    assert result.code == 0, result.err
+    assert (built.public / "feed.xml").read_text() == ATOM_UPDATED_RSS  # <atom:updated> names the content's date already
+    assert f"<loc>{BASE}/atom.xml</loc></sitemap>" in (built.public / "sitemap.xml").read_text()
+
+
+def test_text_and_dates_in_the_raw_markup() -> None:
+    from notifier.stamp import _latest, _text
+
+    assert _text(" <![CDATA[ https://a.org/?a=1&b=2 ]]> ") == "https://a.org/?a=1&b=2"
+    assert _text("<![CDATA[https://a.org/") == "<![CDATA[https://a.org/"  # not a whole CDATA section
+    assert _text("https://a.org/?a=1&amp;b=2") == "https://a.org/?a=1&b=2"
+    assert _latest(["2025-06-01T08:00:00Z", "2025-04-01", "nonsense"]) == "2025-06-01T08:00:00Z"  # the latest, not the last
+    assert _latest(["2025-04-01T12:00:00+02:00", "2025-04-01T10:00:00Z"]) == "2025-04-01T12:00:00+02:00"  # a tie: the first
