@@ -259,3 +259,19 @@ def test_an_uncommitted_source_is_judged_by_its_front_matter(offline_site: Site,
 def test_the_unmapped_pages_note_names_one(offline_site: Site, dated: Repo) -> None:
     result = check(offline_site, {"/post/": "2025-01-05", "/contact/": "2025-01-01", "/shop/": "2025-01-01"})
     assert "2 page(s) have no source file matching [history] sources (e.g. http://www.shop-site.org/contact/)" in result.out
+
+
+@pytest.mark.parametrize(
+    ("lastmod", "honest"),
+    [
+        ("2025-03-02T00:00:00Z", True),  # the last commit plus the tolerance (1d)
+        ("2025-03-02T00:00:01Z", False),
+        ("2025-02-28T00:00:00Z", True),  # the first commit minus the tolerance
+        ("2025-02-27T23:59:59Z", False),
+    ],
+)
+def test_the_commit_history_holds_within_its_tolerance_each_side(offline_site: Site, lastmod: str, honest: bool) -> None:
+    Repo(offline_site.root).commit({"content/plain.md": "# A page with no date of its own\n"}, "2025-03-01T00:00:00Z")
+    configure(offline_site, 'sources = ["content/{path}.md"]')
+    result = check(offline_site, {"/plain/": lastmod})
+    assert (result.code == 0) is honest, result.out
