@@ -179,6 +179,7 @@ def test_an_rss_date_already_right_is_kept_and_an_index_entry_without_a_date_is_
     result = stamp(built)
     assert result.code == 0, result.err
     assert (built.public / "feed.xml").read_text() == ATOM_UPDATED_RSS  # <atom:updated> names the content's date already
+    assert "feed.xml (stamped)" not in result.out  # and is not counted as a change
     assert f"<loc>{BASE}/atom.xml</loc></sitemap>" in (built.public / "sitemap.xml").read_text()
 
 
@@ -186,6 +187,7 @@ def test_text_and_dates_in_the_raw_markup() -> None:
     from notifier.stamp import _latest, _text
 
     assert _text(" <![CDATA[ https://a.org/?a=1&b=2 ]]> ") == "https://a.org/?a=1&b=2"
+    assert _text("<![CDATA[https://a.org/x]]>") == "https://a.org/x"
     assert _text("<![CDATA[https://a.org/") == "<![CDATA[https://a.org/"  # not a whole CDATA section
     assert _text("https://a.org/?a=1&amp;b=2") == "https://a.org/?a=1&b=2"
     assert _latest(["2025-06-01T08:00:00Z", "2025-04-01", "nonsense"]) == "2025-06-01T08:00:00Z"  # the latest, not the last
