@@ -147,24 +147,27 @@ def _crowd(judged: _Judged, now: dt.datetime, skew: dt.timedelta) -> tuple[int, 
     low, high = (now - BUILD_WINDOW).timestamp(), (now + skew).timestamp()
     if max(judged.valid) < low:  # the common case, at C speed: no date in the hour before the run
         return None
-    # a day-sized date is a whole minute (midnight in some zone): only those are looked at
-    near = sorted(
-        (stamp, position)
-        for position, stamp in enumerate(judged.stamps)
-        if low <= stamp <= high and (stamp % 60 or not day_sized(judged.change(position)[1]))
-    )
+    stamps = judged.stamps
+    near = [stamp for stamp in stamps if low <= stamp <= high]
+    if any(stamp % 60 == 0 for stamp in near):  # a day-sized date is a whole minute (midnight in some zone)
+        near = [
+            stamp for number, stamp in enumerate(stamps) if low <= stamp <= high and (stamp % 60 or not day_sized(judged.change(number)[1]))
+        ]
     if not near:
         return None
-    times = [stamp for stamp, _ in near]
+    near.sort()
     width = CROWD.total_seconds()
-    count, first, last = 0, 0, 0
-    for start_at, stamp in enumerate(times):
-        end_at = bisect.bisect_right(times, stamp + width, lo=start_at)
-        if end_at - start_at > count:
-            count, first, last = end_at - start_at, start_at, end_at - 1
-    loc, first_lastmod = judged.change(near[first][1])
-    _, last_lastmod = judged.change(near[last][1])
-    return count, loc, first_lastmod, last_lastmod, times[last] - times[first]
+    if near[-1] - near[0] <= width:  # a build's dates: all of them, one crowd
+        count, first, last = len(near), 0, len(near) - 1
+    else:
+        count, first, last = 0, 0, 0
+        for start_at, stamp in enumerate(near):
+            end_at = bisect.bisect_right(near, stamp + width, lo=start_at)
+            if end_at - start_at > count:
+                count, first, last = end_at - start_at, start_at, end_at - 1
+    loc, first_lastmod = judged.first_at(near[first])
+    _, last_lastmod = judged.first_at(near[last])
+    return count, loc, first_lastmod, last_lastmod, near[last] - near[first]
 
 
 def _span(seconds: float) -> str:
