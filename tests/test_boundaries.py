@@ -125,10 +125,14 @@ def test_a_crowd_is_ten_minutes_wide(offline_site: Site, apart: int, bulk: bool)
     assert ("lastmod-bulk" in fired(check(offline_site))) is bulk
 
 
+@pytest.mark.parametrize("with_today", [False, True])  # a whole-minute date near the run beside: the careful pass
 @pytest.mark.parametrize(("minutes", "bulk"), [(60, True), (61, False)])  # the crowd's first date, before the run
-def test_a_crowd_counts_only_in_the_hour_before_the_run(offline_site: Site, minutes: int, bulk: bool) -> None:
+def test_a_crowd_counts_only_in_the_hour_before_the_run(offline_site: Site, minutes: int, bulk: bool, with_today: bool) -> None:
     first = NOW - dt.timedelta(minutes=minutes)
-    offline_site.write(urlset({f"/c/{n}/": (first + dt.timedelta(seconds=7 * n)).strftime("%Y-%m-%dT%H:%M:%SZ") for n in range(10)}))
+    listed = {f"/c/{n}/": (first + dt.timedelta(seconds=7 * n)).strftime("%Y-%m-%dT%H:%M:%SZ") for n in range(10)}
+    if with_today:
+        listed["/today/"] = "2030-01-01T11:30:00Z"  # a whole minute near the run
+    offline_site.write(urlset(listed))
     assert ("lastmod-bulk" in fired(check(offline_site))) is bulk
 
 
