@@ -5,6 +5,8 @@ A ``[history]`` source template names a file relative to the repository, with:
 - ``{path}``: the URL's path without its leading and trailing ``/`` (``index`` for the root);
 - ``{stem}``: ``{path}`` without a trailing ``.html`` (Sphinx's and Pelican's page names);
 - ``{slug}``: the last segment of ``{stem}``;
+- ``{first}`` and ``{rest}``: the first segment of ``{stem}`` and what follows it (``index``
+  when nothing does): a language prefix, as in Hugo's ``content/{rest}.{first}.md``;
 - ``{date}``: a ``YYYY-MM-DD`` date in a file name (Jekyll's ``_posts/2025-03-14-title.md``),
   which is then the page's date when its front matter names none;
 - ``*``: anything within one segment of the path.
@@ -40,7 +42,18 @@ class Preset:
 _MARKUP = ("md", "markdown", "mdx")
 PRESETS: dict[str, Preset] = {
     "hugo": Preset(
-        ("content/{path}/index.md", "content/{path}/_index.md", "content/{path}.md", "content/_{path}.md", "static/{path}"),
+        (
+            "content/{path}/index.md",
+            "content/{path}/_index.md",
+            "content/{path}.md",
+            "content/_{path}.md",
+            # a translation by file name: /fr/posts/tea/ <- content/posts/tea.fr.md
+            "content/{rest}.{first}.md",
+            "content/{rest}/index.{first}.md",
+            "content/{rest}/_index.{first}.md",
+            "content/_{rest}.{first}.md",
+            "static/{path}",
+        ),
         ("lastmod", "modified", "date", "publishDate", "pubDate", "published"),
     ),
     "jekyll": Preset(
@@ -106,21 +119,23 @@ PRESETS: dict[str, Preset] = {
 }
 
 _DATE = r"\d{4}-\d\d-\d\d"
-_PLACEHOLDER = re.compile(r"\{(path|stem|slug|date)\}")
+_NAMES = ("path", "stem", "slug", "first", "rest", "date")
+_PLACEHOLDER = re.compile(r"\{(" + "|".join(_NAMES) + r")\}")
 
 
 def placeholders(loc: str) -> dict[str, str]:
     path = urllib.parse.unquote(split_url(loc).path).strip("/") or "index"
     stem = re.sub(r"\.html?$", "", path) or "index"
-    return {"path": path, "stem": stem, "slug": stem.rsplit("/", 1)[-1]}
+    first, _, rest = stem.partition("/")
+    return {"path": path, "stem": stem, "slug": stem.rsplit("/", 1)[-1], "first": first, "rest": rest or "index"}
 
 
 def check_template(template: str) -> str | None:
     """What is wrong with a source template, or None."""
     unknown = re.findall(r"\{([^}]*)\}", template)
-    bad = [name for name in unknown if name not in ("path", "stem", "slug", "date")]
+    bad = [name for name in unknown if name not in _NAMES]
     if bad:
-        return f"{{{bad[0]}}} is not a placeholder; use {{path}}, {{stem}}, {{slug}}, {{date}} or *"
+        return f"{{{bad[0]}}} is not a placeholder; use {', '.join('{' + name + '}' for name in _NAMES)} or *"
     if template.startswith("/") or ".." in template.split("/"):
         return "must be a path inside the repository"
     return None

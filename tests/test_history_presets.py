@@ -92,8 +92,16 @@ def test_a_date_field_not_in_the_list_is_said_to_be_ignored(offline_site: Site) 
 # -- the other presets, each on its generator's layout --------------------------------------
 LAYOUTS = {
     "hugo": (
-        {"content/_index.md": "", "content/posts/tea/index.md": "", "content/about.md": "", "content/docs/_index.md": ""},
-        ["/", "/posts/tea/", "/about/", "/docs/"],
+        {
+            "content/_index.md": "",
+            "content/posts/tea/index.md": "",
+            "content/about.md": "",
+            "content/docs/_index.md": "",
+            "content/posts/milk.fr.md": "",  # translations by file name
+            "content/_index.fr.md": "",
+            "content/posts/_index.fr.md": "",
+        },
+        ["/", "/posts/tea/", "/about/", "/docs/", "/fr/posts/milk/", "/fr/", "/fr/posts/"],
     ),
     "jekyll": (
         {"_posts/2025-03-14-tea.md": "", "about.md": "", "index.html": "", "_posts/news/2025-01-02-milk.md": "", "assets/menu.pdf": ""},
