@@ -169,14 +169,20 @@ def split_command(args: list[str]) -> tuple[str | None, list[str]]:
     return None, args
 
 
+def _failed(error: NotifierError) -> int:
+    """The one error boundary's output: what went before on stdout, then one line on stderr."""
+    sys.stdout.flush()
+    sys.stderr.write(f"notify-changes: error: {printable(str(error))}\n")
+    return error.exit_code
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """The ``notify-changes`` program. Returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         word, args = split_command(args)
     except UsageError as error:
-        sys.stderr.write(f"notify-changes: error: {printable(str(error))}\n")
-        return error.exit_code
+        return _failed(error)
     if word == "key":
         return _key_command(args)
     if word == "state":
@@ -225,8 +231,7 @@ def _main(command: str, args: list[str], word: str | None = None) -> int:
             if progress is not None:
                 sys.stderr.write("\r\x1b[K")
     except NotifierError as error:
-        sys.stderr.write(f"notify-changes: error: {printable(str(error))}\n")
-        return error.exit_code
+        return _failed(error)
     _print_report(report, settings.format)
     return report.exit_code
 
@@ -259,8 +264,7 @@ def _key_command(args: list[str]) -> int:
             path = write_key_file(key, namespace.write)
             sys.stdout.write(f"wrote {path}; publish it with the site\n")
     except NotifierError as error:
-        sys.stderr.write(f"notify-changes: error: {printable(str(error))}\n")
-        return error.exit_code
+        return _failed(error)
     sys.stdout.write(f"INDEXNOW_KEY={key}\n")
     sys.stdout.write("set INDEXNOW_KEY as a secret in your deploy environment (never commit it elsewhere than the key file)\n")
     return ExitCode.OK
@@ -309,9 +313,7 @@ def _state_command(args: list[str]) -> int:
             raise UsageError(f"state {namespace.action} takes no URL; `state url URL` shows one")
         run_state_command(request, sys.stdout)
     except NotifierError as error:
-        sys.stdout.flush()
-        sys.stderr.write(f"notify-changes: error: {printable(str(error))}\n")
-        return error.exit_code
+        return _failed(error)
     return ExitCode.OK
 
 
@@ -336,8 +338,7 @@ def _stamp_command(args: list[str]) -> int:
         settings = build_settings("check", cli)
         result = stamp_sitemap(settings, dry_run=namespace.dry_run)
     except NotifierError as error:
-        sys.stderr.write(f"notify-changes: error: {printable(str(error))}\n")
-        return error.exit_code
+        return _failed(error)
     for line in describe(result, dry_run=namespace.dry_run):
         sys.stdout.write(printable(line) + "\n")
     return ExitCode.OK
