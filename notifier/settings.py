@@ -13,7 +13,7 @@ import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from notifier.config_tables import HistorySettings, bulk_table, history_table
 from notifier.dates import MAX_DURATION_SECONDS, parse_duration
@@ -283,13 +283,8 @@ def build_settings(
 
     ``api``: the values are the Python API's keyword arguments (typed values, ``rules`` a
     mapping), and a bad one is blamed on its argument name (``batch_size=``)."""
-    env = os.environ if env is None else env
     cwd = Path.cwd() if cwd is None else cwd
-    table, config_path = find_config(cli.get("config"), cwd)
-    where = str(config_path) if config_path else "config"
-    file_values = _normalise(table, where)
-    base = config_path.parent if config_path else cwd
-    merged = _merge(cli, env, file_values, where=where, base=base, cwd=cwd, api=api)
+    file_values, where, base, config_path, merged = _layers(cli, env, cwd, api=api)
     values = {name: CONVERTERS[name](label)(value) for name, (value, label) in merged.items()}
     if "site-dir" in values and not Path(values["site-dir"]).is_dir():
         raise UsageError(f"{merged['site-dir'][1]} {values['site-dir']}: no such folder; pass the build output root")
@@ -329,15 +324,29 @@ def build_settings(
 def state_options(cli: Mapping[str, Any], env: Mapping[str, str] | None = None, cwd: Path | None = None) -> tuple[Path, float]:
     """The state file and the lock timeout, as ``build_settings`` resolves them, for the
     commands that need nothing else (``notify-changes state``)."""
-    env = os.environ if env is None else env
     cwd = Path.cwd() if cwd is None else cwd
+    merged = _layers(cli, env, cwd, api=False).merged
+    values = {name: CONVERTERS[name](label)(value) for name, (value, label) in merged.items() if name in ("state", "lock-timeout")}
+    return Path(values.get("state", cwd / DEFAULT_STATE)), values.get("lock-timeout", 60.0)
+
+
+class _Layers(NamedTuple):
+    """The config file found, and each option's value by precedence with the name to blame."""
+
+    file_values: dict[str, Any]
+    where: str  # the config file, as messages name it
+    base: Path  # relative paths in the file are resolved from here
+    config_path: Path | None
+    merged: dict[str, tuple[Any, str]]
+
+
+def _layers(cli: Mapping[str, Any], env: Mapping[str, str] | None, cwd: Path, *, api: bool) -> _Layers:
+    env = os.environ if env is None else env
     table, config_path = find_config(cli.get("config"), cwd)
     where = str(config_path) if config_path else "config"
     file_values = _normalise(table, where)
     base = config_path.parent if config_path else cwd
-    merged = _merge(cli, env, file_values, where=where, base=base, cwd=cwd, api=False)
-    values = {name: CONVERTERS[name](label)(value) for name, (value, label) in merged.items() if name in ("state", "lock-timeout")}
-    return Path(values.get("state", cwd / DEFAULT_STATE)), values.get("lock-timeout", 60.0)
+    return _Layers(file_values, where, base, config_path, _merge(cli, env, file_values, where=where, base=base, cwd=cwd, api=api))
 
 
 def _merge(
