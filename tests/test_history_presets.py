@@ -63,13 +63,23 @@ def test_a_build_clock_date_on_a_jekyll_page_is_caught(offline_site: Site, jekyl
 
 
 # -- front-matter fields: honoured first, configurable, an unknown one said ignored -------------
-def test_a_front_matter_field_backs_a_date_git_cannot(offline_site: Site) -> None:
+@pytest.fixture
+def dated(offline_site: Site) -> Repo:
+    """Sources whose front matter dates them (YAML, TOML), committed long after those dates."""
     repo = Repo(offline_site.root)
     repo.commit(
-        {"content/post.md": "---\nlastmod: 2025-01-05\n---\n", "content/other.md": "+++\nlastmod = 2025-02-01T10:00:00Z\n+++\n"},
+        {
+            "content/post.md": "---\nlastmod: 2025-01-05\n---\n",
+            "content/exact.md": "---\nlastmod: 2025-01-05T10:00:00Z\n---\n",
+            "content/other.md": "+++\nlastmod = 2025-02-01T10:00:00Z\n+++\n",
+        },
         "2025-03-01T00:00:00Z",
     )
     configure(offline_site, 'sources = ["content/{path}.md"]')
+    return repo
+
+
+def test_a_front_matter_field_backs_a_date_git_cannot(offline_site: Site, dated: Repo) -> None:
     honest = check(offline_site, {"/post/": "2025-01-05", "/other/": "2025-02-01T10:00:00Z"})
     assert honest.code == 0, honest.out  # before the first commit, but the front matter says so
     lying = check(offline_site, {"/post/": "2025-01-09", "/other/": "2025-02-01T10:00:00Z"})
@@ -223,18 +233,6 @@ def test_a_wildcard_never_leads_out_of_the_repository(tmp_path: Path) -> None:
     (repo / "notes").mkdir(parents=True)
     (repo / "notes" / "v1-tea.md").symlink_to(outside)
     assert SourceFinder(["notes/*-{slug}.md"], repo, repo).find("https://a.org/tea/") is None
-
-
-@pytest.fixture
-def dated(offline_site: Site) -> Repo:
-    """A source whose front matter dates it, committed long after that date."""
-    repo = Repo(offline_site.root)
-    repo.commit(
-        {"content/post.md": "---\nlastmod: 2025-01-05\n---\n", "content/exact.md": "---\nlastmod: 2025-01-05T10:00:00Z\n---\n"},
-        "2025-03-01T00:00:00Z",
-    )
-    configure(offline_site, 'sources = ["content/{path}.md"]')
-    return repo
 
 
 @pytest.mark.parametrize(
