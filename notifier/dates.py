@@ -186,3 +186,22 @@ def rfc822_to_w3c(text: str) -> str | None:
         return None  # a weekday that is not the date's: which of the two is wrong cannot be told
     written = instant.isoformat()
     return written[:-6] + "Z" if offset == dt.timedelta(0) else written
+
+
+# -- dates as days ---------------------------------------------------------------------
+ZONE_SLACK = dt.timedelta(hours=14)  # a day written in any zone: UTC-12 to UTC+14
+
+# a date, a month, a year, or midnight written as a datetime: a day (or more), not an instant
+_DAY_SIZED = re.compile(r"\d{4}(-\d\d(-\d\d(T00:00(:00(\.0+)?)?(Z|[+-]\d\d:\d\d))?)?)?", re.ASCII)
+
+
+def day_sized(lastmod: str) -> bool:
+    return _DAY_SIZED.fullmatch(lastmod) is not None
+
+
+def day_span(text: str, instant: dt.datetime) -> tuple[dt.datetime, dt.datetime]:
+    """The span a date names: a year, a month, a day, midnight written as a datetime (its
+    whole day); any other instant is itself."""
+    if day_sized(text) and "T" in text:
+        return instant, instant + dt.timedelta(days=1)
+    return period_of(text, instant)

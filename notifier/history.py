@@ -14,10 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from notifier.dates import UTC, parse_w3c, period_of
+from notifier.dates import UTC, ZONE_SLACK, day_sized, day_span, parse_w3c, period_of
 from notifier.errors import HistoryError
 from notifier.rules import Violation
-from notifier.rules.bulk import ZONE_SLACK, day_sized, day_span
 from notifier.sitemap_files import Entry
 from notifier.sources import DEFAULT_FIELDS, SourceFinder, front_matter
 

@@ -111,7 +111,18 @@ TARGETS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
             "tests/test_discovery.py",
         ),
     ),
-    "dates": ("notifier/dates.py", (), ("tests/test_dates.py", "tests/test_feeds.py", "tests/test_history.py", "tests/test_rules.py")),
+    "dates": (
+        "notifier/dates.py",
+        (),
+        (
+            "tests/test_dates.py",
+            "tests/test_feeds.py",
+            "tests/test_history.py",
+            "tests/test_rules.py",
+            "tests/test_boundaries.py",  # day_span's zones
+            "tests/test_history_presets.py",  # a day against an instant
+        ),
+    ),
     "reader-limits": (
         "notifier/sitemap.py",
         ("_read_one", "_resolve_part", "_refuse_cycles"),

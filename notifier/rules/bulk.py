@@ -25,33 +25,16 @@ import array
 import bisect
 import datetime as dt
 import math
-import re
 from collections import Counter
 from collections.abc import Iterator
 
-from notifier.dates import parse_w3c, period_of
+from notifier.dates import ZONE_SLACK, day_sized, day_span, parse_w3c
 from notifier.rules.dates import dated_lastmods
 from notifier.rules.table import BulkThresholds, Context, Dated, Found, RuleSettings
 
 BUILD_WINDOW = dt.timedelta(hours=1)  # how long before the run a build's clock stamps its pages
 CROWD = dt.timedelta(minutes=10)  # how far apart the stamps of one build lie
-ZONE_SLACK = dt.timedelta(hours=14)  # a day written in any zone: UTC-12 to UTC+14
 FIX = "take lastmod from git or a front-matter field (`notify-changes stamp` rewrites it), or back the dates with [history]"
-
-# a date, a month, a year, or midnight written as a datetime: a day (or more), not an instant
-_DAY_SIZED = re.compile(r"\d{4}(-\d\d(-\d\d(T00:00(:00(\.0+)?)?(Z|[+-]\d\d:\d\d))?)?)?", re.ASCII)
-
-
-def day_sized(lastmod: str) -> bool:
-    return _DAY_SIZED.fullmatch(lastmod) is not None
-
-
-def day_span(text: str, instant: dt.datetime) -> tuple[dt.datetime, dt.datetime]:
-    """The span a date names: a year, a month, a day, midnight written as a datetime (its
-    whole day); any other instant is itself."""
-    if day_sized(text) and "T" in text:
-        return instant, instant + dt.timedelta(days=1)
-    return period_of(text, instant)
 
 
 class _Judged:
@@ -205,4 +188,4 @@ def _most_shared(stamps: array.array[float], share: float) -> tuple[float, int]:
     return exact.most_common(1)[0] if exact else (stamps[0], 1)
 
 
-__all__ = ["BUILD_WINDOW", "CROWD", "BulkThresholds", "Dated", "day_sized", "lastmod_bulk"]
+__all__ = ["BUILD_WINDOW", "CROWD", "BulkThresholds", "Dated", "lastmod_bulk"]
