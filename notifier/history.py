@@ -106,6 +106,27 @@ def read_history(top: Path) -> dict[str, Span]:
     return spans
 
 
+class SourceDates:
+    """Each page's source file and the dates it gives: the git history read in one pass,
+    a source's front matter when its page is asked about."""
+
+    def __init__(self, templates: Iterable[str], repo: Path, fields: Sequence[str]) -> None:
+        self.top = repo_root(repo)
+        self.spans = read_history(self.top)
+        self.finder = SourceFinder(list(templates), repo, self.top)
+        self.wanted = {name.lower(): number for number, name in enumerate(fields)}
+
+    def given(self, source: str, name_date: str | None) -> tuple[dict[str, str], tuple[str | None, str] | None]:
+        """The source's front-matter dates, and the date it gives its page, as the generators'
+        fallback chains do: (the first field of ``fields`` it has, its date), else (None, the
+        ``{date}`` of its file name), else None."""
+        dates = front_matter(self.top / source)
+        named = sorted((self.wanted[name.lower()], name, value) for name, value in dates.items() if name.lower() in self.wanted)
+        if named:
+            return dates, (named[0][1], named[0][2])
+        return dates, (None, name_date) if name_date is not None else None
+
+
 def check_history(
     entries: Iterable[Entry],
     templates: Iterable[str],
@@ -117,10 +138,8 @@ def check_history(
     source's front matter (or its file name's ``{date}``) gives backs the lastmod first, as
     the generators' own fallback chains do; else the lastmod must lie within the source's
     commits, give or take ``tolerance``."""
-    top = repo_root(repo)
-    spans = read_history(top)
-    finder = SourceFinder(list(templates), repo, top)
-    wanted = {name.lower(): number for number, name in enumerate(fields)}
+    sources = SourceDates(templates, repo, fields)
+    wanted = sources.wanted
     result = HistoryCheck([], set(), 0, 0, None)
     for entry in entries:
         if entry.lastmod is None:
@@ -128,25 +147,23 @@ def check_history(
         instant = parse_w3c(entry.lastmod)
         if instant is None:
             continue  # lastmod-invalid says so
-        found = finder.find(entry.loc)
+        found = sources.finder.find(entry.loc)
         if found is None:
             result.unmapped += 1
             result.example_unmapped = result.example_unmapped or entry.loc
             continue
         source, name_date = found
-        dates = front_matter(top / source)
-        named = sorted((wanted[name.lower()], name, value) for name, value in dates.items() if name.lower() in wanted)
-        explicit = (named[0][1], named[0][2]) if named else ("the date in its file name", name_date) if name_date else None
+        dates, given = sources.given(source, name_date)
         for name in dates:
             if name.lower() not in wanted:
                 result.ignored.setdefault(name, source)
-        if explicit is not None and explicit[1] is not None and agrees(entry.lastmod, instant, explicit[1]):
+        if given is not None and agrees(entry.lastmod, instant, given[1]):
             result.backed.add(entry.loc)
             continue
-        said = _said(explicit, dates, wanted)
-        span = spans.get(source)
+        said = _said(given, dates, wanted)
+        span = sources.spans.get(source)
         if span is None:
-            if explicit is not None:
+            if given is not None:
                 result.violations.append(
                     _violation(entry.loc, f"lastmod {entry.lastmod} is not the date {source} gives{said}; take lastmod from it")
                 )
@@ -179,9 +196,9 @@ def _violation(loc: str, message: str) -> Violation:
     return Violation("lastmod-vs-history", "error", loc, message)
 
 
-def _said(explicit: tuple[str, str | None] | None, dates: dict[str, str], wanted: dict[str, int]) -> str:
+def _said(given: tuple[str | None, str] | None, dates: dict[str, str], wanted: dict[str, int]) -> str:
     """What the source's own dates say, for a message: the field it has, the fields ignored."""
-    said = f", and its {explicit[0]} says {explicit[1]}" if explicit is not None else ""
+    said = f", and its {given[0] or 'the date in its file name'} says {given[1]}" if given is not None else ""
     ignored = [name for name in dates if name.lower() not in wanted]
     if ignored:
         said += f" (its front-matter field {ignored[0]!r} is not in [history] fields, so it was ignored)"

@@ -30,11 +30,10 @@ from pathlib import Path
 
 from notifier.dates import UTC, parse_w3c, rfc822_to_w3c
 from notifier.errors import InputError, UsageError
-from notifier.history import Span, agrees, read_history, repo_root
+from notifier.history import SourceDates, agrees
 from notifier.settings import Settings
 from notifier.sitemap import ReadOptions, read_sitemap
 from notifier.source import is_url
-from notifier.sources import SourceFinder, front_matter
 from notifier.store.durable import fsync_folder
 
 
@@ -65,25 +64,19 @@ class ContentDates:
                 'stamp takes each page\'s date from its source file: configure [history] first, e.g. preset = "hugo" '
                 "(see the README's [history] section)"
             )
-        repo = history.repo or Path.cwd()
-        self.top = repo_root(repo)
-        self.spans: dict[str, Span] = read_history(self.top)
-        self.finder = SourceFinder(history.sources, repo, self.top)
-        self.fields = {name.lower(): number for number, name in enumerate(history.fields)}
+        self.sources = SourceDates(history.sources, history.repo or Path.cwd(), history.fields)
 
     def of(self, loc: str) -> tuple[str, str] | None:
         """(the date, where it came from), or None when the source is unknown or undated."""
-        found = self.finder.find(loc)
+        found = self.sources.finder.find(loc)
         if found is None:
             return None
         source, name_date = found
-        dates = front_matter(self.top / source)
-        named = sorted((self.fields[name.lower()], name, value) for name, value in dates.items() if name.lower() in self.fields)
-        if named:
-            return named[0][2], f"{named[0][1]} in {source}"
-        if name_date is not None:
-            return name_date, f"the file name {source}"
-        span = self.spans.get(source)
+        _, given = self.sources.given(source, name_date)
+        if given is not None:
+            field, date = given
+            return date, f"{field} in {source}" if field else f"the file name {source}"
+        span = self.sources.spans.get(source)
         if span is None:
             return None
         return span.newest[0].strftime("%Y-%m-%dT%H:%M:%SZ"), f"the last commit of {source}"

@@ -68,7 +68,7 @@ TARGETS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     ),
     "history": (
         "notifier/history.py",
-        ("read_history", "check_history", "agrees"),
+        ("read_history", "given", "check_history", "agrees"),
         ("tests/test_history.py", "tests/test_history_presets.py"),
     ),
     "sources": ("notifier/sources.py", (), ("tests/test_history_presets.py", "tests/test_stamp.py")),
