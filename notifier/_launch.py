@@ -36,8 +36,10 @@ def _stopped() -> int:
 
 def main() -> int:
     """The ``notify-changes`` command and ``python -m notifier``."""
-    from notifier.cli import main as run
-
+    try:
+        from notifier.cli import main as run
+    except Exception as error:  # an incomplete installation (a module missing from the wheel): a bug, exit 70
+        return _broken(error)
     if _noted:
         return _stopped()
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -49,3 +51,14 @@ def main() -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # done: the exit code stands
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     return code
+
+
+def _broken(error: Exception) -> int:
+    """The program cannot even load: say so in one line, never as exit 1 ("the sitemap lies")."""
+    try:
+        from notifier.crash import report_crash
+
+        return report_crash(error, sys.argv[1:], None, sys.stderr)
+    except Exception:  # crash.py itself is missing: the installation is broken beyond that
+        sys.stderr.write(f"notify-changes: internal error: the installed program is incomplete ({error}); reinstall it\n")
+        return 70

@@ -13,12 +13,14 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from types import FrameType
 from typing import NoReturn, TextIO
 
 from notifier import __version__
+from notifier.crash import report_crash
 from notifier.errors import ExitCode, NotifierError, UsageError
-from notifier.github import mask_secrets, write_github
+from notifier.github import mask_secrets, write_github, write_github_error
 from notifier.indexnow import new_key, write_key_file
 from notifier.inspect_state import ACTIONS, StateRequest, run_state_command
 from notifier.pipeline import Environment, execute
@@ -28,7 +30,7 @@ from notifier.settings import FORMATS, RUN_ONLY, build_settings, state_options
 from notifier.stamp import describe, stamp_sitemap
 
 COMMANDS = ("run", "check")
-TOOLS = ("key", "state", "stamp")  # the commands beside a run, each with its own options
+TOOLS = ("key", "state", "stamp", "deploy-hook")  # the commands beside a run, each with its own options
 
 
 class _Parser(argparse.ArgumentParser):
@@ -41,8 +43,9 @@ _DESCRIPTIONS = {
         "Tell IndexNow (Bing, Yandex, Seznam, Naver, Yep) exactly which pages of a freshly built sitemap "
         "were added, changed or removed since the last deploy, and fail the deploy when the sitemap's "
         "dates lie. Commands: run (the default; check, submit, record), check (verify only), "
-        "key new [--write DIR] (make an IndexNow key and its key file), stamp (rewrite the built sitemap's dates from "
-        "the content's history), and state show|url|pending|forget|export (inspect and repair the state). "
+        "key new [--write DIR] (make an IndexNow key and its key file), deploy-hook (print the deploy hook script), "
+        "stamp (rewrite the built sitemap's dates from the content's history), "
+        "and state show|url|pending|forget|export (inspect and repair the state). "
         "`notify-changes COMMAND --help` describes each. The config file (notify-changes.toml) also takes [history] "
         '(preset = "hugo", jekyll, mkdocs, eleventy, astro, docusaurus, sphinx or pelican: lastmods checked against '
         "each page's front matter and git history) and [bulk] (the lastmod-bulk thresholds); see the README."
@@ -61,7 +64,7 @@ def make_parser(command: str | None = None) -> argparse.ArgumentParser:
         prog="notify-changes" + (f" {command}" if command else ""),
         description=_DESCRIPTIONS[command],
         epilog="Exit codes: 0 done, 1 verification failed, 2 usage or input error, 3 submission incomplete, "
-        "4 state locked by another run, 130 interrupted.",
+        "4 state locked by another run, 70 internal error (a bug), 130 interrupted.",
     )
     parser.add_argument("sitemap", nargs="?", help="the built sitemap: a path (.xml, .xml.gz, .txt) or an http(s) URL")
     parser.add_argument("--state", metavar="PATH", help="the state file (default state/notify-changes.json)")
@@ -122,8 +125,7 @@ def progress_printer(stream: TextIO, env: Mapping[str, str]) -> Callable[[str], 
         return None
 
     def show(message: str) -> None:
-        stream.write(f"\r\x1b[K{printable(message)[:100]}")
-        stream.flush()
+        _write(stream, f"\r\x1b[K{printable(message)[:100]}")
 
     return show
 
@@ -133,10 +135,18 @@ def notice_printer(stream: TextIO) -> Callable[[str], None]:
     clear = "\r\x1b[K" if stream.isatty() else ""
 
     def say(message: str) -> None:
-        stream.write(f"{clear}notify-changes: {printable(message)}\n")
-        stream.flush()
+        _write(stream, f"{clear}notify-changes: {printable(message)}\n")
 
     return say
+
+
+def _write(stream: TextIO, text: str) -> None:
+    """Progress and notices are for a reader: a closed stderr (``2>&1 | head``) must not stop a run."""
+    try:
+        stream.write(text)
+        stream.flush()
+    except (BrokenPipeError, ValueError):  # ValueError: the stream was closed
+        pass
 
 
 @functools.cache
@@ -169,16 +179,68 @@ def split_command(args: list[str]) -> tuple[str | None, list[str]]:
     return None, args
 
 
+class _Current:
+    """What the boundary knows of the command in progress: first from its words, then from its settings."""
+
+    def __init__(self) -> None:
+        self.reset([])
+
+    def reset(self, args: list[str]) -> None:
+        self.state: Path | str | None = None  # the crash log goes beside it
+        given = [word.split("=", 1)[1] for word in args if word.startswith("--format=")]
+        given += [args[n + 1] for n, word in enumerate(args[:-1]) if word == "--format"]
+        style = given[-1] if given else ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else None)
+        self.github = style == "github"  # errors as annotations and in the job summary too
+
+
+_current = _Current()
+
+
 def _failed(error: NotifierError) -> int:
-    """The one error boundary's output: what went before on stdout, then one line on stderr."""
-    sys.stdout.flush()
-    sys.stderr.write(f"notify-changes: error: {printable(str(error))}\n")
+    """The one error boundary's output: what went before on stdout, then one line on stderr
+    (and under ``--format github`` an annotation and a line of the job summary)."""
+    try:
+        sys.stdout.flush()
+        if _current.github:
+            write_github_error(str(error), error.exit_code, sys.stdout, os.environ)
+    except BrokenPipeError:
+        _silence_stdout()
+    _write(sys.stderr, f"notify-changes: error: {printable(str(error))}\n")
     return error.exit_code
 
 
+def _silence_stdout() -> None:
+    """The reader of stdout has gone (``state export | head``): what is still buffered, and
+    the interpreter's last flush, go nowhere instead of into a BrokenPipeError traceback."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """The ``notify-changes`` program. Returns the exit code."""
+    """The ``notify-changes`` program. Returns the exit code.
+
+    Expected failures are NotifierErrors (one line, their exit code); a closed stdout ends
+    the command quietly with the code it reached; anything else is a bug: exit 70, the
+    traceback in a log file (``crash.py``)."""
     args = list(sys.argv[1:] if argv is None else argv)
+    _current.reset(args)
+    try:
+        code = _dispatch(args)
+        sys.stdout.flush()  # here, not at the interpreter's exit, where a closed pipe is exit 120
+        return code
+    except BrokenPipeError:
+        _silence_stdout()
+        return ExitCode.OK
+    except Exception as error:  # the boundary for bugs: never exit 1, never a bare traceback
+        code = report_crash(error, args, _current.state, sys.stderr)
+        if _current.github:
+            bug = f"internal error ({type(error).__name__}), a bug in notify-changes: its log says where the traceback is"
+            write_github_error(bug, code, sys.stdout, os.environ)
+        return code
+
+
+def _dispatch(args: list[str]) -> int:
     try:
         word, args = split_command(args)
     except UsageError as error:
@@ -189,6 +251,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _state_command(args)
     if word == "stamp":
         return _stamp_command(args)
+    if word == "deploy-hook":
+        return _deploy_hook_command(args)
     command = word or "run"
     _signalled.clear()
     previous = signal.signal(signal.SIGTERM, _on_signal) if _main_thread() else None
@@ -222,6 +286,7 @@ def _main(command: str, args: list[str], word: str | None = None) -> int:
         namespace = make_parser(word if word in COMMANDS else None).parse_args(args)
         cli = {name.replace("_", "-"): value for name, value in vars(namespace).items()}
         settings = build_settings(command, cli)
+        _current.state, _current.github = settings.state, settings.format == "github"
         if settings.format == "github":  # before anything else is printed: GitHub hides it in logs
             mask_secrets(settings.keys, sys.stdout)
         progress = progress_printer(sys.stderr, os.environ)
@@ -232,7 +297,11 @@ def _main(command: str, args: list[str], word: str | None = None) -> int:
                 sys.stderr.write("\r\x1b[K")
     except NotifierError as error:
         return _failed(error)
-    _print_report(report, settings.format)
+    try:
+        _print_report(report, settings.format)
+        sys.stdout.flush()
+    except BrokenPipeError:  # the run is done and recorded; only its report had no reader
+        _silence_stdout()
     return report.exit_code
 
 
@@ -300,6 +369,7 @@ def _state_command(args: list[str]) -> int:
         if style == "text" and namespace.action == "export":
             raise UsageError("state export: --format json or csv")
         state, lock_timeout = state_options({"state": namespace.state, "config": namespace.config, "lock-timeout": namespace.lock_timeout})
+        _current.state = state
         request = StateRequest(
             namespace.action,
             state,
@@ -341,4 +411,24 @@ def _stamp_command(args: list[str]) -> int:
         return _failed(error)
     for line in describe(result, dry_run=namespace.dry_run):
         sys.stdout.write(printable(line) + "\n")
+    return ExitCode.OK
+
+
+def _deploy_hook_command(args: list[str]) -> int:
+    """``notify-changes deploy-hook``: print the deploy hook script that ships with the program."""
+    parser = _Parser(
+        prog="notify-changes deploy-hook",
+        description=(
+            "Print the deploy hook, a POSIX shell script that runs `notify-changes check`, then your publish command, then "
+            "`notify-changes run`. Save it into your project: notify-changes deploy-hook > deploy-hook.sh"
+        ),
+    )
+    try:
+        parser.parse_args(args)
+    except NotifierError as error:
+        return _failed(error)
+    from importlib.resources import files
+
+    sys.stdout.write(files("notifier").joinpath("deploy-hook.sh").read_text(encoding="utf-8"))
+    sys.stdout.flush()
     return ExitCode.OK

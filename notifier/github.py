@@ -50,6 +50,20 @@ def write_github(report: Report, stream: TextIO, env: Mapping[str, str]) -> None
             handle.write(_markdown(report))
 
 
+def write_github_error(message: str, exit_code: int, stream: TextIO, env: Mapping[str, str]) -> None:
+    """An input error (or a bug) under ``--format github``: an ``::error`` annotation, and the
+    same line in the job summary, where a reader of the run looks first."""
+    stream.write(f"::error title=notify-changes::{_escape(message)}\n")
+    stream.flush()
+    summary = env.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        try:
+            with open(summary, "a", encoding="utf-8") as handle:
+                handle.write(f"### notify-changes\n\n**Stopped with exit {exit_code}:** {_cell(message)}\n\n")
+        except OSError:  # the annotation above already says it
+            pass
+
+
 def _cell(text: str) -> str:
     """Sitemap text in the Markdown summary: one line, no HTML, no table breaks."""
     return html.escape(printable(text)).replace("|", "\\|").replace("`", "\\`")

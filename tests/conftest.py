@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
+import subprocess
+import sys
 import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -26,6 +29,45 @@ BASE = f"http://{HOST}"
 KEY = "0123456789abcdef"
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+ROOT = Path(__file__).resolve().parents[1]
+
+# -- the program under test ------------------------------------------------------------
+# The end-to-end tests (marked ``program``) drive notify-changes as a separate process.
+# CI points NOTIFY_CHANGES_PROGRAM at the program a user installs (the built wheel in a
+# fresh virtual environment, .ci/run); by default it is this environment's own.
+_INSTALLED = os.environ.get("NOTIFY_CHANGES_PROGRAM", "")
+
+
+def program() -> list[str]:
+    """The argv prefix that starts the notify-changes program under test."""
+    if _INSTALLED:
+        return [_INSTALLED]
+    script = Path(sys.executable).parent / "notify-changes"
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "notifier"]
+
+
+def program_python() -> str:
+    """The Python interpreter the program under test runs with (``python -m notifier``)."""
+    return str(Path(_INSTALLED).parent / "python") if _INSTALLED else sys.executable
+
+
+def program_folder() -> Path:
+    """The folder of the program under test, for a PATH that finds it as ``notify-changes``."""
+    return Path(program()[0]).parent
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _installed_program_is_not_the_checkout() -> None:
+    """With NOTIFY_CHANGES_PROGRAM set, the program must run the installed package, never
+    this checkout's files (the editable install once hid a wheel without its subpackages)."""
+    if not _INSTALLED:
+        return
+    python = Path(_INSTALLED).parent / "python"
+    assert python.is_file(), f"NOTIFY_CHANGES_PROGRAM={_INSTALLED}: no python beside it"
+    where = subprocess.run(
+        [str(python), "-I", "-c", "import notifier; print(notifier.__file__)"], capture_output=True, text=True, check=True, cwd="/"
+    ).stdout.strip()
+    assert not Path(where).resolve().is_relative_to(ROOT), f"{_INSTALLED} runs the checkout ({where}), not an installed package"
 
 
 # -- isolation -----------------------------------------------------------------------

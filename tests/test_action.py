@@ -1,7 +1,14 @@
-"""The GitHub Action: inputs through env only, its steps driven locally, actionlint-clean."""
+"""The GitHub Action: inputs through env only, its steps driven locally, actionlint-clean.
+
+The steps run as GitHub runs a composite action: each ``run`` by ``bash -eo pipefail``,
+inputs through ``env:``, with GITHUB_OUTPUT, GITHUB_STEP_SUMMARY and RUNNER_TEMP. With
+NOTIFY_CHANGES_ACTION_INSTALL=1 (CI) the install step runs too, from a clean clone of
+this repository, exactly as a workflow's ``uses:`` gets it; otherwise the program under
+test stands in for what it installs."""
 
 from __future__ import annotations
 
+import html
 import os
 import re
 import shutil
@@ -13,9 +20,11 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import BASE, KEY, Site, pages, urlset
+from tests.conftest import BASE, KEY, Site, pages, program, urlset
 
+pytestmark = pytest.mark.program
 ROOT = Path(__file__).resolve().parents[1]
+REAL_INSTALL = os.environ.get("NOTIFY_CHANGES_ACTION_INSTALL") == "1"
 ACTION: dict[str, Any] = yaml.safe_load((ROOT / "action.yml").read_text())
 README = (ROOT / "README.md").read_text()
 STEPS: list[dict[str, Any]] = ACTION["runs"]["steps"]
@@ -44,24 +53,22 @@ def test_every_input_and_output_is_in_the_readme() -> None:
         assert f"`{name}`" in section, name
 
 
-def _resolve(value: str, inputs: dict[str, str]) -> str:
+def _resolve(value: str, inputs: dict[str, str], action_path: Path, installed: str) -> str:
     def substitute(match: re.Match[str]) -> str:
         expression = match.group(1)
         if expression.startswith("inputs."):
             return inputs[expression[len("inputs.") :]]
         if expression == "github.action_path":
-            return str(ROOT)
-        if expression == "steps.install.outputs.program":  # what the install step writes
-            return str(Path(sys.executable).parent / "notify-changes")
+            return str(action_path)
+        if expression == "steps.install.outputs.program":  # what the install step wrote
+            return installed
         raise AssertionError(f"unexpected expression {expression}")
 
     return EXPRESSION.sub(substitute, value)
 
 
-def drive(site: Site, tmp_path: Path, **given: str) -> tuple[int, str, dict[str, str], str]:
-    """Run the action's steps as the runner would (bash -eo pipefail), minus the install."""
-    inputs = {name: str(spec.get("default", "")) for name, spec in ACTION["inputs"].items()}
-    inputs.update(given)
+def _job_env(tmp_path: Path) -> tuple[dict[str, str], dict[str, Path]]:
+    """The runner's environment for a step: its files, and the job's PATH without any venv of ours."""
     files = {name: tmp_path / name.lower() for name in ("GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_PATH")}
     for path in files.values():
         path.write_text("")
@@ -69,22 +76,63 @@ def drive(site: Site, tmp_path: Path, **given: str) -> tuple[int, str, dict[str,
     env.update({name: str(path) for name, path in files.items()})
     env.update(GITHUB_ACTIONS="true", CI="true", RUNNER_TEMP=str(tmp_path))
     # the job's PATH as it was: the action must not need (or add) its venv there
-    env["PATH"] = os.pathsep.join(part for part in env["PATH"].split(os.pathsep) if Path(part) != Path(sys.executable).parent)
+    ours = {Path(sys.executable).parent, Path(program()[0]).parent}
+    env["PATH"] = os.pathsep.join(part for part in env["PATH"].split(os.pathsep) if Path(part) not in ours)
+    return env, files
+
+
+def _step(step: dict[str, Any], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The action's folder and the program its install step gave: a clean clone and a real
+    ``pip install`` of it (REAL_INSTALL), else this checkout and the program under test."""
+    if not REAL_INSTALL:
+        return ROOT, program()[0]
+    runner = tmp_path_factory.mktemp("runner")
+    clone = runner / "action"
+    subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(ROOT), str(clone)], check=True, capture_output=True)
+    env, files = _job_env(runner)
+    install = next(step for step in STEPS if step["id"] == "install")
+    inputs = {name: str(spec.get("default", "")) for name, spec in ACTION["inputs"].items()}
+    env.update({name: _resolve(str(value), inputs, clone, "") for name, value in install.get("env", {}).items()})
+    done = _step(install, env, runner)
+    assert done.returncode == 0, done.stdout + done.stderr
+    outputs = dict(line.split("=", 1) for line in files["GITHUB_OUTPUT"].read_text().splitlines())
+    assert files["GITHUB_PATH"].read_text() == ""  # the job's later steps keep their own python
+    where = subprocess.run(
+        [str(Path(outputs["program"]).parent / "python"), "-I", "-c", "import notifier; print(notifier.__file__)"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=runner,
+    ).stdout
+    assert "site-packages" in where and not Path(where.strip()).is_relative_to(clone), where  # installed, not editable
+    return clone, outputs["program"]
+
+
+def drive(site: Site, tmp_path: Path, installed: tuple[Path, str], **given: str) -> tuple[int, str, dict[str, str], str]:
+    """Run the action's steps after the install as the runner would (bash -eo pipefail)."""
+    inputs = {name: str(spec.get("default", "")) for name, spec in ACTION["inputs"].items()}
+    inputs.update(given)
+    env, files = _job_env(tmp_path)
     output = ""
     code = 0
     for step in STEPS:
         if step["id"] == "install":
             continue
         step_env = dict(env)
-        step_env.update({name: _resolve(str(value), inputs) for name, value in step.get("env", {}).items()})
-        done = subprocess.run(
-            ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
-            env=step_env,
-            cwd=site.root,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        step_env.update({name: _resolve(str(value), inputs, *installed) for name, value in step.get("env", {}).items()})
+        done = _step(step, step_env, site.root)
         output += done.stdout + done.stderr
         code = done.returncode
         if code:
@@ -93,10 +141,12 @@ def drive(site: Site, tmp_path: Path, **given: str) -> tuple[int, str, dict[str,
     return code, output, outputs, files["GITHUB_STEP_SUMMARY"].read_text()
 
 
-def test_the_action_runs_against_the_fake_endpoint(site: Site, tmp_path: Path) -> None:
+def test_the_action_runs_against_the_fake_endpoint(site: Site, tmp_path: Path, installed: tuple[Path, str]) -> None:
     assert site.fake is not None
     site.write(urlset(pages(3)))
-    code, output, outputs, _ = drive(site, tmp_path, sitemap=str(site.sitemap), state=str(site.state), key=KEY, endpoint=site.fake.endpoint)
+    code, output, outputs, _ = drive(
+        site, tmp_path, installed, sitemap=str(site.sitemap), state=str(site.state), key=KEY, endpoint=site.fake.endpoint
+    )
     assert code == 0, output
     assert "::warning title=notify-changes::no state file" in output
     changed = pages(5) | {"/p/0/": "2024-09-01T10:00:00Z"}
@@ -104,11 +154,12 @@ def test_the_action_runs_against_the_fake_endpoint(site: Site, tmp_path: Path) -
     code, output, outputs, summary = drive(
         site,
         tmp_path,
+        installed,
         sitemap=str(site.sitemap),
         state=str(site.state),
         key=KEY,
         endpoint=f"{site.fake.endpoint}\n",
-        args="--rule lastmod-missing=off --batch-size 2",
+        args="--rule 'lastmod-missing=off' --batch-size \"2\"",  # quoted as a shell user writes it
     )
     assert code == 0, output
     assert outputs == {"added": "2", "changed": "1", "removed": "0", "submitted": "3", "pending": "0", "held-back": "0"}
@@ -118,9 +169,9 @@ def test_the_action_runs_against_the_fake_endpoint(site: Site, tmp_path: Path) -
     assert [len(post.json["urlList"]) for post in site.fake.posts] == [2, 1]
 
 
-def test_the_action_annotates_violations_and_fails_the_step(site: Site, tmp_path: Path) -> None:
+def test_the_action_annotates_violations_and_fails_the_step(site: Site, tmp_path: Path, installed: tuple[Path, str]) -> None:
     site.write(urlset({"http://localhost:1313/": "2024-01-01", "http://localhost:1313/a/": None}))
-    code, output, outputs, summary = drive(site, tmp_path, sitemap=str(site.sitemap), state=str(site.state), mode="check")
+    code, output, outputs, summary = drive(site, tmp_path, installed, sitemap=str(site.sitemap), state=str(site.state), mode="check")
     assert code == 1
     assert "::error title=url-dev-host::http://localhost:1313/" in output
     assert "::warning title=lastmod-missing::" in output
@@ -138,10 +189,74 @@ def test_the_action_leaves_the_jobs_path_alone() -> None:
     assert '"$NC_PROGRAM" "${args[@]}"' in notify["run"]
 
 
-def test_the_action_refuses_a_bad_mode(site: Site, tmp_path: Path) -> None:
+def test_the_action_refuses_a_bad_mode(site: Site, tmp_path: Path, installed: tuple[Path, str]) -> None:
     site.write(urlset(pages(1)))
-    code, output, _, _ = drive(site, tmp_path, sitemap=str(site.sitemap), mode="deploy")
-    assert code == 2 and "mode must be run or check" in output
+    code, output, _, summary = drive(site, tmp_path, installed, sitemap=str(site.sitemap), mode="deploy")
+    assert code == 2 and "::error title=notify-changes::the mode input must be run or check, not 'deploy'" in output
+    assert "**Stopped with exit 2:** the mode input must be run or check" in summary
+
+
+def test_the_config_files_state_holds_when_the_state_input_is_not_set(site: Site, tmp_path: Path, installed: tuple[Path, str]) -> None:
+    """A cache that follows ``state =`` of the config file must find the state there: a
+    default --state from the action made every CI run a new baseline, announcing nothing."""
+    assert site.fake is not None
+    (site.root / "notify-changes.toml").write_text(f'state = "cache/deploys.json"\nendpoint = ["{site.fake.endpoint}"]\n')
+    site.write(urlset(pages(3)))
+    code, output, outputs, summary = drive(site, tmp_path, installed, sitemap="public/sitemap.xml", key=KEY, **{"site-dir": "public"})
+    assert code == 0, output
+    assert (site.root / "cache" / "deploys.json").is_file() and not (site.root / "state").exists()
+    site.write(urlset(pages(4)))  # the next deploy adds a page: announced, because the state was found
+    code, output, outputs, summary = drive(site, tmp_path, installed, sitemap="public/sitemap.xml", key=KEY, **{"site-dir": "public"})
+    assert code == 0, output
+    assert outputs == {"added": "1", "changed": "0", "removed": "0", "submitted": "1", "pending": "0", "held-back": "0"}
+    assert "| 1 | 0 | 0 | 1 | 0 |" in summary and f"- {BASE}/p/3/" in summary
+    assert site.fake.delivered() == [f"{BASE}/p/3/"]
+
+
+def test_an_input_error_is_an_annotation_and_a_line_of_the_summary(site: Site, tmp_path: Path, installed: tuple[Path, str]) -> None:
+    site.write(urlset(pages(2)))
+    code, output, outputs, summary = drive(site, tmp_path, installed, sitemap=str(site.sitemap), **{"batch-size": "many"})
+    assert code == 2
+    assert "::error title=notify-changes::--batch-size: 'many' is not a whole number" in output
+    assert "**Stopped with exit 2:** --batch-size: 'many' is not a whole number" in html.unescape(summary)  # as GitHub renders it
+    assert outputs == {}
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        ('--rule "lastmod-missing=off"', ["--rule", "lastmod-missing=off"]),
+        (
+            "--sitemap-url 'https://www.shop-site.org/sitemap.xml'  --max-removed 30%",
+            ["--sitemap-url", f"{BASE}/sitemap.xml".replace("http:", "https:"), "--max-removed", "30%"],
+        ),
+        (
+            "--rule lastmod-missing=off # $(touch pwned) `touch pwned`",
+            ["--rule", "lastmod-missing=off", "#", "$(touch", "pwned)", "`touch", "pwned`"],
+        ),
+    ],
+)
+def test_the_args_input_is_split_as_a_shell_splits_words_and_never_run(
+    site: Site, tmp_path: Path, installed: tuple[Path, str], args: str, words: list[str]
+) -> None:
+    site.write(urlset(pages(1)))
+    stand_in = tmp_path / "bin"
+    stand_in.mkdir()
+    (stand_in / "python").symlink_to(Path(installed[1]).parent / "python")
+    (stand_in / "notify-changes").write_text('#!/bin/sh\nfor word in "$@"; do printf "%s\\n" "$word"; done\n')
+    (stand_in / "notify-changes").chmod(0o755)
+    code, output, _, _ = drive(site, tmp_path, (installed[0], str(stand_in / "notify-changes")), sitemap="s.xml", args=args)
+    assert code == 0, output
+    assert output.splitlines()[-len(words) :] == words
+    assert not (site.root / "pwned").exists()
+
+
+def test_an_args_input_with_an_open_quote_stops_with_exit_2(site: Site, tmp_path: Path, installed: tuple[Path, str]) -> None:
+    site.write(urlset(pages(1)))
+    code, output, _, summary = drive(site, tmp_path, installed, sitemap=str(site.sitemap), args="--rule 'lastmod-missing=off")
+    assert code == 2
+    assert "::error title=notify-changes::the args input cannot be split into words (No closing quotation): close its quotes" in output
+    assert "cannot be split into words" in summary
 
 
 def _workflows_in_readme() -> list[str]:

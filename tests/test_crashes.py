@@ -19,8 +19,10 @@ from pathlib import Path
 import pytest
 
 from notifier.store import JsonStore, decode_state
-from tests.conftest import BASE, KEY, Site, pages, recorded_pending, recorded_urls, urlset
+from tests.conftest import BASE, KEY, Site, pages, program, recorded_pending, recorded_urls, urlset
 from tests.fakeindexnow import hang, status, wait_until
+
+pytestmark = pytest.mark.program
 
 CHANGED = "2024-07-{day:02d}T10:{minute:02d}:00Z"
 
@@ -28,7 +30,7 @@ CHANGED = "2024-07-{day:02d}T10:{minute:02d}:00Z"
 def spawn(site: Site, *args: str) -> subprocess.Popen[str]:
     assert site.fake is not None
     env = dict(os.environ, INDEXNOW_KEY=KEY)
-    argv = [sys.executable, "-m", "notifier", str(site.sitemap), "--state", str(site.state), "--endpoint", site.fake.endpoint]
+    argv = [*program(), str(site.sitemap), "--state", str(site.state), "--endpoint", site.fake.endpoint]
     return subprocess.Popen([*argv, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -261,7 +263,7 @@ def test_a_cancel_of_the_whole_process_group_while_parts_are_parsed(site: Site, 
     site.write(index({f"/sitemaps/part-{number}.xml": None for number in range(6)}))
     env = dict(os.environ, INDEXNOW_KEY=KEY)
     process = subprocess.Popen(
-        [sys.executable, "-m", "notifier", "check", str(site.sitemap), "--state", str(site.state)],
+        [*program(), "check", str(site.sitemap), "--state", str(site.state)],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -5,21 +5,21 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import BASE, KEY, Site, pages, urlset
+from tests.conftest import BASE, KEY, Site, pages, program, urlset
 from tests.fakeindexnow import status
 
 HOOK = Path(__file__).resolve().parents[1] / "scripts" / "deploy-hook.sh"
+pytestmark = pytest.mark.program
 SH = shutil.which("dash") or shutil.which("sh") or "sh"
 
 
 def hook(site: Site, *publish: str, **env: str) -> subprocess.CompletedProcess[str]:
     assert site.fake is not None
-    environment = dict(os.environ, INDEXNOW_KEY=KEY, NOTIFY_CHANGES=str(Path(sys.executable).parent / "notify-changes"))
+    environment = dict(os.environ, INDEXNOW_KEY=KEY, NOTIFY_CHANGES=program()[0])
     environment["NOTIFY_ARGS"] = f"--state {site.state} --endpoint {site.fake.endpoint} --retry-timeout 0.2 " + env.pop("args", "")
     environment.update(env)
     return subprocess.run(

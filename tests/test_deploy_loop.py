@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.conftest import BASE, HOST, KEY, Site, pages, recorded_urls, urlset
 from tests.schema import assert_valid_state
 
@@ -194,13 +196,15 @@ def test_json_report_has_the_documented_fields(site: Site) -> None:
     assert report["violations"] == [] or all(set(v) == {"rule", "level", "url", "message"} for v in report["violations"])
 
 
+@pytest.mark.program
 def test_python_m_notifier_is_the_same_program(site: Site) -> None:
     import subprocess
-    import sys
+
+    from tests.conftest import program_python
 
     site.write(urlset(pages(3)))
     done = subprocess.run(
-        [sys.executable, "-m", "notifier", "check", str(site.sitemap), "--state", str(site.state), "--format", "json"],
+        [program_python(), "-m", "notifier", "check", str(site.sitemap), "--state", str(site.state), "--format", "json"],
         capture_output=True,
         text=True,
         check=False,

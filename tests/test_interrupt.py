@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 
-from tests.conftest import KEY, Site, pages, recorded_pending, urlset
+from tests.conftest import KEY, Site, pages, program, recorded_pending, urlset
 from tests.fakeindexnow import hang, wait_until
+
+pytestmark = pytest.mark.program
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
@@ -23,7 +24,7 @@ def test_a_signal_during_a_request_is_exit_130_with_the_batch_pending(site: Site
     site.fake.plan = [hang(60)]
     env = dict(os.environ, INDEXNOW_KEY=KEY)
     process = subprocess.Popen(
-        [sys.executable, "-m", "notifier", str(site.sitemap), "--state", str(site.state), "--endpoint", site.fake.endpoint],
+        [*program(), str(site.sitemap), "--state", str(site.state), "--endpoint", site.fake.endpoint],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -60,9 +61,8 @@ def test_a_signal_in_the_first_moments_is_exit_130_without_a_traceback(offline_s
     """CI may cancel while the program is still importing lxml and requests: from the
     program's first instruction (the moment it catches SIGTERM) on, exit 130, one line."""
     offline_site.write(urlset(pages(50)))
-    program = os.path.join(os.path.dirname(sys.executable), "notify-changes")
     process = subprocess.Popen(
-        [program, "check", str(offline_site.sitemap), "--state", str(offline_site.state)],
+        [*program(), "check", str(offline_site.sitemap), "--state", str(offline_site.state)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

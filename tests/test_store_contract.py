@@ -7,13 +7,12 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from notifier.store import read_state
-from tests.conftest import BASE, KEY, Site, pages, recorded_pending, recorded_urls, urlset
+from tests.conftest import BASE, KEY, Site, pages, program, recorded_pending, recorded_urls, urlset
 from tests.fakeindexnow import hang, status, wait_until
 
 STORES = ["notify-changes.json", "notify-changes.sqlite", "notify-changes.db"]
@@ -126,6 +125,7 @@ def test_the_lock_is_shared(any_site: Site) -> None:
     assert not any_site.state.exists()
 
 
+@pytest.mark.program
 def test_a_kill_between_batches_resends_only_the_batch_in_flight(any_site: Site) -> None:
     any_site.write(urlset(pages(2)))
     any_site.run()
@@ -134,9 +134,7 @@ def test_a_kill_between_batches_resends_only_the_batch_in_flight(any_site: Site)
     any_site.fake.plan = [status(200), hang(60)]
     env = dict(os.environ, INDEXNOW_KEY=KEY)
     argv = [
-        sys.executable,
-        "-m",
-        "notifier",
+        *program(),
         str(any_site.sitemap),
         "--state",
         str(any_site.state),

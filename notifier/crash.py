@@ -1,0 +1,57 @@
+"""What the program does with an error nobody expected: a bug is exit 70, never 1.
+
+Exit 1 tells a deploy "the sitemap lies"; a bug must not say that. As pre-commit writes
+``pre-commit.log``, the full traceback goes to a file beside the state
+(``notify-changes-crash.log``), and stderr gets one line: that it is a bug, what was
+left as it was, and where the traceback is. The state needs no repair: every save is
+atomic, and a batch the endpoint acknowledged was recorded before the next was sent.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import sys
+import tempfile
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from notifier import __version__
+from notifier.errors import ExitCode
+
+LOG_NAME = "notify-changes-crash.log"
+
+
+def crash_log_folder(state: Path | str | None) -> Path:
+    """Beside the state when its folder exists (a file store), else the temporary folder."""
+    if state is not None and "://" not in str(state):
+        folder = Path(state).parent
+        if folder.is_dir() and os.access(folder, os.W_OK):
+            return folder
+    return Path(tempfile.gettempdir())
+
+
+def report_crash(error: BaseException, argv: Sequence[str], state: Path | str | None, stderr: TextIO) -> int:
+    """Write the traceback to the crash log, say one line, and return exit 70."""
+    text = "".join(traceback.format_exception(error))
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    entry = f"{stamp} notify-changes {__version__}, Python {sys.version.split()[0]}\nargs: {list(argv)!r}\n{text}\n"
+    where: str
+    try:
+        path = crash_log_folder(state) / LOG_NAME
+        with path.open("a", encoding="utf-8") as log:
+            log.write(entry)
+        where = f"the traceback is in {path}"
+    except OSError:  # nowhere to write it: the traceback itself is the report
+        stderr.write(entry)
+        where = "the traceback is above"
+    kind = type(error).__name__
+    stderr.write(
+        f"notify-changes: internal error ({kind}), a bug in notify-changes, not in your sitemap: {where}. "
+        "The state was left as the last completed step wrote it; please report it with that file "
+        "(https://github.com/notify-changes/notify-changes/issues)\n"
+    )
+    stderr.flush()
+    return ExitCode.INTERNAL_ERROR
