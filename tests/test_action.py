@@ -117,6 +117,10 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
         cwd=runner,
     ).stdout
     assert "site-packages" in where and not Path(where.strip()).is_relative_to(clone), where  # installed, not editable
+    files["GITHUB_OUTPUT"].write_text("")
+    again = _step(install, env, runner)  # the job's second use of the action (check, then run)
+    assert again.returncode == 0 and "installed already (notify-changes " in again.stdout, again.stdout + again.stderr
+    assert files["GITHUB_OUTPUT"].read_text() == f"program={outputs['program']}\n"
     return clone, outputs["program"]
 
 

@@ -1,0 +1,135 @@
+"""What users install is the product: the sdist and the wheel hold every module and file the
+program needs, carry one version and the licence, and the wheel runs on its own.
+
+The wheel is built as pip builds it (``python -m build``: the sdist first, the wheel from the
+unpacked sdist), offline (``--no-isolation``, with the test environment's setuptools), from a
+copy of this checkout: an editable install once hid a wheel without ``notifier/store/``.
+"""
+
+from __future__ import annotations
+
+import email
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tarfile
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import notifier
+
+ROOT = Path(__file__).resolve().parents[1]
+NOT_SOURCES = (".venv", ".git", "build", "dist", ".ci", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache")
+
+
+def package_files() -> list[str]:
+    """Every file of the package in this checkout (``notifier/...``), bytecode aside."""
+    return sorted(
+        path.relative_to(ROOT).as_posix()
+        for path in (ROOT / "notifier").rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
+    )
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The sdist and the wheel, built from a copy of the checkout."""
+    work = tmp_path_factory.mktemp("packaging")
+    source = work / "source"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(*NOT_SOURCES, "*.egg-info"), symlinks=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(work / "dist"), str(source)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (sdist,) = (work / "dist").glob("*.tar.gz")
+    (wheel,) = (work / "dist").glob("*.whl")
+    return sdist, wheel
+
+
+def test_the_wheel_holds_every_file_of_the_package(built: tuple[Path, Path]) -> None:
+    names = set(zipfile.ZipFile(built[1]).namelist())
+    expected = package_files()
+    assert {"notifier/store/sqlite.py", "notifier/rules/table.py", "notifier/py.typed", "notifier/deploy-hook.sh"} <= set(expected)
+    assert [name for name in expected if name not in names] == []
+
+
+def test_the_sdist_holds_every_file_of_the_package_and_what_a_packager_reads(built: tuple[Path, Path]) -> None:
+    with tarfile.open(built[0]) as archive:
+        top = f"notify_changes-{notifier.__version__}"
+        names = {name.removeprefix(top + "/") for name in archive.getnames()}
+    needed = [*package_files(), "pyproject.toml", "README.md", "LICENSE", "CHANGELOG.md", "state/schema.json", "state/README.md"]
+    assert [name for name in needed if name not in names] == []
+
+
+def test_one_version_everywhere(built: tuple[Path, Path]) -> None:
+    version = notifier.__version__
+    assert built[1].name.startswith(f"notify_changes-{version}-")
+    with zipfile.ZipFile(built[1]) as wheel:
+        metadata = email.message_from_bytes(wheel.read(f"notify_changes-{version}.dist-info/METADATA"))
+        assert metadata["Version"] == version
+        assert metadata["License-Expression"] == "MIT"
+        assert wheel.read(f"notify_changes-{version}.dist-info/licenses/LICENSE") == (ROOT / "LICENSE").read_bytes()
+        entry_points = wheel.read(f"notify_changes-{version}.dist-info/entry_points.txt").decode()
+        assert "notify-changes = notifier._launch:main" in entry_points
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    releases = re.findall(r"^## \[(\d+\.\d+\.\d+)\] - \d{4}-\d{2}-\d{2}$", changelog, re.MULTILINE)
+    assert releases[0] == version  # the newest release is the one this checkout builds
+    assert f"[{version}]: https://github.com/notify-changes/notify-changes/" in changelog
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert "version" not in project and "version" in project["dynamic"]  # written once: notifier/__init__.py
+
+
+def test_the_shipped_deploy_hook_is_the_one_in_scripts(built: tuple[Path, Path]) -> None:
+    with zipfile.ZipFile(built[1]) as wheel:
+        assert wheel.read("notifier/deploy-hook.sh") == (ROOT / "scripts" / "deploy-hook.sh").read_bytes()
+
+
+def test_the_package_index_page_renders_and_its_links_work_there(built: tuple[Path, Path]) -> None:
+    done = subprocess.run([sys.executable, "-m", "twine", "check", "--strict", *map(str, built)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    relative = [link for link in re.findall(r"\]\(([^)]+)\)", readme) if not re.match(r"https?://|#|mailto:", link)]
+    assert relative == []  # a relative link is dead on a package index's page
+    assert "../shared" not in readme and "shared/" not in readme  # the workshop's files are not the product's
+
+
+def test_the_wheel_runs_on_its_own(built: tuple[Path, Path], tmp_path: Path) -> None:
+    """Unpacked, with only its dependencies beside it: ``python -m notifier`` and a dry run of the
+    bundled example work from the wheel's files. ``-S``: the site folder's ``.pth`` files are not
+    read, so the editable install's finder cannot lend the checkout's modules."""
+    unpacked = tmp_path / "wheel"
+    zipfile.ZipFile(built[1]).extractall(unpacked)
+    libraries = dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]])
+    env = {"PYTHONPATH": os.pathsep.join([str(unpacked), *libraries]), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    python = [sys.executable, "-S"]
+    where = subprocess.run(
+        [*python, "-c", "import notifier.store, notifier.rules, notifier.cli; print(notifier.__file__)"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert Path(where.strip()).is_relative_to(unpacked)
+    sitemap = ROOT / "examples" / "site" / "public" / "sitemap.xml"
+    done = subprocess.run(
+        [*python, "-m", "notifier", str(sitemap), "--dry-run", "--initial", "submit"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "6 added" in done.stdout
+    version = subprocess.run([*python, "-m", "notifier", "--version"], env=env, cwd=tmp_path, capture_output=True, text=True)
+    assert version.stdout == f"notify-changes {notifier.__version__}\n"
