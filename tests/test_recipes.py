@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from notifier.cli import make_parser, split_command
-from tests.conftest import BASE, KEY
+from tests.conftest import BASE, KEY, program_folder
 from tests.fakeindexnow import FakeIndexNow
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -81,27 +81,32 @@ def test_every_readme_workflow_runs_one_deploy_at_a_time() -> None:
         assert workflow["concurrency"]["group"] and workflow["concurrency"]["cancel-in-progress"] is False, workflow["name"]
 
 
+@pytest.mark.program
 @pytest.mark.skipif(shutil.which("rsync") is None, reason="rsync is not installed (Debian: apt-get install rsync)")
 def test_the_rsync_recipe_deploys_and_announces(tmp_path: Path, fake: FakeIndexNow) -> None:
+    """Run as written: the hook is written by the installed program, then deploys and announces."""
     script = block_after("**A plain rsync deploy**", "sh")
-    hook_line = next(line for line in script.splitlines() if "deploy-hook.sh" in line)
+    save_line, build_line, hook_line = (line.split("#", 1)[0].strip() for line in script.strip().splitlines())
+    assert save_line == "notify-changes deploy-hook > deploy-hook.sh" and build_line.startswith("hugo")
     words = shlex.split(hook_line)
-    assert words[:3] == ["sh", "scripts/deploy-hook.sh", "public/sitemap.xml"] and words[3] == "rsync"
+    assert words[:3] == ["sh", "deploy-hook.sh", "public/sitemap.xml"] and words[3] == "rsync"
     project = tmp_path / "project"
     (project / "public").mkdir(parents=True)
-    shutil.copytree(ROOT / "scripts", project / "scripts")
     pages = "".join(f"<url><loc>{BASE}/p{n}/</loc><lastmod>2025-0{n + 1}-01</lastmod></url>" for n in range(3))
     (project / "public" / "sitemap.xml").write_text(f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{pages}</urlset>')
     (project / "public" / f"{KEY}.txt").write_text(KEY)
     served = tmp_path / "srv"
     words[-1] = f"{served}/"  # web:/srv/tea-house/ -> a local folder
     env = {
-        "PATH": f"{ROOT / '.venv' / 'bin'}:{Path(shutil.which('rsync') or '').parent}:/usr/bin:/bin",
+        "PATH": f"{program_folder()}:{Path(shutil.which('rsync') or '').parent}:/usr/bin:/bin",  # the program under test
         "INDEXNOW_KEY": KEY,
         "HTTP_PROXY": fake.url,
         "NO_PROXY": "127.0.0.1",
         "NOTIFY_ARGS": f"--endpoint {fake.endpoint} --initial submit",
     }
+    saved = subprocess.run(["sh", "-c", save_line], cwd=project, env=env, capture_output=True, text=True, timeout=60)
+    assert saved.returncode == 0, saved.stderr
+    assert (project / "deploy-hook.sh").read_bytes() == (ROOT / "scripts" / "deploy-hook.sh").read_bytes()
     done = subprocess.run(words, cwd=project, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert (served / "sitemap.xml").is_file()  # published
