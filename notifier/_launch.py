@@ -58,7 +58,8 @@ def _broken(error: Exception) -> int:
     try:
         from notifier.crash import report_crash
 
-        return report_crash(error, sys.argv[1:], None, sys.stderr)
+        report_crash(error, sys.argv[1:], None, sys.stderr)
+        return 70
     except Exception:  # crash.py itself is missing: the installation is broken beyond that
         sys.stderr.write(f"notify-changes: internal error: the installed program is incomplete ({error}); reinstall it\n")
         return 70

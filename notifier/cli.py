@@ -233,11 +233,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _silence_stdout()
         return ExitCode.OK
     except Exception as error:  # the boundary for bugs: never exit 1, never a bare traceback
-        code = report_crash(error, args, _current.state, sys.stderr)
+        line = report_crash(error, args, _current.state, sys.stderr)
         if _current.github:
-            bug = f"internal error ({type(error).__name__}), a bug in notify-changes: its log says where the traceback is"
-            write_github_error(bug, code, sys.stdout, os.environ)
-        return code
+            write_github_error(line, ExitCode.INTERNAL_ERROR, sys.stdout, os.environ)
+        return ExitCode.INTERNAL_ERROR
 
 
 def _dispatch(args: list[str]) -> int:

@@ -1,4 +1,4 @@
-"""What the program does with an error nobody expected: a bug is exit 70, never 1.
+"""What the program does with an error nobody expected: a bug is exit 70 (ExitCode.INTERNAL_ERROR), never 1.
 
 Exit 1 tells a deploy "the sitemap lies"; a bug must not say that. As pre-commit writes
 ``pre-commit.log``, the full traceback goes to a file beside the state
@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import TextIO
 
 from notifier import __version__
-from notifier.errors import ExitCode
 
 LOG_NAME = "notify-changes-crash.log"
 
@@ -33,8 +32,8 @@ def crash_log_folder(state: Path | str | None) -> Path:
     return Path(tempfile.gettempdir())
 
 
-def report_crash(error: BaseException, argv: Sequence[str], state: Path | str | None, stderr: TextIO) -> int:
-    """Write the traceback to the crash log, say one line, and return exit 70."""
+def report_crash(error: BaseException, argv: Sequence[str], state: Path | str | None, stderr: TextIO) -> str:
+    """Write the traceback to the crash log and say one line on ``stderr``, which it returns (exit 70)."""
     text = "".join(traceback.format_exception(error))
     stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     entry = f"{stamp} notify-changes {__version__}, Python {sys.version.split()[0]}\nargs: {list(argv)!r}\n{text}\n"
@@ -47,11 +46,14 @@ def report_crash(error: BaseException, argv: Sequence[str], state: Path | str | 
     except OSError:  # nowhere to write it: the traceback itself is the report
         stderr.write(entry)
         where = "the traceback is above"
-    kind = type(error).__name__
-    stderr.write(
-        f"notify-changes: internal error ({kind}), a bug in notify-changes, not in your sitemap: {where}. "
+    line = (
+        f"internal error ({type(error).__name__}), a bug in notify-changes, not in your sitemap: {where}. "
         "The state was left as the last completed step wrote it; please report it with that file "
-        "(https://github.com/notify-changes/notify-changes/issues)\n"
+        "(https://github.com/notify-changes/notify-changes/issues)"
     )
-    stderr.flush()
-    return ExitCode.INTERNAL_ERROR
+    try:
+        stderr.write(f"notify-changes: {line}\n")
+        stderr.flush()
+    except (BrokenPipeError, ValueError):  # stderr is gone too: the exit code and the log still say it
+        pass
+    return line
