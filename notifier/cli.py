@@ -119,15 +119,27 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
-def progress_printer(stream: TextIO, env: Mapping[str, str]) -> Callable[[str], None] | None:
-    """Progress on a terminal only (stderr), never in CI logs."""
-    if not stream.isatty() or env.get("CI") or env.get("GITHUB_ACTIONS"):
-        return None
+def progress_printer(stream: TextIO, env: Mapping[str, str]) -> tuple[Callable[[str], None] | None, Callable[[str], None]]:
+    """Progress on stderr: (what it is doing now, each counted step). On a terminal, one line
+    rewritten in place says both. In a log (not a terminal, or under CI) there is no status
+    line, and each step (a part of an index read, a batch sent) is a line of its own, flushed
+    as it happens, so a long submission is never silent and a short one adds nothing but its
+    batches."""
+    if _on_a_terminal(stream, env):
 
-    def show(message: str) -> None:
-        _write(stream, f"\r\x1b[K{printable(message)[:100]}")
+        def show(message: str) -> None:
+            _write(stream, f"\r\x1b[K{printable(message)[:100]}")
 
-    return show
+        return show, show
+
+    def log(message: str) -> None:
+        _write(stream, f"notify-changes: {printable(message)}\n")
+
+    return None, log
+
+
+def _on_a_terminal(stream: TextIO, env: Mapping[str, str]) -> bool:
+    return stream.isatty() and not env.get("CI") and not env.get("GITHUB_ACTIONS")
 
 
 def notice_printer(stream: TextIO) -> Callable[[str], None]:
@@ -288,12 +300,12 @@ def _main(command: str, args: list[str], word: str | None = None) -> int:
         _current.state, _current.github = settings.state, settings.format == "github"
         if settings.format == "github":  # before anything else is printed: GitHub hides it in logs
             mask_secrets(settings.keys, sys.stdout)
-        progress = progress_printer(sys.stderr, os.environ)
+        progress, step = progress_printer(sys.stderr, os.environ)
         try:
-            report = execute(settings, Environment(progress=progress, notice=notice_printer(sys.stderr)))
+            report = execute(settings, Environment(progress=progress, step=step, notice=notice_printer(sys.stderr)))
         finally:
-            if progress is not None:
-                sys.stderr.write("\r\x1b[K")
+            if _on_a_terminal(sys.stderr, os.environ):
+                _write(sys.stderr, "\r\x1b[K")
     except NotifierError as error:
         return _failed(error)
     try:

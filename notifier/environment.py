@@ -22,7 +22,8 @@ class Environment:
     now: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC)
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
-    progress: Callable[[str], None] | None = None
+    progress: Callable[[str], None] | None = None  # what it is doing now: a terminal's status line
+    step: Callable[[str], None] | None = None  # a counted step of a long run (a part read, a batch sent): in logs too
     notice: Callable[[str], None] | None = None  # one line as it happens: each retry wait
     session: requests.Session | None = None
     extra_violations: list[Violation] = field(default_factory=list)

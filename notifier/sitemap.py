@@ -102,7 +102,7 @@ def _read_one(
     if key in visited:
         raise InputError(f"{location}: the sitemap index lists this file twice or lists itself; fix the index")
     visited.add(key)
-    if options.progress is not None:
+    if options.progress is not None and depth == 0:  # an index's parts are counted by their loop
         options.progress(f"reading {location}")
     raw = Source(location, options.request_timeout)
     file_no = len(sitemap.files)
@@ -138,7 +138,9 @@ def _read_one(
             if depth == 0 and base_dir is not None and len(resolved) >= 2 and (options.pool is not None or _workers() >= 2):
                 _read_parts_in_parallel(resolved, sitemap, options, base_dir, visited, chain)
             else:
-                for part_location, part_url in resolved:
+                for number, (part_location, part_url) in enumerate(resolved, start=1):
+                    if options.step is not None:
+                        options.step(f"reading part {number}/{len(resolved)}: {part_location}")
                     _read_one(part_location, part_url, sitemap, options, base_dir, visited, depth + 1, chain)
     info.digest = raw.digest()
     if info.kind != "index":
@@ -198,7 +200,7 @@ def _read_parts_in_parallel(
         visited.add(key)
     if options.progress is not None:
         options.progress(f"reading {len(resolved)} parts on {_workers()} cores")
-    worker_options = dataclasses.replace(options, progress=None, pool=None)
+    worker_options = dataclasses.replace(options, progress=None, step=None, pool=None)
     with worker_pool(_workers()) if options.pool is None else contextlib.nullcontext(options.pool) as pool:
         # Part i most likely becomes file number ``first + i`` (one file a part): the worker
         # numbers its entries so, and they need no rebuilding here unless a part was an index.
@@ -238,6 +240,10 @@ def _read_parts_in_parallel(
                     sitemap.entries.extend(map(Entry._make, rows))
                 else:  # the sink takes plain tuples: no Entry object per URL
                     _hand_over(sitemap, offset, rows)
+                if options.step is not None:
+                    count = f"{len(rows):,} URL" + "s" * (len(rows) != 1)
+                    what = "unchanged since the last deploy" if all(each.skipped for each in files) else count
+                    options.step(f"read part {number + 1}/{len(resolved)}: {resolved[number][0]}, {what}")
         except BaseException:  # the pool's owner (worker_pool) kills its workers: waiting could hang
             jobs.clear()
             raise

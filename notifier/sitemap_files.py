@@ -87,6 +87,7 @@ class ReadOptions:
     site_dir: Path | None = None
     request_timeout: float = 30.0
     progress: Callable[[str], None] | None = None
+    step: Callable[[str], None] | None = None  # one line per part of an index read
     known_digests: Mapping[str, str] | None = None  # key -> digest of parts recorded last deploy
     url_hashes: bool = False  # make each file's URL-hash index (a run that records them)
     stamps: bool = False  # parse each file's lastmods (a first run: every URL is added, every date judged)

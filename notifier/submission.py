@@ -88,8 +88,8 @@ class _Submissions:
                 problem = self._preflight(batch)
                 if problem is None and stop_reason is None:
                     label = f"batch {number}/{len(batches)} to {name}"
-                    if self.env.progress is not None:
-                        self.env.progress(f"sending {label}: {plural(len(batch.urls), 'URL')} of {batch.host}")
+                    if self.env.step is not None:
+                        self.env.step(f"sending {label}: {plural(len(batch.urls), 'URL')} of {batch.host}")
                     result = self.client.submit(endpoint, batch, label)
                     if result.http_status == 403:  # the key will not work for the other batches either
                         stop_reason = f"not sent after the 403 above: {result.message}"

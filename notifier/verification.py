@@ -73,6 +73,7 @@ def _diff_and_verify(
             site_dir=site_dir,
             request_timeout=settings.request_timeout,
             progress=env.progress,
+            step=env.step,
             known_digests=known,
             url_hashes=writes,
             stamps=not state.parts,  # a first run judges every date: parse them on every core

@@ -13,7 +13,9 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,15 +29,39 @@ pytestmark = pytest.mark.program
 CHANGED = "2024-07-{day:02d}T10:{minute:02d}:00Z"
 
 
+_spawned: list[subprocess.Popen[str]] = []
+
+
+@pytest.fixture(autouse=True)
+def _no_process_outlives_its_test() -> Iterator[None]:
+    """A failed assertion must not leave a run behind: its pipes would be reported
+    (ResourceWarning, an error under -W error) in whichever test runs next."""
+    yield
+    while _spawned:
+        process = _spawned.pop()
+        if process.poll() is None:
+            process.kill()
+        process.communicate()
+
+
 def spawn(site: Site, *args: str) -> subprocess.Popen[str]:
     assert site.fake is not None
     env = dict(os.environ, INDEXNOW_KEY=KEY)
     argv = [*program(), str(site.sitemap), "--state", str(site.state), "--endpoint", site.fake.endpoint]
-    return subprocess.Popen([*argv, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen([*argv, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _spawned.append(process)
+    return process
 
 
-def finish(process: subprocess.Popen[str], timeout: float = 30) -> tuple[int, str, str]:
-    out, err = process.communicate(timeout=timeout)
+def finish(process: subprocess.Popen[str], timeout: float = 120) -> tuple[int, str, str]:
+    """The process's end. The timeout only keeps a broken test from hanging: it is never what a
+    test measures, and a process left behind is killed (no ResourceWarning in a later test)."""
+    try:
+        out, err = process.communicate(timeout=timeout)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
     return process.returncode, out, err
 
 
@@ -86,14 +112,13 @@ def test_random_sigkills_never_leave_an_unreadable_state(tmp_path: Path) -> None
     path = tmp_path / "state.json"
     rng = random.Random(2024)
     committed = 0
-    kills = 0
-    deadline = time.monotonic() + 20
-    while kills < 30 and time.monotonic() < deadline:
+    for _ in range(12):
         process = subprocess.Popen([sys.executable, "-c", WRITER, str(path), str(committed + 1)], stdout=subprocess.PIPE, text=True)
-        time.sleep(rng.uniform(0.15, 0.6))
+        assert process.stdout is not None
+        first = process.stdout.readline()  # one save done, however slowly this machine started it
+        time.sleep(rng.uniform(0.0, 0.3))  # then a kill at a random moment of the saves that follow
         process.send_signal(signal.SIGKILL)
-        printed = [int(line) for line in process.communicate()[0].split()]
-        kills += 1
+        printed = [int(line) for line in (first + process.communicate()[0]).split()]
         last_printed = printed[-1] if printed else committed
         if not path.exists():
             assert not printed
@@ -102,7 +127,7 @@ def test_random_sigkills_never_leave_an_unreadable_state(tmp_path: Path) -> None
         # the file holds the last version reported committed, or the one whose rename beat the kill
         assert found in (last_printed, last_printed + 1), (found, last_printed)
         committed = found
-    assert kills >= 10 and committed > 3
+    assert committed >= 12  # each of the 12 writers saved at least once before its kill
     assert path.stat().st_size > 2_000_000  # a multi-MB state
     with JsonStore(path, lock_timeout=0):  # the lock died with its holder; leftovers are cleaned
         pass
@@ -135,10 +160,8 @@ def test_the_lock_dies_with_its_holder(tmp_path: Path) -> None:
         JsonStore(path, lock_timeout=0).acquire()
     holder.send_signal(signal.SIGKILL)
     holder.communicate()
-    started = time.monotonic()
-    with JsonStore(path, lock_timeout=0):
+    with JsonStore(path, lock_timeout=0):  # no wait at all: the kernel released the lock with its holder
         pass
-    assert time.monotonic() - started < 1
 
 
 # -- killed runs, then run again ----------------------------------------------------------------
@@ -223,12 +246,13 @@ def test_a_cancel_during_a_backoff_sleep_is_exit_130_within_seconds(site: Site, 
     assert site.fake is not None
     site.fake.plan = [status(503, Retry_After="60")]
     process = spawn(site, "--retry-timeout", "120")
-    assert wait_until(lambda: len(site.fake.posts) == 1, timeout=20)  # type: ignore[union-attr]
-    time.sleep(0.3)  # now sleeping through Retry-After
+    assert process.stderr is not None
+    said = [process.stderr.readline() for _ in range(2)]  # the batch, then the notice said just before the wait
+    assert "sending batch 1/1" in said[0] and "retrying in 60 s" in said[1], said  # now it sleeps through Retry-After
     started = time.monotonic()
     process.send_signal(signum)
-    code, _, err = finish(process, timeout=5)
-    assert time.monotonic() - started < 5
+    code, _, err = finish(process)
+    assert time.monotonic() - started < 30  # not the 60 s the endpoint asked for: the sleep was cut
     assert code == 130 and "interrupted" in err and "Traceback" not in err
     assert len(site.fake.posts) == 1  # KeyboardInterrupt is never retried
     assert sorted(recorded_pending(site.state)[site.fake.endpoint]) == sorted(urls)
@@ -238,13 +262,20 @@ def test_a_cancel_during_a_backoff_sleep_is_exit_130_within_seconds(site: Site, 
 def test_two_runs_at_once_one_waits_then_exits_4_and_nothing_is_lost(site: Site) -> None:
     urls = changed_site(site, 4)
     assert site.fake is not None
-    site.fake.plan = [hang(2.5)]  # the first run holds the lock while its request hangs
-    first = spawn(site, "--request-timeout", "1")
-    assert wait_until(lambda: len(site.fake.posts) == 1, timeout=20)  # type: ignore[union-attr]
-    started = time.monotonic()
-    code, _, err = finish(spawn(site, "--lock-timeout", "0.5"))
-    assert code == 4 and "holds the state lock" in err and err.count("\n") == 1
-    assert time.monotonic() - started < 10
+    arrived, release = threading.Event(), threading.Event()
+
+    def hold(record: object) -> None:  # the first run holds the lock while its request waits here
+        arrived.set()
+        release.wait(120)
+
+    site.fake.on_post = hold
+    first = spawn(site, "--request-timeout", "120")
+    try:
+        assert arrived.wait(120)
+        code, _, err = finish(spawn(site, "--lock-timeout", "0.5"))
+        assert code == 4 and "holds the state lock" in err and err.count("\n") == 1
+    finally:
+        release.set()
     code, _, err = finish(first)
     assert code == 0, err
     assert sorted(url for batch in batches_sent(site) for url in batch) == sorted(urls)
@@ -270,8 +301,8 @@ def test_a_cancel_of_the_whole_process_group_while_parts_are_parsed(site: Site, 
         text=True,
         start_new_session=True,
     )
-    time.sleep(0.8)  # the workers are parsing by now
+    time.sleep(0.8)  # the workers are parsing by now (or, on a slow machine, still importing: 130 all the same)
     os.killpg(process.pid, signum)
-    _, err = process.communicate(timeout=10)
+    _, err = finish(process)[1:]
     assert process.returncode == 130, (process.returncode, err)  # handled: not killed by the signal
     assert "Traceback" not in err

@@ -34,8 +34,8 @@ def test_a_signal_during_a_request_is_exit_130_with_the_batch_pending(site: Site
         assert wait_until(lambda: len(site.fake.posts) == 1, timeout=20)  # type: ignore[union-attr]
         started = time.monotonic()
         process.send_signal(signum)
-        _, err = process.communicate(timeout=5)
-        assert time.monotonic() - started < 5
+        _, err = process.communicate(timeout=120)
+        assert time.monotonic() - started < 30  # the request hangs for 60 s: it was cut, not waited out
     finally:
         if process.poll() is None:
             process.kill()

@@ -41,15 +41,43 @@ def test_colour_only_on_a_terminal_and_never_with_no_color() -> None:
     assert "\x1b[" not in render_text(report, colour=False)
 
 
-def test_progress_on_a_terminal_only_never_in_ci() -> None:
+def test_progress_counts_on_a_terminal_and_is_a_line_a_step_in_logs() -> None:
     terminal = Terminal()
-    show = progress_printer(terminal, {})
+    show, step = progress_printer(terminal, {})
     assert show is not None
     show("reading sitemap.xml")
-    assert "reading sitemap.xml" in terminal.getvalue()
-    assert progress_printer(Terminal(), {"CI": "true"}) is None
-    assert progress_printer(Terminal(), {"GITHUB_ACTIONS": "true"}) is None
-    assert progress_printer(io.StringIO(), {}) is None
+    step("sending batch 1/3 to api.indexnow.org: 10000 URLs of www.shop-site.org")
+    assert terminal.getvalue() == (
+        "\r\x1b[Kreading sitemap.xml\r\x1b[Ksending batch 1/3 to api.indexnow.org: 10000 URLs of www.shop-site.org"
+    )  # one line, rewritten in place
+    for stream, env in ((Terminal(), {"CI": "true"}), (Terminal(), {"GITHUB_ACTIONS": "true"}), (io.StringIO(), {})):
+        show, step = progress_printer(stream, env)
+        assert show is None  # no status line in a log
+        step("read part 2/20: sitemaps/part-2.xml.gz, 50,000 URLs")
+        step("sending batch 1/5 to api.indexnow.org: 10000 URLs of www.shop-site.org")
+        assert stream.getvalue().splitlines() == [
+            "notify-changes: read part 2/20: sitemaps/part-2.xml.gz, 50,000 URLs",
+            "notify-changes: sending batch 1/5 to api.indexnow.org: 10000 URLs of www.shop-site.org",
+        ]
+
+
+def test_a_long_run_in_a_log_says_each_part_and_each_batch_as_it_goes(site: Site, capsys: pytest.CaptureFixture[str]) -> None:
+    """Not a terminal (CI): a line per part of the index read and per batch sent, in order."""
+    from tests.conftest import index
+
+    assert site.fake is not None
+    for number in range(3):
+        site.write(urlset(pages(4, prefix=f"/s{number}/")), f"sitemaps/part-{number}.xml")
+    site.write(index({f"/sitemaps/part-{number}.xml": None for number in range(3)}))
+    result = site.run("--initial", "submit", "--batch-size", "5")
+    assert result.code == 0, result.err
+    lines = result.err.splitlines()
+    parts = [line for line in lines if " part " in line]
+    assert len(parts) == 3 and all(f"part {n + 1}/3: " in parts[n] for n in range(3))
+    assert all(line.endswith("4 URLs") for line in parts if line.startswith("notify-changes: read part"))
+    batches = [line for line in lines if "sending batch" in line]
+    assert [line.split("sending batch ", 1)[1].split(" ", 1)[0] for line in batches] == ["1/3", "2/3", "3/3"]
+    assert lines.index(parts[-1]) < lines.index(batches[0])
 
 
 def test_verify_live_leaves_batches_pending_until_the_pages_are_served(site: Site) -> None:
