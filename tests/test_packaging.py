@@ -133,3 +133,40 @@ def test_the_wheel_runs_on_its_own(built: tuple[Path, Path], tmp_path: Path) -> 
     assert "6 added" in done.stdout
     version = subprocess.run([*python, "-m", "notifier", "--version"], env=env, cwd=tmp_path, capture_output=True, text=True)
     assert version.stdout == f"notify-changes {notifier.__version__}\n"
+
+
+RELEASE = ROOT / ".github" / "workflows" / "release.yml"
+
+
+def _release_step(name: str) -> str:
+    import yaml
+
+    steps = yaml.safe_load(RELEASE.read_text())["jobs"]["build"]["steps"]
+    return str(next(step for step in steps if step.get("name") == name)["run"])
+
+
+def test_the_release_workflow_builds_checks_installs_and_publishes_with_trusted_publishing() -> None:
+    import yaml
+
+    workflow = yaml.safe_load(RELEASE.read_text())
+    assert workflow[True]["push"]["tags"] == ["v*"]  # YAML reads the key `on` as true
+    build_job, publish = workflow["jobs"]["build"], workflow["jobs"]["publish"]
+    run = "\n".join(str(step.get("run", "")) for step in build_job["steps"])
+    assert "python -m build" in run and "twine check --strict dist/*" in run
+    assert 'pip" install --quiet dist/*.whl' in run and "--dry-run --initial submit" in run  # installed, then run
+    assert publish["needs"] == "build" and publish["permissions"] == {"id-token": "write"}
+    assert publish["steps"][-1]["uses"] == "pypa/gh-action-pypi-publish@release/v1"
+    assert "password" not in str(publish)  # no stored token
+
+
+@pytest.mark.parametrize(("tag", "passes"), [(f"v{notifier.__version__}", True), ("v9.9.9", False), (notifier.__version__, False)])
+def test_a_release_tag_must_name_the_packages_version(built: tuple[Path, Path], tmp_path: Path, tag: str, passes: bool) -> None:
+    (tmp_path / "dist").mkdir()
+    shutil.copy(built[1], tmp_path / "dist")
+    shutil.copy(ROOT / "CHANGELOG.md", tmp_path)
+    script = _release_step("The tag, the package and the changelog name one version")
+    env = dict(os.environ, TAG=tag, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}")
+    done = subprocess.run(["bash", "-eo", "pipefail", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert (done.returncode == 0) is passes, done.stdout + done.stderr
+    if not passes:
+        assert f"::error::the tag is {tag} but the package says {notifier.__version__}" in done.stdout
