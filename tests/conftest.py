@@ -67,7 +67,9 @@ def _installed_program_is_not_the_checkout() -> None:
     where = subprocess.run(
         [str(python), "-I", "-c", "import notifier; print(notifier.__file__)"], capture_output=True, text=True, check=True, cwd="/"
     ).stdout.strip()
-    assert not Path(where).resolve().is_relative_to(ROOT), f"{_INSTALLED} runs the checkout ({where}), not an installed package"
+    assert not Path(where).resolve().is_relative_to(ROOT / "notifier"), (
+        f"{_INSTALLED} runs the checkout ({where}), not an installed package"
+    )
 
 
 # -- isolation -----------------------------------------------------------------------
