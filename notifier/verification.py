@@ -155,8 +155,9 @@ def _robots_note(built: BuiltSite, settings: Settings, report: Report) -> None:
 
 def _history(history: HistorySettings, diff: Diff, report: Report) -> HistoryCheck:
     """lastmod-vs-history, with one note for the pages it could not check."""
-    # like the other rules, history judges the dates this deploy added or changed
-    dated = [Entry(change.loc, change.new, -1, 0) for change in itertools.chain(diff.added, diff.changed)]
+    # like the other date rules, history judges every date this deploy added or moved: the
+    # held-back ones too (their pages did not change, their dates did)
+    dated = [Entry(change.loc, change.new, -1, 0) for change in itertools.chain(diff.added, diff.changed, diff.held_back)]
     checked = check_history(dated, history.sources, history.repo or Path.cwd(), history.tolerance, history.fields)
     if checked.unmapped:
         report.notes.append(

@@ -186,3 +186,34 @@ def test_a_first_run_of_date_only_lastmods_sharing_an_old_day_is_honest(offline_
     assert offline_site.check().code == 0
     offline_site.write(urlset({f"/p/{n}/": "2020-08-01T00:00:00+00:00" for n in range(10)} | {"/old/": "2019-05-28"}))
     assert offline_site.check().code == 0  # midnight written as a datetime is a day too
+
+
+# -- held back decides what is announced, never which dates are judged (#16) -----------------
+@pytest.mark.parametrize(
+    ("lastmod", "rule"),
+    [("2031-06-01T00:00:00+00:00", "lastmod-future"), ("10/02/2025", "lastmod-invalid"), ("2023-01-01", "lastmod-regressed")],
+)
+def test_a_held_back_page_with_a_false_date_fails_as_without_site_dir(site: Site, lastmod: str, rule: str) -> None:
+    listed = pages(3)
+    site.build_pages(listed)
+    assert deploy(site, listed).code == 0
+    before = site.state_bytes()
+    lying = dict(listed) | {"/p/1/": lastmod}  # its page file did not change
+    site.write(urlset(lying))
+    without = site.check()
+    assert without.code == 1 and rule in fired(without)
+    result = deploy(site, lying)
+    assert result.code == 1 and rule in fired(result), result.out
+    assert f"{BASE}/p/1/" in result.out
+    assert site.state_bytes() == before  # not recorded
+    assert site.fake is not None and site.fake.posts == []
+
+
+def test_a_held_back_page_with_an_honest_new_date_passes(site: Site) -> None:
+    listed = pages(3)
+    site.build_pages(listed)
+    assert deploy(site, listed).code == 0
+    honest = dict(listed) | {"/p/1/": "2024-06-01T10:00:00Z"}  # later, in the past, a W3C Datetime
+    result = deploy(site, honest)
+    assert result.code == 0, result.out
+    assert fired(result) == {"lastmod-without-change"}  # held back, said once, nothing failed

@@ -265,7 +265,10 @@ def test_jekyll_static_files_restamped_by_a_fresh_clone_are_held_back_and_stamp_
     assert isinstance(cloned, Jekyll)
     cloned.build()
     restamped = cloned.deploy(AFTER_COMMITS + DAY, "lastmod-missing=off")
-    assert restamped.exit_code == 1 and "byte-identical" in restamped.errors[0].message and fake.posts == []
+    assert restamped.exit_code == 1 and fake.posts == []
+    # lastmod-bulk names the mark; the test's clock (AFTER_COMMITS) lies before the real mtimes,
+    # so lastmod-future fires as well: held-back dates are judged like every other
+    assert any(error.rule == "lastmod-bulk" and "byte-identical" in error.message for error in restamped.errors)
     cloned.stamp()
     again = cloned.deploy(AFTER_COMMITS + DAY, "lastmod-missing=off")
     assert again.exit_code == 0 and not again.errors and fake.posts == [], again.violations

@@ -139,3 +139,17 @@ def test_backed_dates_leave_bulk_but_the_unbacked_ones_still_count(offline_site:
     offline_site.write(urlset(listed))
     result = offline_site.check("--rule", "lastmod-invalid=off", "--rule", "lastmod-missing=off")
     assert ("error[lastmod-bulk]" in result.out) is bulk, result.out
+
+
+def test_a_held_back_page_is_judged_against_its_history_too(offline_site: Site, repo: Repo) -> None:
+    """--site-dir holds back a page whose bytes did not change; its new date is still a claim."""
+    offline_site.build_pages(["/about/", "/blog/first/"])
+    honest = {"/about/": "2024-03-05T12:00:00Z", "/blog/first/": "2024-01-10"}
+    offline_site.write(urlset(honest))
+    assert offline_site.run("--site-dir", str(offline_site.public), "--rule", "lastmod-missing=off").code == 0
+    offline_site.write(urlset(honest | {"/about/": "2024-06-01T08:00:00Z"}))  # the build clock; the page is the same
+    result = offline_site.check("--site-dir", str(offline_site.public), "--rule", "lastmod-missing=off")
+    assert result.code == 1, result.out
+    assert "error[lastmod-vs-history] http://www.shop-site.org/about/: lastmod 2024-06-01T08:00:00Z is later than" in result.out
+    offline_site.write(urlset(honest | {"/blog/first/": "2024-01-10T10:00:00Z"}))  # its commit's time: backed, held back
+    assert offline_site.check("--site-dir", str(offline_site.public), "--rule", "lastmod-missing=off").code == 0

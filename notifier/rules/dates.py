@@ -17,7 +17,6 @@ def _recorded_on(change: Change) -> str:
 
 def _lastmods(context: Context, settings: RuleSettings) -> Iterator[Found]:
     diff = context.diff
-    limit = settings.now + settings.clock_skew
     missing = len(diff.missing)
     if missing:
         if missing == diff.total:
@@ -30,7 +29,19 @@ def _lastmods(context: Context, settings: RuleSettings) -> Iterator[Found]:
         else:
             for loc in diff.missing:
                 yield "lastmod-missing", loc, "no lastmod", None
-    dated = dated_lastmods(context)
+    yield from _judged(dated_lastmods(context), settings)
+    if diff.held_back:
+        # Held back decides what is announced, never which dates are judged: a lastmod of
+        # 2031 on a page whose bytes did not change is as false as on one that did.
+        held = diff.held_back
+        stamps = timestamps([change.new for change in held])
+        invalid = [change for change, stamp in zip(held, stamps, strict=True) if stamp != stamp and change.new is not None]
+        yield from _judged(Dated((), held, stamps, invalid), settings)
+
+
+def _judged(dated: Dated, settings: RuleSettings) -> Iterator[Found]:
+    """lastmod-invalid, lastmod-future and lastmod-regressed of these lastmods."""
+    limit = settings.now + settings.clock_skew
     for change in dated.invalid:
         if change.new and change.new[:1].isalpha():  # a feed's <pubDate> that did not parse
             what = (
