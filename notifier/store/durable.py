@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from notifier.errors import LockTimeout, StateError
+from notifier.errors import ExitCode, LockTimeout, StateError
 from notifier.store.model import State
 
 _TMP_SUFFIX = ".tmp"
@@ -130,6 +130,21 @@ class SaveFailed(StateError):
     def __init__(self, path: Path, reason: str) -> None:
         super().__init__(f"{path}: cannot write the state file ({reason}); the file on disk was left as it was")
         self.path, self.reason = path, reason
+
+
+class DeliveryNotRecorded(StateError):
+    """An endpoint acknowledged a batch, and the store could not record it (a full disk, a
+    database another program holds). Exit 3, not 2: something was sent. The batch stays
+    pending, so the next run sends it again (at least once, never lost), and this run sends
+    no more batches it could not record either."""
+
+    exit_code = ExitCode.SUBMISSION_INCOMPLETE
+
+    def __init__(self, where: Path, endpoint: str, count: int, reason: str) -> None:
+        super().__init__(
+            f"{where}: {endpoint} acknowledged a batch of {count} URL{'s' * (count != 1)}, but it could not be recorded "
+            f"({reason}); it stays pending and the next run sends it again, with the batches this run did not send"
+        )
 
 
 def write_atomic(path: Path, chunks: Iterable[bytes | memoryview], tmp_prefix: str) -> None:

@@ -16,7 +16,7 @@ import orjson
 
 from notifier.errors import StateError
 from notifier.store.checks import check_header, check_part_meta, check_pending_group, check_records, check_run, damaged
-from notifier.store.durable import StateStore, fsync_folder, write_atomic
+from notifier.store.durable import DeliveryNotRecorded, StateStore, fsync_folder, write_atomic
 from notifier.store.migrate import FORMAT_VERSION, check_version, parts_from_v1, v1_pending_groups
 from notifier.store.model import MAX_RUNS_KEPT, NewPart, Part, PendingItem, RecordedPart, RunRecord, State, apply_delivery, grouped_pending
 
@@ -224,7 +224,7 @@ class JsonStore(StateStore):
             finally:
                 os.close(fd)
         except OSError as error:
-            raise StateError(f"{self.journal_path}: cannot record a delivery ({error.strerror}); the batch stays pending") from None
+            raise DeliveryNotRecorded(self.journal_path, endpoint, len(urls), error.strerror or str(error)) from None
 
 
 def journal_path(path: Path) -> Path:

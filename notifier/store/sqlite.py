@@ -19,7 +19,7 @@ import orjson
 
 from notifier.errors import StateError
 from notifier.store.checks import check_index, check_part_meta, check_pending_group, check_run, damaged, json_column, restore_hint
-from notifier.store.durable import SaveFailed, StateStore
+from notifier.store.durable import DeliveryNotRecorded, SaveFailed, StateStore
 from notifier.store.jsonfile import encoded_parts
 from notifier.store.migrate import FORMAT_VERSION, check_version, sqlite_parts_from_v1
 from notifier.store.model import MAX_RUNS_KEPT, PendingItem, RecordedPart, RunRecord, State, apply_delivery, grouped_pending
@@ -38,22 +38,54 @@ CREATE TABLE IF NOT EXISTS runs (id INTEGER PRIMARY KEY, record TEXT NOT NULL);
 """
 
 
+BUSY_TIMEOUT = 60.0  # how long SQLite waits for another program's lock on the file (an SQL client reading it)
+
+
 @contextlib.contextmanager
-def _connect(path: Path, *, write: bool) -> Iterator[sqlite3.Connection]:
+def _connect(path: Path, *, mode: str, busy_timeout: float = BUSY_TIMEOUT) -> Iterator[sqlite3.Connection]:
+    """A connection in ``mode`` (ro, rw or rwc). A damaged file is a StateError that says to
+    restore it; an operational error (busy, full, read-only) reaches the caller as it is,
+    who knows what was at stake: ``operational`` words it."""
     # a URI, so that the read-only mode can be asked for: its path percent-encoded, or a
     # name holding "?" or "#" would be cut there and the database written somewhere else
-    uri = f"file:{urllib.parse.quote(str(path))}?mode={'rwc' if write else 'ro'}"
+    uri = f"file:{urllib.parse.quote(str(path))}?mode={mode}"
     try:
-        connection = sqlite3.connect(uri, uri=True, isolation_level=None)
+        connection = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=busy_timeout)
+    except sqlite3.OperationalError as error:
+        raise StateError(f"{path}: cannot open the SQLite state ({operational(error)})") from None
     except sqlite3.Error as error:
         raise StateError(f"{path}: cannot open the SQLite state ({error}); {restore_hint(str(path))}") from None
     try:
         connection.execute("PRAGMA synchronous = FULL")  # a committed batch survives a power cut
         yield connection
-    except sqlite3.DatabaseError as error:
+    except sqlite3.OperationalError:
+        raise
+    except sqlite3.DatabaseError as error:  # "file is not a database", "database disk image is malformed"
         raise StateError(f"{path}: not a readable notify-changes SQLite state ({error}); {restore_hint(str(path))}") from None
     finally:
         connection.close()
+
+
+def operational(error: sqlite3.OperationalError) -> str:
+    """What a busy, full or read-only database means for the user, in words that say what to do."""
+    text = str(error)
+    if "locked" in text or "busy" in text:
+        return f"{text}: another program holds the database (an SQL client, a backup); close it and run again"
+    if "full" in text:
+        return f"{text}: the disk is full; free space and run again"
+    if "readonly" in text or "read-only" in text:
+        return f"{text}: the file or its folder is not writable; make them writable and run again"
+    return text
+
+
+def _hot_journal(path: Path) -> bool:
+    """A rollback journal left by a run killed mid-save: the first open must roll it back,
+    which a read-only connection cannot do (SQLite would refuse every read until then)."""
+    journal = path.with_name(path.name + "-journal")
+    try:
+        return journal.stat().st_size > 0
+    except OSError:
+        return False
 
 
 def read_sqlite_state(path: Path) -> State | None:
@@ -67,8 +99,11 @@ def _read_file(path: Path) -> tuple[State | None, bool]:
         return None, False
     if path.is_dir():
         raise StateError(f"{path}: is a folder; pass --state with a file path")
-    with _connect(path, write=False) as connection:
-        return _read(connection, path)
+    try:
+        with _connect(path, mode="rw" if _hot_journal(path) else "ro") as connection:
+            return _read(connection, path)
+    except sqlite3.OperationalError as error:
+        raise StateError(f"{path}: cannot read the SQLite state ({operational(error)})") from None
 
 
 def _read(connection: sqlite3.Connection, path: Path) -> tuple[State | None, bool]:
@@ -174,7 +209,7 @@ class SqliteStore(StateStore):
         """Replace everything in one transaction: a crash leaves the old state or the new one."""
         state.settle()
         try:
-            with _connect(self.path, write=True) as connection:
+            with _connect(self.path, mode="rwc", busy_timeout=max(self.lock_timeout, 1.0)) as connection:
                 connection.execute("BEGIN IMMEDIATE")  # schema changes too: all or nothing
                 columns = {row[1] for row in connection.execute("PRAGMA table_info(parts)")}
                 if columns and "urls" not in columns:  # format 1 tables: this save writes format 2
@@ -207,7 +242,7 @@ class SqliteStore(StateStore):
                 connection.executemany("INSERT INTO runs (record) VALUES (?)", [(json.dumps(run),) for run in state.runs[-MAX_RUNS_KEPT:]])
                 connection.execute("COMMIT")
         except sqlite3.OperationalError as error:
-            raise SaveFailed(self.path, str(error)) from None
+            raise SaveFailed(self.path, operational(error)) from None
 
     def record_delivered(self, state: State, endpoint: str, urls: Iterable[str], at: str) -> None:
         """One transaction per acknowledged batch: a ``delivered`` row, which takes the batch
@@ -215,7 +250,7 @@ class SqliteStore(StateStore):
         urls = list(urls)
         apply_delivery(state, endpoint, urls, at, live=True)
         try:
-            with _connect(self.path, write=True) as connection:
+            with _connect(self.path, mode="rw", busy_timeout=max(self.lock_timeout, 1.0)) as connection:
                 connection.execute("BEGIN IMMEDIATE")
                 connection.execute(
                     "INSERT INTO delivered (endpoint, at, urls) VALUES (?, ?, ?)", (endpoint, at, orjson.dumps(urls).decode())
@@ -223,4 +258,4 @@ class SqliteStore(StateStore):
                 connection.execute("UPDATE meta SET value = ? WHERE key = 'updated' AND value < ?", (at, at))
                 connection.execute("COMMIT")
         except sqlite3.OperationalError as error:
-            raise StateError(f"{self.path}: cannot record a delivery ({error}); the batch stays pending") from None
+            raise DeliveryNotRecorded(self.path, endpoint, len(urls), operational(error)) from None
