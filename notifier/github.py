@@ -18,9 +18,8 @@ def _escape(text: str) -> str:
 
 def mask_secrets(keys: Keys, stream: TextIO) -> None:
     """``::add-mask::`` every key, so that no log line of this job can show one."""
-    for key in dict.fromkeys([keys.default, *keys.per_host.values()]):
-        if key:
-            stream.write(f"::add-mask::{key}\n")
+    for key in keys.secrets:
+        stream.write(f"::add-mask::{key}\n")
     stream.flush()
 
 

@@ -88,6 +88,11 @@ class Keys:
     def key_for(self, host: str) -> str | None:
         return self.per_host.get(host, self.default)
 
+    @property
+    def secrets(self) -> list[str]:
+        """Every key, once: what no message may show whole."""
+        return [key for key in dict.fromkeys([self.default, *self.per_host.values()]) if key]
+
     def location_for(self, host: str, scheme: str) -> tuple[str | None, str]:
         """(keyLocation to send or None, URL to fetch the key file from)."""
         if self.key_location is not None:
@@ -125,6 +130,14 @@ def write_key_file(key: str, folder: str) -> str:
 def redact(text: str, key: str) -> str:
     """Never print a whole key: its first four characters say which one it is."""
     return text.replace(key, key[:4] + "…") if key else text
+
+
+def redact_all(text: str, keys: Keys) -> str:
+    """``text`` with every configured key cut to its first four characters (a key file's path
+    names its key: ``public/KEY.txt``)."""
+    for key in keys.secrets:
+        text = redact(text, key)
+    return text
 
 
 def key_scope(key_location: str | None) -> str:

@@ -186,12 +186,21 @@ def _export(request: StateRequest, state: State, out: TextIO) -> None:
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(columns)
         for row in rows():
-            writer.writerow(["" if value is None else " ".join(value) if isinstance(value, list) else value for value in row])
+            writer.writerow([_cell("" if value is None else " ".join(value) if isinstance(value, list) else value) for value in row])
         return
     out.write("[")  # one object per line, written as they come: a million URLs never sit in memory twice
     for number, row in enumerate(rows()):
         out.write(("," if number else "") + "\n  " + json.dumps(dict(zip(columns, row, strict=True)), ensure_ascii=False))
     out.write("\n]\n")
+
+
+def _cell(value: object) -> object:
+    """A CSV cell a spreadsheet shows as text: a recorded value that begins with =, +, -, @,
+    a tab or a carriage return would be run as a formula (OWASP's CSV injection), so it gets
+    a leading apostrophe. Numbers stay numbers."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
 
 
 # -- forget ----------------------------------------------------------------------------

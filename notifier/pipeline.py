@@ -13,7 +13,8 @@ import gc
 from notifier.changes import Diff
 from notifier.dates import format_utc
 from notifier.environment import Environment
-from notifier.errors import ExitCode, InputError, StateError
+from notifier.errors import ExitCode, InputError, NotifierError, StateError
+from notifier.indexnow import Keys, redact_all
 from notifier.pending import drop_unsendable, hand_over_orphans
 from notifier.planning import plan_announcements, show_plan
 from notifier.report import Report, plural
@@ -33,10 +34,28 @@ def execute(settings: Settings, env: Environment | None = None) -> Report:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _execute(settings, env or Environment())
+        report = _execute(settings, env or Environment())
+    except NotifierError as error:  # its one line names files and URLs: a key file's path holds the key
+        error.args = (redact_all(str(error), settings.keys),)
+        raise
     finally:
         if collecting:
             gc.enable()
+    without_secrets(report, settings.keys)
+    return report
+
+
+def without_secrets(report: Report, keys: Keys) -> None:
+    """Every text of the report with each key cut to its first four characters: the README
+    promises it of every message, in every format and in the API's Report alike."""
+    if not keys.secrets:
+        return
+    report.violations = [
+        violation._replace(url=redact_all(violation.url, keys), message=redact_all(violation.message, keys))
+        for violation in report.violations
+    ]
+    report.notes = [redact_all(note, keys) for note in report.notes]
+    report.batches = [batch._replace(message=redact_all(batch.message, keys)) for batch in report.batches]
 
 
 def _execute(settings: Settings, env: Environment) -> Report:

@@ -59,3 +59,36 @@ def test_the_network_guard_refuses_everything_but_loopback() -> None:
         socket.getaddrinfo("api.indexnow.org", 443)
     with pytest.raises(requests.ConnectionError, match="no name lookup"):
         requests.get("http://api.indexnow.org/indexnow", timeout=1)
+
+
+@pytest.mark.parametrize("style", ["text", "json", "github"])
+def test_a_missing_key_file_is_named_without_the_key(site: Site, style: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The key file's name is the key: the key-file-missing finding shows its first four characters."""
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    site.write(urlset(pages(2)))
+    (site.public / f"{KEY}.txt").unlink()
+    result = site.check("--site-dir", str(site.public), "--format", style)
+    assert result.code == 1 and "key-file-missing" in result.out
+    assert f"{KEY[:4]}…" in result.out
+    shown = [line for line in result.out.splitlines() if not line.startswith("::add-mask::")]  # GitHub's masking needs it whole
+    assert KEY not in "\n".join(shown) + result.err + (summary.read_text() if summary.exists() else "")
+
+
+def test_a_url_outside_the_key_files_folder_is_named_without_the_key(site: Site) -> None:
+    site.write(urlset(pages(2)))
+    assert site.run().code == 0
+    site.write(urlset(pages(3)))
+    result = site.run("--key-location", f"http://www.shop-site.org/catalog/{KEY}.txt", "--format", "json")
+    assert "outside /catalog/, the folder its key file" in result.out
+    assert KEY not in result.out + result.err
+
+
+def test_the_api_report_holds_no_whole_key(site: Site) -> None:
+    import notifier
+
+    site.write(urlset(pages(2)))
+    (site.public / f"{KEY}.txt").unlink()
+    report = notifier.check(str(site.sitemap), state=str(site.state), key=KEY, site_dir=str(site.public))
+    assert report.exit_code == 1
+    assert KEY not in repr(report.violations) + repr(report.notes)

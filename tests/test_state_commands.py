@@ -151,3 +151,14 @@ def test_bad_state_commands_say_one_line(offline_site: Site, args: list[str], sa
 def test_no_state_yet_is_said_plainly(tmp_path: Path, offline_site: Site) -> None:
     result = state(offline_site, "show")
     assert result.code == 2 and "no state file yet" in result.err
+
+
+def test_a_csv_export_never_holds_a_live_formula(offline_site: Site) -> None:
+    """OWASP's CSV injection: a recorded value that begins with =, +, -, @ is written as text."""
+    offline_site.write(urlset({"/a/": '=HYPERLINK("http://evil.example.org","x")', "/b/": "+1", "/c/": "2024-05-01"}))
+    assert offline_site.run("--rule", "lastmod-invalid=off", "--rule", "lastmod-missing=off").code == 0
+    out = state(offline_site, "export", "--format", "csv").out
+    rows = {row["url"]: row for row in csv.DictReader(io.StringIO(out))}
+    assert rows[f"{BASE}/a/"]["lastmod"] == '\'=HYPERLINK("http://evil.example.org","x")'
+    assert rows[f"{BASE}/b/"]["lastmod"] == "'+1"
+    assert rows[f"{BASE}/c/"]["lastmod"] == "2024-05-01"  # honest values are left as they are
