@@ -40,7 +40,10 @@ class HistoryCheck:
     ignored: dict[str, str] = field(default_factory=dict)  # a date field not in [history] fields -> a source holding it
 
 
-def _git(repo: Path, *args: str) -> str:
+GIT_TIMEOUT = 300.0  # seconds for one git call: one `git log` of 10,000 files takes 0.02 s; a network fetch never ends
+
+
+def _git(repo: Path, *args: str, check: bool = True) -> str:
     try:
         done = subprocess.run(
             ["git", "-C", str(repo), *args],
@@ -50,9 +53,17 @@ def _git(repo: Path, *args: str) -> str:
             errors="surrogateescape",
             check=False,
             env=_git_env(),
+            timeout=GIT_TIMEOUT,
         )
     except FileNotFoundError:
         raise HistoryError("[history] needs git, and git is not installed; install git or remove [history]") from None
+    except subprocess.TimeoutExpired:
+        raise HistoryError(
+            f"[history] repo {repo}: `git {args[0]}` took over {GIT_TIMEOUT:g} s (is it fetching objects over the network?); "
+            "use a full clone (`fetch-depth: 0`) and run again"
+        ) from None
+    if not check:
+        return done.stdout if done.returncode == 0 else ""
     if done.returncode != 0:
         message = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"git {args[0]} failed"
         raise HistoryError(f"[history] repo {repo}: {message}; point [history] repo at the site's git work tree")
@@ -76,6 +87,13 @@ def repo_root(repo: Path) -> Path:
         raise HistoryError(
             f"[history] repo {top} is a shallow clone, so its history cannot back any date; fetch the full history "
             "(`git fetch --unshallow`, or `fetch-depth: 0` in actions/checkout)"
+        )
+    filters = _git(top, "config", "--get-regexp", r"^remote\..*\.partialclonefilter$", check=False).split()[1::2]
+    if any(each.startswith("tree:") for each in filters):
+        raise HistoryError(
+            f"[history] repo {top} is a treeless partial clone (filter {filters[0]}): git would fetch every commit's "
+            "trees one by one over the network to read the history; clone with the full history (`fetch-depth: 0`), or "
+            "with `filter: blob:none`, which keeps the trees"
         )
     return top
 

@@ -113,8 +113,8 @@ def _url(request: StateRequest, state: State, out: TextIO) -> None:
     found = _find(state, loc)
     waiting = {endpoint: dict(items[loc]) for endpoint, items in state.pending.items() if loc in items}
     if found is None and not waiting:
-        near = difflib.get_close_matches(loc, list(_locs(state)), n=1, cutoff=0.8)
-        hint = f"; did you mean {near[0]}?" if near else "; URLs are recorded exactly as the sitemap writes them"
+        near = _nearest(state, loc)
+        hint = f"; did you mean {near}?" if near else "; URLs are recorded exactly as the sitemap writes them"
         raise InputError(f"{loc}: not in the state {request.state}{hint}")
     described: dict[str, Any] = {"url": loc}
     if found is not None:
@@ -146,6 +146,32 @@ def _find(state: State, loc: str) -> tuple[str, Record] | None:
             if record is not None:
                 return part.name, record
     return None
+
+
+FUZZY_LIMIT = 5_000  # URLs difflib may compare a typo with (0.5 s); beyond, only the usual slips are tried
+
+
+def _nearest(state: State, loc: str) -> str | None:
+    """The recorded URL a mistyped one most likely meant. The usual slips (a trailing slash,
+    http for https, www., letter case) are looked up directly, at any size; difflib's
+    similarity, quadratic in effect, only on a small state."""
+    slips = {loc.rstrip("/") if loc.endswith("/") else loc + "/"}
+    for old, new in (("https://", "http://"), ("http://", "https://"), ("://www.", "://"), ("://", "://www.")):
+        if old in loc:
+            turned = loc.replace(old, new, 1)
+            slips |= {turned, turned.rstrip("/") if turned.endswith("/") else turned + "/"}
+    folded = loc.casefold()
+    small = sum(part.count for part in state.parts) <= FUZZY_LIMIT
+    seen: list[str] = []
+    for each in _locs(state):
+        if each in slips or each.casefold() == folded:
+            return each
+        if small:
+            seen.append(each)
+    if not small:
+        return None
+    near = difflib.get_close_matches(loc, seen, n=1, cutoff=0.8)
+    return near[0] if near else None
 
 
 def _locs(state: State) -> Iterator[str]:

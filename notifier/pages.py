@@ -28,6 +28,7 @@ from notifier.workers import usable_cores, worker_pool
 
 _BATCH = 512  # pages a worker reads per task
 _SLICE = 8192  # pages of one sitemap file handed out at a time
+_CHUNK = 1 << 20  # bytes hashed at a time: memory stays flat whatever a listed file weighs
 
 
 class Page(NamedTuple):
@@ -42,12 +43,17 @@ _UNREAD = Page(False, None, None)
 def _read_page(path: str, whole: bool, loc: str | None) -> Page:
     """One read of one file: whole to fingerprint it, else only as far as its head goes;
     its head parsed when ``loc`` is given (and kept only when it says something)."""
+    digest = None
     try:
         with open(path, "rb") as handle:
-            data = handle.read() if whole else handle.read(HEAD_LIMIT)
+            data = handle.read(HEAD_LIMIT)  # the head's bytes at most are kept: a 2 GB video listed is hashed, not held
+            if whole:
+                hasher = hashlib.blake2b(data, digest_size=16)
+                while chunk := handle.read(_CHUNK):
+                    hasher.update(chunk)
+                digest = hasher.hexdigest()
     except OSError:
         return _UNREAD
-    digest = hashlib.blake2b(data, digest_size=16).hexdigest() if whole else None
     if loc is None:
         return Page(True, digest, None)
     head = read_head(data)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import stat
 import urllib.parse
 import zlib
 from collections.abc import Iterator
@@ -63,13 +64,14 @@ class Source:
             self.is_text = self.is_text or self.text_by_content_type
         else:
             try:
-                size = os.stat(location).st_size
+                status = os.stat(location)  # after symlinks
             except FileNotFoundError:
                 raise InputError(f"{location}: no such file; build the site first or pass the right path") from None
             except OSError as error:
                 raise InputError(f"{location}: cannot read it ({error.strerror})") from None
-            if Path(location).is_dir():
-                raise InputError(f"{location}: is a folder; pass the sitemap file inside it")
+            if not stat.S_ISREG(status.st_mode):
+                raise InputError(f"{location}: is {_kind(status.st_mode)}, not a sitemap file; pass the path of the built sitemap")
+            size = status.st_size
             if size > MAX_FILE_BYTES:
                 raise InputError(
                     f"{location}: {size} bytes, over the sitemap limit of {MAX_FILE_BYTES} bytes; split it into an index with parts"
@@ -180,6 +182,21 @@ def fetch(url: str, timeout: float) -> requests.Response:
             raise InputError(f"{url}: the server answered {response.status_code}, not the sitemap; check the URL")
         return response
     raise InputError(f"{url}: more than {MAX_REDIRECTS} redirects; pass the sitemap's final URL")
+
+
+def _kind(mode: int) -> str:
+    """What a path that is not a regular file is, in words (a FIFO would block for ever)."""
+    if stat.S_ISDIR(mode):
+        return "a folder (pass the sitemap file inside it)"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
 
 
 def file_digest(location: str) -> str:

@@ -7,6 +7,10 @@ stderr that names the option or the config file and key at fault.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -75,3 +79,48 @@ def test_a_wrong_type_in_the_config_file_names_the_file_and_key(offline_site: Si
     config.write_text('batch-size = "lots"\n')
     code, _, err = dry_run(offline_site)
     assert code == 2 and f"{config}: batch-size: 'lots' is not a whole number" in err and "--batch-size" not in err
+
+
+# -- bounded work on any build (#16) -----------------------------------------------------------
+@pytest.mark.parametrize("kind", ["fifo", "device", "folder"])
+def test_a_sitemap_path_that_is_not_a_regular_file_is_named(offline_site: Site, tmp_path: Path, kind: str) -> None:
+    """A FIFO would block the run for ever; /dev/zero would be read as UTF-16."""
+    if kind == "fifo":
+        path = tmp_path / "sitemap.xml"
+        os.mkfifo(path)
+        said = "is a named pipe (FIFO), not a sitemap file"
+    elif kind == "device":
+        path = tmp_path / "zero.xml"
+        path.symlink_to("/dev/zero")  # after symlinks
+        said = "is a character device, not a sitemap file"
+    else:
+        path = tmp_path / "folder.xml"
+        path.mkdir()
+        said = "is a folder (pass the sitemap file inside it)"
+    result = offline_site.run(command="check", sitemap=str(path))
+    assert result.code == 2 and said in result.err and result.err.count("\n") == 1, result.err
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads the peak memory from Linux's /proc")
+def test_a_huge_file_listed_in_the_sitemap_is_hashed_in_pieces(tmp_path: Path) -> None:
+    """A 2 GB video listed in the sitemap once took 2.1 GB to fingerprint: memory stays flat."""
+    video = tmp_path / "film.mp4"
+    with video.open("wb") as handle:
+        handle.truncate(384 * 1024 * 1024)  # sparse: no disk space taken
+    probe = textwrap.dedent(
+        f"""
+        import hashlib
+        from notifier.pages import _read_page
+        page = _read_page({str(video)!r}, True, None)
+        expected = hashlib.blake2b(digest_size=16)
+        with open({str(video)!r}, "rb") as handle:
+            while chunk := handle.read(1 << 20):
+                expected.update(chunk)
+        assert page.fingerprint == expected.hexdigest()  # the same digest the state already holds
+        # VmHWM, this process's own peak: ru_maxrss would carry the forking test run's peak over exec
+        print(next(line.split()[1] for line in open("/proc/self/status") if line.startswith("VmHWM:")))
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    peak_kib = int(done.stdout)
+    assert peak_kib < 150 * 1024, f"peak {peak_kib // 1024} MiB for a 384 MiB file"

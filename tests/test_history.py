@@ -93,6 +93,24 @@ def test_a_shallow_clone_is_exit_2_saying_fetch_depth_0(offline_site: Site, repo
     assert result.code == 2 and "shallow clone" in result.err and "fetch-depth: 0" in result.err
 
 
+@pytest.mark.parametrize(("filter_spec", "refused"), [("tree:0", True), ("blob:none", False)])
+def test_a_treeless_partial_clone_is_refused_and_a_blobless_one_is_read(
+    offline_site: Site, repo: Repo, tmp_path: Path, filter_spec: str, refused: bool
+) -> None:
+    """actions/checkout offers `filter: tree:0`: git log would then fetch each commit's trees
+    over the network, one round trip each, with no end in sight. blob:none keeps the trees."""
+    repo.git("config", "uploadpack.allowFilter", "true")
+    clone = tmp_path / "partial"
+    subprocess.run(["git", "clone", "-q", f"--filter={filter_spec}", f"file://{repo.root}", str(clone)], check=True, capture_output=True)
+    (offline_site.root / "notify-changes.toml").write_text(f'[history]\nsources = ["content/{{path}}.md"]\nrepo = "{clone}"\n')
+    offline_site.write(urlset({"/about/": "2024-03-05T12:00:00Z"}))
+    result = check(offline_site)
+    if refused:
+        assert result.code == 2 and "treeless partial clone (filter tree:0)" in result.err and "filter: blob:none" in result.err
+    else:
+        assert result.code == 0, result.err + result.out
+
+
 def test_no_repository_is_exit_2(offline_site: Site, tmp_path: Path) -> None:
     (tmp_path / "notify-changes.toml").write_text('[history]\nsources = ["content/{path}.md"]\nrepo = "nowhere"\n')
     offline_site.write(urlset({"/about/": "2024-03-05"}))
@@ -124,7 +142,7 @@ def test_git_runs_a_fixed_number_of_times_whatever_the_page_count(offline_site: 
     monkeypatch.setattr(notifier.history.subprocess, "run", counting_run)
     offline_site.write(urlset({f"/p{n}/": "2024-01-01" for n in range(200)}))
     assert check(offline_site).code == 0  # 200 pages stamped by one commit: backed by history, not lastmod-bulk
-    assert [args[3] for args in calls] == ["rev-parse", "rev-parse", "log"]
+    assert [args[3] for args in calls] == ["rev-parse", "rev-parse", "config", "log"]
 
 
 @pytest.mark.parametrize(("invalid", "bulk"), [(0, True), (11, False)])

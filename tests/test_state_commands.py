@@ -162,3 +162,23 @@ def test_a_csv_export_never_holds_a_live_formula(offline_site: Site) -> None:
     assert rows[f"{BASE}/a/"]["lastmod"] == '\'=HYPERLINK("http://evil.example.org","x")'
     assert rows[f"{BASE}/b/"]["lastmod"] == "'+1"
     assert rows[f"{BASE}/c/"]["lastmod"] == "2024-05-01"  # honest values are left as they are
+
+
+def test_a_mistyped_url_in_a_large_state_is_matched_without_comparing_every_url(
+    offline_site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """difflib over a million URLs takes minutes: the usual slips are looked up instead."""
+    import difflib
+
+    offline_site.write(urlset(pages(6000)))
+    assert offline_site.run().code == 0
+
+    def never(*args: object, **kwargs: object) -> list[str]:
+        raise AssertionError("difflib compared the typo with every URL")
+
+    monkeypatch.setattr(difflib, "get_close_matches", never)
+    for typo in (f"{BASE}/p/17", f"{BASE}/P/17/", f"{BASE}/p/17/".replace("http:", "https:"), f"{BASE}/p/17/".replace("www.", "")):
+        result = state(offline_site, "url", typo)
+        assert result.code == 2 and f"did you mean {BASE}/p/17/?" in result.err, (typo, result.err)
+    result = state(offline_site, "url", f"{BASE}/q/17/")
+    assert result.code == 2 and "recorded exactly as the sitemap writes them" in result.err
