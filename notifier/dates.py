@@ -135,7 +135,7 @@ def period_of(text: str, instant: dt.datetime) -> tuple[dt.datetime, dt.datetime
         year = instant.year + (1 if month == 1 else 0)
         return instant, instant.replace(year=year, month=month) if year <= 9999 else instant
     if len(text) == 10:
-        return instant, instant + dt.timedelta(days=1)
+        return instant, instant + dt.timedelta(days=1) if instant.date() < dt.date.max else instant
     return instant, instant
 
 

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from lxml import etree
 
-from notifier.urls import split_url
+from notifier.urls import join_url, split_url
 
 HEAD_LIMIT = 64 * 1024  # a head longer than this is cut; the facts that matter come first
 _HEAD_END = re.compile(rb"</head\s*>|<body[\s>]", re.IGNORECASE)  # where to cut, not how to read
@@ -117,7 +117,9 @@ def refresh_target(loc: str, head: Head) -> str | None:
     target = (match.group("url") or "").strip("'\" ") if match else ""
     if not target:
         return None
-    resolved = urllib.parse.urljoin(_base(loc, head), target)
+    resolved = join_url(_base(loc, head), target)
+    if resolved is None:
+        return target  # unreadable as a URL, but a refresh to it all the same
     return None if same_page(resolved, loc) else resolved
 
 
@@ -125,12 +127,12 @@ def canonical_elsewhere(loc: str, head: Head) -> str | None:
     """The page's canonical URL when it names another page than ``loc``."""
     if head.canonical is None:
         return None
-    target = urllib.parse.urljoin(_base(loc, head), head.canonical)
-    return None if same_page(target, loc) else target
+    target = join_url(_base(loc, head), head.canonical)
+    return None if target is None or same_page(target, loc) else target  # a canonical no URL parser reads is ignored, as crawlers do
 
 
 def _base(loc: str, head: Head) -> str:
-    return urllib.parse.urljoin(loc, head.base) if head.base else loc
+    return (join_url(loc, head.base) or loc) if head.base else loc
 
 
 def noteworthy(loc: str, head: Head) -> bool:

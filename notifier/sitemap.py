@@ -39,7 +39,7 @@ from notifier.sitemap_xml import BOM, NS_084, NS_09, WHITESPACE_BYTES, XML_SPACE
 from notifier.sitemap_xml import parse_xml as _parse_xml
 from notifier.source import Source, file_digest, is_inside, is_url, same_site
 from notifier.source import resolved as _real
-from notifier.urls import split_url
+from notifier.urls import join_url, split_url
 from notifier.workers import usable_cores as _workers
 from notifier.workers import worker_pool
 
@@ -297,7 +297,7 @@ def _resolve_part(
             Finding("url-invalid", part.loc, f"{index_location}, line {part.line}: index part loc is not an absolute URL")
         )
     if base_dir is None:  # a remote index: fetch its parts from where it points, on its own site only
-        url = urllib.parse.urljoin(index_url or index_location, part.loc)
+        url = join_url(index_url or index_location, part.loc) or ""
         if not is_url(url):
             raise InputError(f"{index_location}, line {part.line}: cannot fetch index part {part.loc!r}")
         root = sitemap.root_url or index_location

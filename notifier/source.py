@@ -10,7 +10,6 @@ import functools
 import hashlib
 import os
 import stat
-import urllib.parse
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +18,7 @@ import requests
 
 from notifier.errors import InputError
 from notifier.http import exchange
-from notifier.urls import split_url
+from notifier.urls import join_url, split_url
 
 MAX_FILE_BYTES = 50 * 1024 * 1024  # sitemaps.org: at most 50 MB (52,428,800 bytes) uncompressed
 CHUNK = 1 << 20
@@ -171,7 +170,7 @@ def fetch(url: str, timeout: float) -> requests.Response:
         except requests.RequestException as error:
             raise InputError(f"{url}: cannot fetch the sitemap ({type(error).__name__}); check the URL and the network") from None
         if response.is_redirect:
-            target = urllib.parse.urljoin(location, response.headers.get("Location", ""))
+            target = join_url(location, response.headers.get("Location", "")) or response.headers.get("Location", "")
             if not same_site(url, target):
                 raise InputError(
                     f"{url}: redirects to {target}, on another host; a sitemap is read from its own site only: pass its final URL"

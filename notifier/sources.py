@@ -151,34 +151,37 @@ class SourceFinder:
     def find(self, loc: str) -> tuple[str, str | None] | None:
         """(the source file relative to the repository's top, the ``{date}`` of its name)."""
         values = placeholders(loc)
+        if any(_ANY in value or _DATE_MARK in value for value in values.values()):
+            return None  # a NUL (%00) names no file; and what the URL says is never a wildcard
         for template in self.templates:
-            found = self._match(_PLACEHOLDER.sub(lambda match: _fill(match.group(1), values), template))
+            pattern = _PLACEHOLDER.sub(lambda match: _fill(match.group(1), values), template.replace("*", _ANY))
+            found = self._match(pattern)
             if found is not None:
                 return found
         return None
 
     def _match(self, pattern: str) -> tuple[str, str | None] | None:
-        if "*" not in pattern and "\0" not in pattern:
+        if _ANY not in pattern and _DATE_MARK not in pattern:
             candidate = resolved(self.base / pattern)
-            if candidate.is_file() and is_inside(candidate, self.top):
+            if _is_file(candidate) and is_inside(candidate, self.top):
                 return candidate.relative_to(self.top).as_posix(), None
             return None
         folder, date = self.base, None
         segments = pattern.split("/")
         for number, segment in enumerate(segments):
             last = number == len(segments) - 1
-            if "*" not in segment and "\0" not in segment:
+            if _ANY not in segment and _DATE_MARK not in segment:
                 folder = folder / segment
                 continue
             regex = re.compile(
                 "".join(
-                    f"(?P<date>{_DATE})" if part == "\0" else "[^/]*" if part == "*" else re.escape(part)
-                    for part in re.split(r"(\*|\0)", segment)
+                    f"(?P<date>{_DATE})" if part == _DATE_MARK else "[^/]*" if part == _ANY else re.escape(part)
+                    for part in re.split(f"({_ANY}|{_DATE_MARK})", segment)
                     if part
                 )
             )
             names = [name for name in self._listing(folder) if regex.fullmatch(name)]
-            names = [name for name in names if (folder / name).is_file() == last]
+            names = [name for name in names if _is_file(folder / name) == last]
             if not names:
                 return None
             name = names[0]
@@ -187,7 +190,7 @@ class SourceFinder:
                 date = matched.group("date")
             folder = folder / name
         candidate = resolved(folder)
-        if not candidate.is_file() or not is_inside(candidate, self.top):
+        if not _is_file(candidate) or not is_inside(candidate, self.top):
             return None
         return candidate.relative_to(self.top).as_posix(), date
 
@@ -202,8 +205,21 @@ class SourceFinder:
         return listing
 
 
+_ANY = "\x01"  # a template's * (what a URL says is never one: its characters are all literal)
+_DATE_MARK = "\0"  # a template's {date}
+
+
 def _fill(name: str, values: dict[str, str]) -> str:
-    return "\0" if name == "date" else values[name].replace("*", "\\*")
+    return _DATE_MARK if name == "date" else values[name]
+
+
+def _is_file(path: Path) -> bool:
+    """Whether ``path`` is a file; a name too long for the file system, or a folder that may
+    not be read, is no source rather than a crash."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 # -- front matter ------------------------------------------------------------------------
@@ -231,7 +247,7 @@ def front_matter(path: Path) -> dict[str, str]:
         body = rest.split("\n+++", 1)[0]
         try:
             raw = tomllib.loads(body)
-        except tomllib.TOMLDecodeError:
+        except (tomllib.TOMLDecodeError, RecursionError):  # RecursionError: tables nested thousands deep
             return {}
     elif first.strip() == "---":
         for line in rest.split("\n"):
@@ -243,7 +259,7 @@ def front_matter(path: Path) -> dict[str, str]:
     elif head.startswith("{"):
         try:
             decoded = json.JSONDecoder().raw_decode(head)[0]
-        except ValueError:
+        except (ValueError, RecursionError):
             return {}
         raw = decoded if isinstance(decoded, dict) else {}
     else:  # Pelican's Markdown metadata, reStructuredText's :field: lists

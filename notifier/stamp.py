@@ -161,7 +161,7 @@ def _stamp_pages(text: str, name: str, dates: ContentDates, result: StampResult)
         located = _locate(prefix, tag, body)
         if located is None:
             return block.group(0)
-        loc, date_element, write = located
+        loc, date_element, write, (anchor, new_element) = located
         given = dates.of(loc)
         old = _text(date_element.group(1)) if date_element is not None else None
         if given is None:
@@ -178,11 +178,9 @@ def _stamp_pages(text: str, name: str, dates: ContentDates, result: StampResult)
             return block.group(0)
         result.changes.append(Change(name, loc, old, date, why))
         whole, offset = block.group(0), block.start("body") - block.start()
-        if date_element is None:  # a sitemap <url> without <lastmod>: one after its <loc>
-            loc_element = _element(body, f"{prefix}loc")
-            assert loc_element is not None
-            cut = offset + loc_element.end()
-            return whole[:cut] + f"<{prefix}lastmod>{date}</{prefix}lastmod>" + whole[cut:]
+        if date_element is None:  # no date element yet (<url> without <lastmod>, <item> without <pubDate>): one after the page's
+            cut = offset + anchor
+            return whole[:cut] + f"<{new_element}>{write(date)}</{new_element}>" + whole[cut:]
         return whole[: offset + date_element.start(1)] + write(date) + whole[offset + date_element.end(1) :]
 
     stamped = _BLOCK.sub(stamp, text)
@@ -190,30 +188,34 @@ def _stamp_pages(text: str, name: str, dates: ContentDates, result: StampResult)
 
 
 Writer = Callable[[str], str]
+Anchor = tuple[int, str]  # where a missing date element goes (after the page's element, in the body), and its name
 
 
-def _locate(prefix: str, tag: str, body: str) -> tuple[str, re.Match[str] | None, Writer] | None:
-    """A block's page URL, the element holding its date, and how a date is written there."""
+def _locate(prefix: str, tag: str, body: str) -> tuple[str, re.Match[str] | None, Writer, Anchor] | None:
+    """A block's page URL, the element holding its date, how a date is written there, and
+    where a date element goes when there is none."""
     if tag == "url":
         loc = _element(body, f"{prefix}loc")
         if loc is None:
             return None
-        return _text(loc.group(1)), _element(body, f"{prefix}lastmod"), lambda date: date
+        return _text(loc.group(1)), _element(body, f"{prefix}lastmod"), lambda date: date, (loc.end(), f"{prefix}lastmod")
     if tag == "entry":  # Atom: the page is the link with rel="alternate", or with no rel
         for link in re.finditer(r"<(?:[\w.-]+:)?link\b([^>]*?)/?>", body):
             rel = re.search(r"""\brel\s*=\s*(["'])(.*?)\1""", link.group(1))
             href = re.search(r"""\bhref\s*=\s*(["'])(.*?)\1""", link.group(1))
             if href is not None and (rel is None or rel.group(2) == "alternate"):
-                return html.unescape(href.group(2)), _element(body, f"{prefix}updated"), _rfc3339
+                updated = _element(body, f"{prefix}updated")
+                return html.unescape(href.group(2)), updated, _rfc3339, (link.end(), f"{prefix}updated")
         return None
     item_link = _element(body, "link")  # RSS
     if item_link is None:
         return None
+    anchor = (item_link.end(), "pubDate")
     for name in ("[\\w.-]+:updated", "dc:date"):
         found = re.search(rf"<({name})\b[^>]*>(.*?)</\1\s*>", body, re.DOTALL)
         if found is not None:
-            return _text(item_link.group(1)), _element(body, re.escape(found.group(1))), lambda date: date
-    return _text(item_link.group(1)), _element(body, "pubDate"), _rfc822
+            return _text(item_link.group(1)), _element(body, re.escape(found.group(1))), lambda date: date, anchor
+    return _text(item_link.group(1)), _element(body, "pubDate"), _rfc822, anchor
 
 
 def _as_w3c(tag: str, element: re.Match[str] | None) -> str | None:

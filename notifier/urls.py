@@ -22,6 +22,15 @@ def split_url(url: str) -> urllib.parse.SplitResult:
     return result
 
 
+def join_url(base: str, target: str) -> str | None:
+    """``urljoin``, except that a target Python cannot join (``http://[::1/x``: an unclosed
+    bracket, in a page's canonical, ``<base>``, refresh or a ``_redirects`` line) is None."""
+    try:
+        return urllib.parse.urljoin(base, target)
+    except ValueError:
+        return None
+
+
 # An absolute http(s) URL with a plain host and nothing to escape: nearly every loc of a
 # real sitemap. One regex tells it and its parts apart, a few times faster than urlsplit.
 PLAIN_URL = re.compile(r"(https?)://([A-Za-z0-9.-]+)(/[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]*)?", re.ASCII)

@@ -301,7 +301,9 @@ def test_a_cancel_of_the_whole_process_group_while_parts_are_parsed(site: Site, 
         text=True,
         start_new_session=True,
     )
-    time.sleep(0.8)  # the workers are parsing by now (or, on a slow machine, still importing: 130 all the same)
+    assert process.stderr is not None
+    first = process.stderr.readline()  # the first part is read: the workers are parsing the others now
+    assert "part 1/6" in first, first  # "read part 1/6" (or, on one core, "reading part 1/6")
     os.killpg(process.pid, signum)
     _, err = finish(process)[1:]
     assert process.returncode == 130, (process.returncode, err)  # handled: not killed by the signal

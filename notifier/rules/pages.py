@@ -5,13 +5,13 @@ canonical, redirect stub, no page at all), robots.txt, and the host's ``_headers
 
 from __future__ import annotations
 
-import urllib.parse
 from collections.abc import Iterator
 
 from notifier.build import candidates
 from notifier.head import NO_HEAD, canonical_elsewhere, noindex_header, noindex_meta, refresh_target, same_page
 from notifier.pages import BuiltSite
 from notifier.rules.table import OFF, Context, Found, RuleSettings
+from notifier.urls import join_url
 
 ALL_MISSING = 20  # from this many judged URLs, all without a page file, one finding says so
 PAGE_RULES = ("page-noindex", "page-canonical-elsewhere", "page-redirect", "page-missing", "url-robots-disallowed")
@@ -43,7 +43,8 @@ def _judge(loc: str, site: BuiltSite) -> Iterator[Found]:
     reader = site.reader
     has_file = loc not in reader.missing
     redirect = site.redirects.target(loc, has_file) if site.redirects is not None else None
-    if redirect is not None and not same_page(urllib.parse.urljoin(loc, redirect), loc):
+    joined = join_url(loc, redirect) if redirect is not None else None
+    if redirect is not None and (joined is None or not same_page(joined, loc)):
         yield "page-redirect", loc, f"_redirects sends this path to {redirect}; list the target in the sitemap, not the old address", None
     elif not has_file:
         yield (
