@@ -106,7 +106,16 @@ def _stop(report: Report, state: State, endpoints: list[str], exit_code: ExitCod
 
 
 def _parts_changed(parts: list[Part], recorded: list[Part]) -> bool:
-    return len(parts) != len(recorded) or any(new is not old for new, old in zip(parts, recorded, strict=True))
+    """Whether the parts differ from the recorded ones. A part read again (with --site-dir
+    every file is read, to fingerprint its pages) is a new object holding the same records:
+    compared by content, so that a rerun of the same deploy leaves the file's bytes alone."""
+    return len(parts) != len(recorded) or any(new is not old and not _same_part(new, old) for new, old in zip(parts, recorded, strict=True))
+
+
+def _same_part(new: Part, old: Part) -> bool:
+    if new.meta() != old.meta():
+        return False
+    return list(new.urls().items()) == list(old.urls().items())
 
 
 def _has_pending(state: State, endpoints: list[str]) -> bool:

@@ -227,3 +227,59 @@ def test_a_rerun_an_hour_later_leaves_the_state_bytes_and_its_updated_time_alone
     report = execute(build_settings("run", cli), Environment(now=lambda: later))
     assert report.exit_code == 0 and not report.added and not report.changed
     assert site.state_bytes() == before
+
+
+@pytest.mark.parametrize("store", ["notify-changes.json", "notify-changes.sqlite"])
+def test_a_rerun_with_site_dir_leaves_the_state_bytes_alone(site: Site, store: str) -> None:
+    """--site-dir reads every file again (to fingerprint its pages): the same records are no
+    change, so a commit-the-state workflow does not commit on every deploy."""
+    import datetime as dt
+
+    from notifier.pipeline import Environment, execute
+    from notifier.settings import build_settings
+
+    site.state = site.root / "state" / store
+    site.write(FIVE)
+    site.build_pages(FIVE)
+    assert site.run("--site-dir", str(site.public)).code == 0
+    before = site.state_bytes()
+    later = dt.datetime.now(dt.UTC) + dt.timedelta(hours=1)
+    assert site.fake is not None
+    cli = {
+        "sitemap": str(site.sitemap),
+        "state": str(site.state),
+        "endpoint": [site.fake.endpoint],
+        "key": KEY,
+        "site-dir": str(site.public),
+    }
+    report = execute(build_settings("run", cli), Environment(now=lambda: later))
+    assert report.exit_code == 0 and not report.added and not report.changed
+    assert site.state_bytes() == before
+    (site.public / "a" / "index.html").write_text("<html><head></head><body>edited</body></html>")  # a real change is saved
+    assert site.run("--site-dir", str(site.public)).code == 0
+    assert site.state_bytes() != before
+
+
+@pytest.mark.parametrize("mode", [0o664, 0o640, 0o600])
+def test_a_save_keeps_the_state_files_mode(site: Site, mode: int) -> None:
+    """A state shared by a deploy user and a CI account (group-writable) must stay so."""
+    import os
+
+    site.write(FIVE)
+    assert site.run().code == 0
+    os.chmod(site.state, mode)
+    site.write(FIVE | {"/e/": "2024-05-05"})
+    assert site.run().code == 0
+    assert site.state.stat().st_mode & 0o7777 == mode
+
+
+def test_a_new_state_file_gets_the_mode_any_new_file_gets(site: Site) -> None:
+    import os
+
+    old = os.umask(0o002)
+    try:
+        site.write(FIVE)
+        assert site.run().code == 0
+    finally:
+        os.umask(old)
+    assert site.state.stat().st_mode & 0o7777 == 0o664

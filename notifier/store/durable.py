@@ -155,6 +155,7 @@ def write_atomic(path: Path, chunks: Iterable[bytes | memoryview], tmp_prefix: s
     except OSError as error:
         raise StateError(f"{folder}: cannot write the state file there ({error.strerror}); make it writable") from None
     try:
+        os.fchmod(fd, _mode_for(path))  # mkstemp makes it 0600: a state shared by a deploy user and a CI account keeps its mode
         with os.fdopen(fd, "wb") as handle:
             for chunk in chunks:
                 handle.write(chunk)
@@ -168,6 +169,17 @@ def write_atomic(path: Path, chunks: Iterable[bytes | memoryview], tmp_prefix: s
             raise SaveFailed(path, error.strerror or str(error)) from None
         raise
     fsync_folder(folder)
+
+
+def _mode_for(path: Path) -> int:
+    """The mode the replaced file had; for a new file, what creating it would give (0666
+    less the umask), as any tool's plain write does."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0o022)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def fsync_folder(folder: Path) -> None:
