@@ -404,7 +404,8 @@ def _stamp_command(args: list[str]) -> int:
         prog="notify-changes stamp",
         description=(
             "Rewrite a built sitemap's lastmods (its parts, plain or .gz, its index and feeds) from the content's history: "
-            "the front-matter date field of each page's source file, else the author time of its last commit. Needs "
+            "a modification date in the front matter of each page's source file (lastmod, last_modified_at, ...), else the "
+            "author time of its last commit, else its publication date (date, the file name's). Needs "
             '[history] in the config (e.g. preset = "hugo"). Only the dates change; each file is replaced atomically.'
         ),
         epilog="Exit codes: 0 done, 2 usage or input error (no [history], a malformed sitemap, a file it cannot write).",

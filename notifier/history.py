@@ -100,7 +100,12 @@ def repo_root(repo: Path) -> Path:
 
 def read_history(top: Path) -> dict[str, Span]:
     """path (relative to ``top``) -> first and last commit instants, from one ``git log``."""
-    output = _git(top, "log", "--no-renames", "--name-only", "-z", f"--format={_COMMIT_MARK}%at %ct")
+    try:
+        output = _git(top, "log", "--no-renames", "--name-only", "-z", f"--format={_COMMIT_MARK}%at %ct")
+    except HistoryError as error:
+        if "does not have any commits yet" in str(error):  # a new site's first build: no history yet, no spans
+            return {}
+        raise
     spans: dict[str, Span] = {}
     for block in output.split(_COMMIT_MARK):
         if not block:

@@ -1,9 +1,9 @@
 """``notify-changes stamp``: rewrite a built sitemap's lastmods from the content's history.
 
-Each page's date comes from its source file, found with ``[history]``: the first date field
-of its front matter (or the ``{date}`` in its file name), else the author time of the
-source's last commit (one ``git log`` pass for the whole site), else the entry is left as
-it is and reported. A lastmod that already names that date (the same instant, or the same
+Each page's date comes from its source file, found with ``[history]``: a modification
+field of its front matter, else the author time of the source's last commit (one ``git
+log`` pass for the whole site), else its publication date (a ``date`` field, the ``{date}``
+in its file name), else the entry is left as it is and reported. A lastmod that already names that date (the same instant, or the same
 day) is left alone, so a stamped sitemap stamps to itself, on any clone.
 
 Files are rewritten in place, only where a date changes: the date's text between its tags
@@ -54,8 +54,16 @@ class StampResult:
     kept: int = 0  # entries whose lastmod already names the content's date
 
 
+# Front-matter fields that say when a page was published, not when it last changed; so does
+# a date in its file name (a Jekyll post). A lastmod is the last change: an explicit
+# modification field (lastmod, last_modified_at, modified, updated, last_update) first,
+# else the last commit, else the publication date. `check` accepts any of them.
+PUBLICATION_FIELDS = frozenset({"date", "pubdate", "publishdate", "published", "created", "date_published", "publication_date"})
+
+
 class ContentDates:
-    """A page's date from its source: front matter first, then its last commit."""
+    """A page's date from its source: a modification field of its front matter, else its
+    last commit, else its publication date (a ``date`` field, the file name's date)."""
 
     def __init__(self, settings: Settings) -> None:
         history = settings.history
@@ -73,13 +81,14 @@ class ContentDates:
             return None
         source, name_date = found
         _, given = self.sources.given(source, name_date)
-        if given is not None:
+        span = self.sources.spans.get(source)
+        modified = given is not None and given[0] is not None and given[0].lower() not in PUBLICATION_FIELDS
+        if given is not None and (modified or span is None):
             field, date = given
             return date, f"{field} in {source}" if field else f"the file name {source}"
-        span = self.sources.spans.get(source)
-        if span is None:
-            return None
-        return span.newest[0].strftime("%Y-%m-%dT%H:%M:%SZ"), f"the last commit of {source}"
+        if span is not None:  # a post edited after it was published: its edits are its last change
+            return span.newest[0].strftime("%Y-%m-%dT%H:%M:%SZ"), f"the last commit of {source}"
+        return None
 
 
 def stamp_sitemap(settings: Settings, *, dry_run: bool) -> StampResult:

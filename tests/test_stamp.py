@@ -192,3 +192,38 @@ def test_text_and_dates_in_the_raw_markup() -> None:
     assert _text("https://a.org/?a=1&amp;b=2") == "https://a.org/?a=1&b=2"
     assert _latest(["2025-06-01T08:00:00Z", "2025-04-01", "nonsense"]) == "2025-06-01T08:00:00Z"  # the latest, not the last
     assert _latest(["2025-04-01T12:00:00+02:00", "2025-04-01T10:00:00Z"]) == "2025-04-01T12:00:00+02:00"  # a tie: the first
+
+
+@pytest.mark.parametrize(
+    ("front_matter", "name", "stamped", "why"),
+    [
+        ("title: Tea\n", "_posts/2025-03-14-tea.md", "2025-05-20T09:00:00Z", "the last commit of"),  # edited after it was published
+        ("title: Tea\ndate: 2025-03-14\n", "_posts/tea.md", "2025-05-20T09:00:00Z", "the last commit of"),
+        ("title: Tea\ndate: 2025-03-14\nlast_modified_at: 2025-06-01\n", "_posts/tea.md", "2025-06-01", "last_modified_at in"),
+    ],
+)
+def test_stamp_takes_the_last_change_not_the_publication_date(
+    offline_site: Site, front_matter: str, name: str, stamped: str, why: str
+) -> None:
+    """A post written on 03-14 and edited on 05-20: its lastmod is the edit, so the edit is announced."""
+    repo = Repo(offline_site.root)
+    repo.commit({name: f"---\n{front_matter}---\nTea.\n"}, "2025-03-14T10:00:00Z")
+    repo.commit({name: f"---\n{front_matter}---\nTea, and milk.\n"}, "2025-05-20T09:00:00Z")
+    templates = '["_posts/{date}-{slug}.md", "_posts/{slug}.md"]'
+    (offline_site.root / "notify-changes.toml").write_text(f'[history]\nsources = {templates}\nfields = ["last_modified_at", "date"]\n')
+    offline_site.write(f'<urlset xmlns="{NS}"><url><loc>{BASE}/2025/tea/</loc><lastmod>{BUILD_CLOCK}</lastmod></url></urlset>')
+    result = stamp(offline_site)
+    assert result.code == 0, result.err
+    assert f"<lastmod>{stamped}</lastmod>" in offline_site.sitemap.read_text()
+    assert why in result.out
+    assert offline_site.check("--rule", "lastmod-missing=off").code == 0  # and check accepts it
+
+
+def test_stamp_takes_the_publication_date_of_a_source_never_committed(offline_site: Site) -> None:
+    Repo(offline_site.root)
+    (offline_site.root / "_posts").mkdir()
+    (offline_site.root / "_posts" / "tea.md").write_text("---\ndate: 2025-03-14\n---\n")
+    (offline_site.root / "notify-changes.toml").write_text('[history]\nsources = ["_posts/{slug}.md"]\n')
+    offline_site.write(f'<urlset xmlns="{NS}"><url><loc>{BASE}/tea/</loc><lastmod>{BUILD_CLOCK}</lastmod></url></urlset>')
+    assert stamp(offline_site).code == 0
+    assert "<lastmod>2025-03-14</lastmod>" in offline_site.sitemap.read_text()
