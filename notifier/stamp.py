@@ -19,20 +19,22 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import email.utils
+import glob
 import gzip
 import html
 import os
 import re
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from notifier.dates import UTC, parse_w3c, rfc822_to_w3c
-from notifier.errors import InputError, UsageError
+from notifier.errors import InputError, Interrupted, UsageError
 from notifier.history import SourceDates, agrees
 from notifier.settings import Settings
 from notifier.sitemap import ReadOptions, read_sitemap
+from notifier.sitemap_files import SitemapFile
 from notifier.source import is_url
 from notifier.store.durable import fsync_folder
 
@@ -97,8 +99,35 @@ def stamp_sitemap(settings: Settings, *, dry_run: bool) -> StampResult:
     dates = ContentDates(settings)
     sitemap = read_sitemap(settings.sitemap, ReadOptions(site_dir=settings.site_dir))  # strict: a broken file is exit 2
     result = StampResult()
+    if not dry_run:
+        _remove_leftovers(Path(info.name) for info in sitemap.files)
+    written: list[str] = []
+    try:
+        _stamp_files(sitemap.files, dates, result, written, dry_run=dry_run)
+    except KeyboardInterrupt:
+        done = f"rewrote {', '.join(written)}" if written else "rewrote no file"
+        raise Interrupted(
+            f"stamp interrupted: it {done}; every file is whole (each is replaced at once) and the others are as they were: "
+            "run stamp again"
+        ) from None
+    order = {info.name: number for number, info in enumerate(sitemap.files)}
+    result.changes.sort(key=lambda change: order.get(change.file, 0))  # in the sitemap's order; within a file, as it reads
+    result.files.sort(key=lambda name: (order.get(name.removesuffix(".gz"), order.get(name, 0)), name not in order))
+    return result
+
+
+def _remove_leftovers(paths: Iterable[Path]) -> None:
+    """The temporary files a killed stamp left beside the files it rewrites (they would be
+    published with the build): only ours, by their name."""
+    for path in paths:
+        for leftover in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):  # and those of its .gz copy
+            with contextlib.suppress(OSError):
+                leftover.unlink()
+
+
+def _stamp_files(files: Sequence[SitemapFile], dates: ContentDates, result: StampResult, written: list[str], *, dry_run: bool) -> None:
     latest: dict[str, str] = {}  # a part's public URL and its path -> the latest lastmod it holds
-    for info in reversed(sitemap.files):  # parts before the index that lists them
+    for info in reversed(files):  # parts before the index that lists them
         if info.kind == "text":
             continue
         path = Path(info.name)
@@ -117,11 +146,10 @@ def stamp_sitemap(settings: Settings, *, dry_run: bool) -> StampResult:
                 result.files.append(str(copy))
             if not dry_run:
                 _replace(path, new_text.encode("utf-8"), gzipped=gzipped)
+                written.append(info.name)
                 if copy is not None:
                     _replace(copy, new_text.encode("utf-8"), gzipped=True)
-    result.changes.reverse()
-    result.files.reverse()
-    return result
+                    written.append(str(copy))
 
 
 # -- one file --------------------------------------------------------------------------

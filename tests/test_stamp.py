@@ -227,3 +227,53 @@ def test_stamp_takes_the_publication_date_of_a_source_never_committed(offline_si
     offline_site.write(f'<urlset xmlns="{NS}"><url><loc>{BASE}/tea/</loc><lastmod>{BUILD_CLOCK}</lastmod></url></urlset>')
     assert stamp(offline_site).code == 0
     assert "<lastmod>2025-03-14</lastmod>" in offline_site.sitemap.read_text()
+
+
+def test_the_diff_lists_files_and_their_dates_in_the_order_they_are_written(built: Site) -> None:
+    result = stamp(built, "--dry-run")
+    lines = [line for line in result.out.splitlines() if line.startswith("--- ") or line.startswith("  http")]
+    assert lines == [
+        f"--- {built.public / 'sitemap.xml'}",
+        f"  {BASE}/feed.xml",
+        f"  {BASE}/atom.xml",
+        f"--- {built.public / 'pages.xml.gz'}",
+        f"  {BASE}/about/",  # before /posts/tea/, as the file lists them
+        f"  {BASE}/posts/tea/",
+        f"--- {built.public / 'feed.xml'}",
+        f"  {BASE}/posts/tea/",
+        f"--- {built.public / 'atom.xml'}",
+        f"  {BASE}/posts/tea/",
+    ]
+
+
+def test_a_killed_stamps_temporary_files_are_cleared_from_the_build(built: Site) -> None:
+    """A SIGKILL cannot be caught: the next stamp removes what the last one left, before it is published."""
+    leftovers = [built.public / ".pages.xml.gz.k3j2x9.tmp", built.public / ".sitemap.xml.gz.q8w7e6.tmp"]
+    for leftover in leftovers:
+        leftover.write_bytes(b"half a file")
+    theirs = built.public / ".htaccess.tmp"  # not ours: left alone
+    theirs.write_text("keep")
+    assert stamp(built).code == 0
+    assert [path.name for path in leftovers if path.exists()] == [] and theirs.exists()
+
+
+def test_an_interrupted_stamp_says_what_it_rewrote(built: Site, monkeypatch: pytest.MonkeyPatch) -> None:
+    import notifier.stamp
+
+    real = notifier.stamp._replace
+    calls: list[Path] = []
+
+    def interrupted_on_the_second(path: Path, data: bytes, *, gzipped: bool) -> None:
+        calls.append(path)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        real(path, data, gzipped=gzipped)
+
+    monkeypatch.setattr(notifier.stamp, "_replace", interrupted_on_the_second)
+    before = files(built)
+    result = stamp(built)
+    assert result.code == 130
+    assert f"stamp interrupted: it rewrote {calls[0]}; every file is whole" in result.err
+    assert "nothing was read, sent or written" not in result.err
+    after = files(built)
+    assert [name for name in before if before[name] != after[name]] == [calls[0].name]
