@@ -20,7 +20,7 @@ from notifier.rules import Violation
 from notifier.sitemap_files import Entry
 from notifier.sources import DEFAULT_FIELDS, SourceFinder, front_matter
 
-_COMMIT_MARK = "\x1ecommit "
+_COMMIT_MARK = "/commit "  # a commit's header in `git log -z`: no path git lists begins with "/"
 
 
 class Span(NamedTuple):
@@ -107,25 +107,31 @@ def read_history(top: Path) -> dict[str, Span]:
             return {}
         raise
     spans: dict[str, Span] = {}
-    for block in output.split(_COMMIT_MARK):
-        if not block:
-            continue
-        header, _, names = block.partition("\n")
-        try:
-            author, committer = (int(value) for value in header.strip("\0").split())
-        except ValueError:
-            continue
-        times = (dt.datetime.fromtimestamp(author, UTC), dt.datetime.fromtimestamp(committer, UTC))
-        early, late = min(times), max(times)
-        for name in names.split("\0"):
-            name = name.strip("\n")
-            if not name:
+    times: tuple[dt.datetime, dt.datetime] | None = None
+    first_name = False
+    # -z, record by record: each commit is its header, NUL, then its file names, each ended by
+    # NUL, the first after a newline. A header begins with "/", which no path git lists can:
+    # any other byte of a file name (a newline, the old mark character) is a name's own.
+    for token in output.split("\0"):
+        if token.startswith(_COMMIT_MARK):
+            try:
+                author, committer = (int(value) for value in token[len(_COMMIT_MARK) :].split())
+            except ValueError:
+                times = None
                 continue
-            span = spans.get(name)
-            if span is None:  # git log runs newest first
-                spans[name] = Span(early, late, times, times)
-            else:
-                spans[name] = Span(min(early, span.first), max(late, span.last), span.newest, times)
+            times = (dt.datetime.fromtimestamp(author, UTC), dt.datetime.fromtimestamp(committer, UTC))
+            first_name = True
+            continue
+        name = token[1:] if first_name and token.startswith("\n") else token
+        first_name = False
+        if not name or times is None:
+            continue
+        early, late = min(times), max(times)
+        span = spans.get(name)
+        if span is None:  # git log runs newest first
+            spans[name] = Span(early, late, times, times)
+        else:
+            spans[name] = Span(min(early, span.first), max(late, span.last), span.newest, times)
     return spans
 
 

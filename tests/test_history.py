@@ -171,3 +171,17 @@ def test_a_held_back_page_is_judged_against_its_history_too(offline_site: Site, 
     assert "error[lastmod-vs-history] http://www.shop-site.org/about/: lastmod 2024-06-01T08:00:00Z is later than" in result.out
     offline_site.write(urlset(honest | {"/blog/first/": "2024-01-10T10:00:00Z"}))  # its commit's time: backed, held back
     assert offline_site.check("--site-dir", str(offline_site.public), "--rule", "lastmod-missing=off").code == 0
+
+
+def test_git_log_is_read_record_by_record_whatever_the_file_names(tmp_path: Path) -> None:
+    """A name with the old commit mark in it split a commit (the files after it lost their
+    history); a name beginning with a newline lost it."""
+    repo = Repo(tmp_path / "odd")
+    odd = ["a\x1ecommit 1 2.md", "\nleading-newline.md", "trailing-newline.md\n", "commit 5 6", "z/commit 7 8.md", "zz.md"]
+    repo.commit(dict.fromkeys(odd, "x"), "2024-01-01T00:00:00Z")
+    repo.commit({"zz.md": "y", "\nleading-newline.md": "y"}, "2024-03-01T00:00:00Z")
+    spans = read_history(repo.root)
+    assert sorted(spans) == sorted(odd)
+    assert spans["zz.md"].first.month == 1 and spans["zz.md"].last.month == 3
+    assert spans["\nleading-newline.md"].last.month == 3
+    assert spans["commit 5 6"].last.month == 1 and spans["a\x1ecommit 1 2.md"].last.month == 1
