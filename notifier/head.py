@@ -15,7 +15,7 @@ from lxml import etree
 from notifier.urls import join_url, split_url
 
 HEAD_LIMIT = 64 * 1024  # a head longer than this is cut; the facts that matter come first
-_HEAD_END = re.compile(rb"</head\s*>|<body[\s>]", re.IGNORECASE)  # where to cut, not how to read
+_FEED = 1024  # bytes given to the parser at a time: it stops soon after the head ends
 
 
 class Head(NamedTuple):
@@ -32,23 +32,32 @@ _local = threading.local()
 
 
 def read_head(data: bytes) -> Head:
-    """The facts of a page's head, from its first bytes."""
-    cut = _HEAD_END.search(data, 0, HEAD_LIMIT)
-    head = data[: cut.start() if cut else HEAD_LIMIT]
-    if not head.strip():
+    """The facts of a page's head, from its first bytes. The head ends where the HTML parser
+    says it does (``</head>``, ``<body>``, or the first tag a head cannot hold), never at a
+    ``</head>`` inside a script's string or a comment."""
+    data = data[:HEAD_LIMIT]
+    if not data.strip():
         return NO_HEAD
     parser = getattr(_local, "parser", None)
-    if parser is None:  # an lxml parser is not shared between threads
-        parser = _local.parser = etree.HTMLParser(no_network=True, remove_comments=True, remove_pis=True, recover=True)
+    if parser is None:  # a parser is reused (it is ready again after close), never shared between threads
+        parser = _local.parser = etree.HTMLPullParser(
+            events=("end",), tag="head", no_network=True, remove_comments=True, remove_pis=True, recover=True
+        )
     try:
-        root = etree.fromstring(head, parser)
+        for start in range(0, len(data), _FEED):
+            parser.feed(data[start : start + _FEED])
+            if any(True for _ in parser.read_events()):
+                break  # the parser closed the head: the rest is body
+        root = parser.close()
     except etree.XMLSyntaxError:
+        _local.parser = None  # half-way through a document: not fit to read the next
         return NO_HEAD
-    if root is None:
+    head = root.find("head") if root is not None else None
+    if head is None:
         return NO_HEAD
     robots: list[tuple[str, str]] = []
     canonical = base = refresh = None
-    for element in root.iter("meta", "link", "base"):
+    for element in head.iter("meta", "link", "base"):
         tag = element.tag
         if tag == "meta":
             name = (element.get("name") or "").strip().lower()

@@ -1,7 +1,7 @@
 """Built pages, each read once: its content fingerprint (with ``--site-dir``) and what its
 ``<head>`` says about being indexed (robots meta, canonical, base, refresh).
 
-A page is read whole only to fingerprint it; the head alone (up to ``</head>``, ``<body>``
+A page is read whole only to fingerprint it; the head alone (where the HTML parser ends it,
 or HEAD_LIMIT bytes) is parsed, with lxml's HTML parser, and only for the pages whose
 verdict can matter: those the deploy may add or change. Many files are read and hashed
 on every core, in worker processes.

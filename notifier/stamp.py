@@ -107,8 +107,7 @@ def stamp_sitemap(settings: Settings, *, dry_run: bool) -> StampResult:
     except KeyboardInterrupt:
         done = f"rewrote {', '.join(written)}" if written else "rewrote no file"
         raise Interrupted(
-            f"stamp interrupted: it {done}; every file is whole (each is replaced at once) and the others are as they were: "
-            "run stamp again"
+            f"stamp interrupted: it {done}; every file is whole (each is replaced at once) and the others are as they were: run stamp again"
         ) from None
     order = {info.name: number for number, info in enumerate(sitemap.files)}
     result.changes.sort(key=lambda change: order.get(change.file, 0))  # in the sitemap's order; within a file, as it reads

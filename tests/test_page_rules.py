@@ -384,6 +384,31 @@ def test_a_head_is_read_with_an_html_parser_and_cut_at_its_end() -> None:
     assert read_head(b"") == Head((), None, None, None) and read_head(b"\x00\xff garbage") is not None
 
 
+@pytest.mark.parametrize(
+    "page",
+    [
+        b'<html><head><script>var s = "</head><body>";</script><meta name="robots" content="noindex"></head><body></body></html>',
+        b'<html><head><!-- </head> <body> --><meta name="robots" content="noindex"></head><body></body></html>',
+        b"<html><head><style>/* </head> */</style><meta name=robots content=noindex></head>",
+        b"<meta name=robots content=noindex><p>a head without its tags: the parser implies it</p>",
+    ],
+)
+def test_the_head_ends_where_the_html_parser_says(page: bytes) -> None:
+    """A '</head>' inside a script's string, a comment or a style is not the head's end."""
+    assert noindex_meta(read_head(page)) == ("robots", "noindex")
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        b"<html><head><title>t</title><body><meta name=robots content=noindex></body>",  # no </head>: <body> ends it
+        b"<html><head><title>t</title></head><p>text</p><meta name=robots content=noindex>",  # a body tag ends it
+    ],
+)
+def test_a_meta_after_the_head_is_not_the_heads(page: bytes) -> None:
+    assert noindex_meta(read_head(page)) is None
+
+
 def test_a_head_longer_than_the_limit_is_cut() -> None:
     late = b"<head>" + b"<meta name=x content=y>" * (HEAD_LIMIT // 20) + b'<meta name="robots" content="noindex"></head>'
     assert noindex_meta(read_head(late)) is None
