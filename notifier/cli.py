@@ -35,7 +35,19 @@ TOOLS = ("key", "state", "stamp", "deploy-hook")  # the commands beside a run, e
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # one line, our exit code, no usage dump
-        raise UsageError(f"{message}; see `notify-changes --help`")
+        raise UsageError(f"{message}{self._did_you_mean(message)}; see `{self.prog} --help`")
+
+    def _did_you_mean(self, message: str) -> str:
+        """For a mistyped option (``--dyr-run``), the option it most likely meant."""
+        if not message.startswith("unrecognized arguments: "):
+            return ""
+        options = [option for action in self._actions for option in action.option_strings if option.startswith("--")]
+        for word in message.removeprefix("unrecognized arguments: ").split():
+            if word.startswith("--"):
+                near = difflib.get_close_matches(word.split("=", 1)[0], options, n=1, cutoff=0.6)
+                if near:
+                    return f" (did you mean {near[0]}?)"
+        return ""
 
 
 _DESCRIPTIONS = {

@@ -227,7 +227,12 @@ def _violation(loc: str, message: str) -> Violation:
 
 def _said(given: tuple[str | None, str] | None, dates: dict[str, str], wanted: dict[str, int]) -> str:
     """What the source's own dates say, for a message: the field it has, the fields ignored."""
-    said = f", and its {given[0] or 'the date in its file name'} says {given[1]}" if given is not None else ""
+    if given is None:
+        said = ""
+    elif given[0]:
+        said = f", and its {given[0]} says {given[1]}"
+    else:
+        said = f", and the date in its file name says {given[1]}"
     ignored = [name for name in dates if name.lower() not in wanted]
     if ignored:
         said += f" (its front-matter field {ignored[0]!r} is not in [history] fields, so it was ignored)"

@@ -280,7 +280,8 @@ class Client:
             else:
                 what = "timed out" if isinstance(exc, requests.Timeout) else "connection failed"
             left = max(0.0, policy.budget - (self._clock() - started) - state.upcoming_sleep)
-            self._notice(f"{label or 'request'}: {what}, retrying in {state.upcoming_sleep:.0f} s, {left:.0f} s of --retry-timeout left")
+            budget = f"{left:.0f} s of --retry-timeout left after it" if left >= 1 else "the last try --retry-timeout leaves time for"
+            self._notice(f"{label or 'request'}: {what}, retrying in {state.upcoming_sleep:.0f} s, {budget}")
 
         def stop(state: tenacity.RetryCallState) -> bool:
             # tenacity computes the wait first; give up rather than sleep past the budget

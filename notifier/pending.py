@@ -31,7 +31,7 @@ def hand_over_orphans(state: State, endpoints: Sequence[str]) -> list[str]:
                 waiting.setdefault(loc, item)
         notes.append(
             f"{plural(len(items), 'URL')} pending for {endpoint}, which is no longer configured; "
-            f"they go to {', '.join(endpoints)} instead (IndexNow endpoints share what they receive)"
+            f"{'it goes' if len(items) == 1 else 'they go'} to {', '.join(endpoints)} instead (IndexNow endpoints share what they receive)"
         )
     return notes
 

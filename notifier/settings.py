@@ -8,6 +8,7 @@ in a config file are resolved from that file's folder.
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import os
 import tomllib
 from collections.abc import Callable, Mapping
@@ -411,10 +412,13 @@ def _rule_levels(table: Any, where: str) -> dict[str, str]:
     levels: dict[str, str] = {}
     for rule_id, level in table.items():
         if rule_id not in RULES:
-            raise UsageError(f"{where}: unknown rule {rule_id!r}; the rules are: {', '.join(RULES)}")
+            near = difflib.get_close_matches(str(rule_id), list(RULES), n=1, cutoff=0.6)
+            guess = f"did you mean {near[0]!r}? " if near else ""
+            raise UsageError(f"{where}: unknown rule {rule_id!r}; {guess}the rules are: {', '.join(RULES)}")
         if level == "warning":
             level = "warn"
-        if level not in LEVELS:
-            raise UsageError(f"{where}: rule {rule_id} level {level!r} is not error, warn or off")
+        if not isinstance(level, str) or level not in LEVELS:
+            written = f"{level!r}" if isinstance(level, str) else f"{str(level).lower()} (not a string)"  # TOML's false, not Python's False
+            raise UsageError(f'{where}: rule {rule_id} level {written} is not "error", "warn" or "off"')
         levels[rule_id] = level
     return levels

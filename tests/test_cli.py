@@ -22,7 +22,7 @@ from tests.conftest import BASE, KEY, Site, pages, urlset
         (["--initial", "since:forever"], "--initial"),
         (["--rule", "lastmod-bulk"], "ID=LEVEL"),
         (["--rule", "no-such-rule=warn"], "unknown rule"),
-        (["--rule", "lastmod-bulk=loud"], "not error, warn or off"),
+        (["--rule", "lastmod-bulk=loud"], 'not "error", "warn" or "off"'),
         (["--key", "short"], "8 to 128 characters"),
         (["--retry-timeout", "-1"], "--retry-timeout"),
         (["--retry-timeout", "nan"], "--retry-timeout"),
@@ -101,7 +101,13 @@ def test_pyproject_tool_table_is_read(offline_site: Site, tmp_path: Path, capsys
 
 @pytest.mark.parametrize(
     ("content", "expected"),
-    [("batch-size = [", "not valid TOML"), ("colour = 1", "unknown setting"), ("[rules]\nfoo = 'warn'", "unknown rule")],
+    [
+        ("batch-size = [", "not valid TOML"),
+        ("colour = 1", "unknown setting"),
+        ("[rules]\nfoo = 'warn'", "unknown rule"),
+        ('[rules]\n"lastmod-missing" = false', 'rule lastmod-missing level false (not a string) is not "error", "warn" or "off"'),
+        ('[rules]\n"lastmod-mising" = "off"', "unknown rule 'lastmod-mising'; did you mean 'lastmod-missing'?"),
+    ],
 )
 def test_a_bad_config_file_is_exit_2(offline_site: Site, tmp_path: Path, content: str, expected: str) -> None:
     (tmp_path / "notify-changes.toml").write_text(content)
@@ -206,3 +212,24 @@ def test_a_key_file_holding_another_key_says_so(offline_site: Site) -> None:
     assert "is not in the build" not in result.out
     (offline_site.public / f"{KEY}.txt").write_text(KEY + "\n")  # a trailing newline is the same key
     assert offline_site.check("--site-dir", str(offline_site.public), "--key", KEY).code == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--dyr-run"], "unrecognized arguments: --dyr-run (did you mean --dry-run?)"),
+        (["check", "--sitemapurl", "x"], "(did you mean --sitemap-url?); see `notify-changes check --help`"),
+        (["--rule", "lastmod-mising=off"], "did you mean 'lastmod-missing'?"),
+    ],
+)
+def test_a_mistyped_option_or_rule_says_what_was_meant(offline_site: Site, args: list[str], said: str) -> None:
+    offline_site.write(urlset(pages(1)))
+    result = offline_site.run(*args[1:], command=args[0]) if args[0] == "check" else offline_site.run(*args, command="check")
+    assert result.code == 2 and said in result.err and result.err.count("\n") == 1, result.err
+
+
+def test_one_url_is_spoken_of_as_one(offline_site: Site) -> None:
+    offline_site.write(urlset({"/": None}))
+    result = offline_site.check()
+    assert "the one URL has no lastmod; search engines cannot tell what changed" in result.out
+    assert "none of the 1 URLs" not in result.out

@@ -190,7 +190,7 @@ def test_each_retry_wait_is_said_in_one_line(changed: Site, fake: FakeIndexNow) 
     assert report.exit_code == 0
     assert len(said) == 2, said
     assert said[0].startswith("batch 1/1 to 127.0.0.1:")
-    assert re.search(r": HTTP 503, retrying in [12] s, 9[789] s of --retry-timeout left$", said[0]), said
+    assert re.search(r": HTTP 503, retrying in [12] s, 9[789] s of --retry-timeout left after it$", said[0]), said
     assert ": HTTP 429, retrying in 7 s, " in said[1]
 
 

@@ -23,7 +23,8 @@ def _lastmods(context: Context, settings: RuleSettings) -> Iterator[Found]:
             yield (
                 "lastmod-missing",
                 "(all URLs)",
-                f"none of the {missing} URLs has a lastmod; search engines cannot tell what changed",
+                ("the one URL has no lastmod" if missing == 1 else f"none of the {missing} URLs has a lastmod")
+                + "; search engines cannot tell what changed",
                 None,
             )
         else:
