@@ -394,14 +394,15 @@ def _keys(values: Mapping[str, Any], per_host: Any, *, blame: str, where: str) -
     """The default key (checked, blamed on where it came from), the [keys] table, --key-location."""
     key = values.get("key")
     if key is not None:
+        key = str(key).strip()  # a key pasted into a secret with its newline is the same key
         validate_key(key, blame)
     if not isinstance(per_host, dict):
         raise UsageError(f"{where}: [keys] must be a table of host = key")
     for host, host_key in per_host.items():
-        validate_key(str(host_key), f"{where} [keys] {host}")
+        validate_key(str(host_key).strip(), f"{where} [keys] {host}")
     return Keys(
         default=key,
-        per_host={str(host).lower(): str(value) for host, value in per_host.items()},
+        per_host={str(host).lower(): str(value).strip() for host, value in per_host.items()},
         key_location=values.get("key-location"),
     )
 

@@ -117,6 +117,7 @@ def test_a_bad_config_file_is_exit_2(offline_site: Site, tmp_path: Path, content
 
 
 def test_key_new_writes_a_valid_key_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "static").mkdir()
     assert main(["key", "new", "--write", str(tmp_path / "static")]) == 0
     out = capsys.readouterr().out
     key = out.split("INDEXNOW_KEY=")[1].split()[0]
@@ -233,3 +234,32 @@ def test_one_url_is_spoken_of_as_one(offline_site: Site) -> None:
     result = offline_site.check()
     assert "the one URL has no lastmod; search engines cannot tell what changed" in result.out
     assert "none of the 1 URLs" not in result.out
+
+
+def test_key_new_never_writes_into_a_folder_that_is_not_there(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A typo (statc/) would put the key file outside the build, and no deploy would publish it."""
+    assert main(["key", "new", "--write", str(tmp_path / "statc")]) == 2
+    assert "no such folder; name your site's static folder" in capsys.readouterr().err
+    assert not (tmp_path / "statc").exists()
+
+
+def test_a_second_key_new_in_the_same_folder_names_the_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "static").mkdir()
+    (tmp_path / "static" / "robots.txt").write_text("User-agent: *\n")  # not a key file
+    assert main(["key", "new", "--write", str(tmp_path / "static")]) == 0
+    first = capsys.readouterr().out.split("INDEXNOW_KEY=")[1].split()[0]
+    assert main(["key", "new", "--write", str(tmp_path / "static")]) == 2
+    err = capsys.readouterr().err
+    assert f"already holds the key file {first[:4]}….txt" in err and first not in err
+    assert sorted(path.name for path in (tmp_path / "static").iterdir()) == sorted([f"{first}.txt", "robots.txt"])
+
+
+@pytest.mark.parametrize("pasted", [f"{KEY}\n", f" {KEY} ", f"{KEY}\r\n"])
+def test_a_key_pasted_with_its_newline_is_the_same_key(site: Site, monkeypatch: pytest.MonkeyPatch, pasted: str) -> None:
+    site.write(urlset(pages(2)))
+    assert site.run().code == 0
+    site.write(urlset(pages(3)))
+    monkeypatch.setenv("INDEXNOW_KEY", pasted)
+    result = site.run(key=False)
+    assert result.code == 0, result.err
+    assert site.fake is not None and site.fake.posts[-1].json["key"] == KEY
