@@ -155,6 +155,14 @@ class _XmlFile:
         if local not in ("urlset", "sitemapindex") or element.getparent() is not None:
             raise InputError(f"{self.location}: <{local}> is not a sitemap root (expected <urlset> or <sitemapindex>)")
         prefix = f"{namespace}}}" if namespace else ""
+        if not namespace:  # (another namespace is not a sitemap at all: refused before this)
+            self.sitemap.findings.append(
+                Finding(
+                    "sitemap-namespace",
+                    self.info.public_url or self.location,
+                    f'<{local}> has no namespace; search engines read a sitemap in {NS_09}: write <{local} xmlns="{NS_09}">',
+                )
+            )
         self.is_index = local == "sitemapindex"
         self.info.kind = "index" if self.is_index else "urlset"
         self.item_tag = prefix + ("sitemap" if self.is_index else "url")

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from notifier.rules import url_problem
-from tests.conftest import BASE, NS, Result, Site
+from tests.conftest import BASE, NS, Result, Site, pages, urlset
 
 XHTML = "http://www.w3.org/1999/xhtml"
 
@@ -121,3 +121,19 @@ def test_hreflang_broken(offline_site: Site) -> None:
 def test_url_invalid_shows_the_escaped_form(loc: str, said: str | None) -> None:
     problem = url_problem(loc)
     assert (problem is None) if said is None else (problem is not None and problem.endswith(said))
+
+
+@pytest.mark.parametrize(
+    ("namespace", "warned"),
+    [
+        ("http://www.sitemaps.org/schemas/sitemap/0.9", False),
+        ("http://www.google.com/schemas/sitemap/0.84", False),
+        ("", True),
+    ],
+)
+def test_a_urlset_outside_the_sitemaps_namespace_is_a_warning(offline_site: Site, namespace: str, warned: bool) -> None:
+    offline_site.write(urlset(pages(2), namespace=namespace))
+    result = offline_site.check()
+    assert result.code == 0 and ("warn[sitemap-namespace]" in result.out) is warned, result.out
+    if warned:
+        assert 'write <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">' in result.out

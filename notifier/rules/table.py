@@ -52,6 +52,7 @@ RULES: dict[str, Rule] = {
         Rule("sitemap-limits", ERROR, "over 50,000 URLs in a file or parts in an index, or an index inside an index"),
         Rule("sitemap-empty", ERROR, "the sitemap lists no URL at all"),
         Rule("xml-prolog", WARN, "a byte-order mark or whitespace before <?xml"),
+        Rule("sitemap-namespace", WARN, "a <urlset> or <sitemapindex> without the sitemaps namespace (no xmlns)"),
         Rule("key-file-missing", ERROR, "the IndexNow key file is not in the build (--site-dir)"),
         Rule("url-tracking-params", ERROR, "a loc with tracking parameters (utm_*, gclid, fbclid, msclkid, ...): a copy, not a page"),
         Rule("page-noindex", ERROR, "the built page says noindex (robots meta), or _headers sends X-Robots-Tag: noindex for it"),
