@@ -31,9 +31,11 @@ def join_url(base: str, target: str) -> str | None:
         return None
 
 
-# An absolute http(s) URL with a plain host and nothing to escape: nearly every loc of a
-# real sitemap. One regex tells it and its parts apart, a few times faster than urlsplit.
-PLAIN_URL = re.compile(r"(https?)://([A-Za-z0-9.-]+)(/[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]*)?", re.ASCII)
+# An absolute http(s) URL with a plain host (and a port, 1 to 65535, no leading zero) and
+# nothing to escape: nearly every loc of a real sitemap. One regex tells it and its parts
+# apart, a few times faster than urlsplit.
+_PORT = r"(?::(?:6553[0-5]|655[0-2]\d|65[0-4]\d\d|6[0-4]\d{3}|[1-5]\d{4}|[1-9]\d{0,3}))?"
+PLAIN_URL = re.compile(r"(https?)://([A-Za-z0-9.-]+" + _PORT + r")(/[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]*)?", re.ASCII)
 
 
 class Where(NamedTuple):

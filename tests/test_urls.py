@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -29,3 +30,24 @@ def test_grouping_by_origin_puts_each_url_under_its_own_origin(urls: list[str]) 
     assert sorted(url for group in groups.values() for url in group) == sorted(urls)
     for each, group in groups.items():
         assert all(origin(url) == each for url in group)
+
+
+@pytest.mark.parametrize(
+    ("url", "plain"),
+    [
+        ("http://127.0.0.1:8765/p/1/", True),
+        ("https://www.shop.org:65535/", True),
+        ("https://www.shop.org:65536/", False),  # no such port: urlsplit's slow path calls it invalid
+        ("https://www.shop.org:0/", False),
+        ("https://www.shop.org:08443/", False),
+        ("https://www.shop.org:/", False),
+    ],
+)
+def test_a_url_with_a_port_takes_the_fast_path(url: str, plain: bool) -> None:
+    """A port once sent every URL down urlsplit's path: a check of 50,000 of them took twice as long."""
+    from notifier.urls import irregular, locate, split_url
+
+    assert (irregular([url]) == []) is plain
+    if plain:
+        split = split_url(url)
+        assert locate(url) == (split.scheme, split.netloc.lower(), split.path or "/")  # the same answer, faster
