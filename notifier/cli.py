@@ -88,7 +88,13 @@ def make_parser(command: str | None = None) -> argparse.ArgumentParser:
         action="append",
         help="IndexNow endpoint, repeatable (default https://api.indexnow.org/indexnow)",
     )
-    parser.add_argument("--site-dir", metavar="DIR", help="the build output root (default: the sitemap's folder)")
+    parser.add_argument(
+        "--site-dir",
+        metavar="DIR",
+        help="the build output root. Given, every page file is fingerprinted (a page whose bytes did not change is never "
+        "announced) and the key file is checked; left out, the sitemap's folder resolves index parts and, when it holds "
+        "index.html, gives the page rules the changed pages' heads, without reading every page",
+    )
     parser.add_argument("--batch-size", metavar="N", help="URLs per request, 1..10000 (default 10000)")
     parser.add_argument("--dry-run", action="store_const", const=True, help="show every batch it would send; no network, no state written")
     parser.add_argument("--format", choices=FORMATS, help="report style (default text; github under GITHUB_ACTIONS=true)")
