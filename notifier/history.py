@@ -78,6 +78,14 @@ def _git_env() -> dict[str, str]:
     return env
 
 
+def is_shallow_checkout(folder: Path) -> bool:
+    """Whether ``folder`` lies in a shallow git clone (False outside git, or without git)."""
+    try:
+        return _git(folder, "rev-parse", "--is-shallow-repository", check=False).strip() == "true"
+    except HistoryError:
+        return False
+
+
 def repo_root(repo: Path) -> Path:
     """The work tree's top folder; refuses a shallow clone, which cannot back any date."""
     if not repo.is_dir():

@@ -17,10 +17,10 @@ from notifier.config_tables import HistorySettings
 from notifier.dates import format_utc
 from notifier.diff import Diff, DiffBuilder
 from notifier.environment import Environment
-from notifier.history import HistoryCheck, check_history
+from notifier.history import HistoryCheck, check_history, is_shallow_checkout
 from notifier.pages import BuiltSite
 from notifier.report import Report, plural
-from notifier.rules import OFF, RULES, Context, RuleSettings, verify
+from notifier.rules import OFF, RULES, Context, RuleSettings, Violation, verify
 from notifier.rules.pages import PAGE_RULES
 from notifier.settings import Settings
 from notifier.sitemap import Entry, ReadOptions, read_sitemap
@@ -121,7 +121,26 @@ def _diff_and_verify(
         ),
     )
     diff.added.stamps = None  # the rules are done with the dates: 8 MB at a million URLs
+    if any(violation.rule == "lastmod-bulk" for violation in report.violations):
+        report.violations = _name_a_shallow_clone(settings, report.violations)
     return diff
+
+
+def _name_a_shallow_clone(settings: Settings, violations: list[Violation]) -> list[Violation]:
+    """A shallow clone gives every page the one commit it has (Hugo's enableGitInfo, a git
+    date plugin): lastmod-bulk's build clock is then the clone's fault, and says so."""
+    folder = settings.history.repo if settings.history is not None and settings.history.repo else None
+    if folder is None:
+        folder = Path.cwd() if is_url(settings.sitemap) else Path(settings.sitemap).resolve().parent
+    if not folder.is_dir() or not is_shallow_checkout(folder):
+        return violations
+    cause = (
+        " This checkout is a shallow clone: every file's last commit is the one commit it holds, so dates taken from git "
+        "are all that commit's time; fetch the full history (`fetch-depth: 0` in actions/checkout, `GIT_DEPTH: 0` in GitLab)"
+    )
+    return [
+        violation._replace(message=violation.message + cause) if violation.rule == "lastmod-bulk" else violation for violation in violations
+    ]
 
 
 def _built_site(settings: Settings, pool: concurrent.futures.Executor | None) -> BuiltSite | None:

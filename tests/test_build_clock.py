@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -217,3 +218,27 @@ def test_a_held_back_page_with_an_honest_new_date_passes(site: Site) -> None:
     result = deploy(site, honest)
     assert result.code == 0, result.out
     assert fired(result) == {"lastmod-without-change"}  # held back, said once, nothing failed
+
+
+def test_a_shallow_clone_is_named_as_the_cause_of_one_shared_date(site: Site, tmp_path: Path) -> None:
+    """Hugo's enableGitInfo on a shallow clone: every page carries the one commit's time."""
+    import subprocess
+
+    from tests.test_history import Repo
+
+    repo = Repo(tmp_path / "repo")
+    for n in range(12):
+        repo.commit({f"content/p{n}.md": f"page {n}"}, f"2024-05-{n + 1:02d}T10:00:00Z")
+    listed = {f"/p/{n}/": f"2024-05-{n + 1:02d}T10:00:00Z" for n in range(12)}
+    site.write(urlset(listed))
+    assert site.run().code == 0  # the last deploy, from a full clone: honest dates
+    clone = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{repo.root}", str(clone)], check=True, capture_output=True)
+    (clone / "public").mkdir()
+    sitemap = clone / "public" / "sitemap.xml"
+    sitemap.write_text(urlset(dict.fromkeys(listed, "2024-05-12T10:00:00Z")))  # the one commit this clone has
+    result = site.run(command="check", sitemap=str(sitemap))
+    assert result.code == 1 and "lastmod-bulk" in fired(result)
+    assert "This checkout is a shallow clone" in result.out and "fetch-depth: 0" in result.out
+    honest = site.run(command="check")  # the same dates outside a shallow clone: no word of one
+    assert "shallow clone" not in honest.out
