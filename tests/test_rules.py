@@ -378,3 +378,25 @@ def test_lastmod_invalid_says_which_format_was_meant(offline_site: Site) -> None
     said = dict(re.findall(r"^error\[lastmod-invalid\] (\S+): (.*)$", result.out, re.MULTILINE))
     assert "is not a W3C Datetime" in said[f"{BASE}/a/"]
     assert "a valid RFC 822 date" in said[f"{BASE}/b/"] and "a valid RFC 822 date" in said[f"{BASE}/c/"]
+
+
+def test_one_foreign_url_listed_first_is_the_one_out_of_scope(offline_site: Site) -> None:
+    """The sitemap's host is the one most of its URLs are on, not the first URL's."""
+    listed = {"https://cdn.other-site.net/promo/": "2024-05-01"} | {f"/p/{n}/": "2024-05-01" for n in range(5)}
+    offline_site.write(urlset(listed))
+    result = offline_site.check()
+    assert result.code == 1
+    flagged = re.findall(r"^error\[url-out-of-scope\] (\S+):", result.out, re.MULTILINE)
+    assert flagged == ["https://cdn.other-site.net/promo/"], result.out
+    assert "not on the sitemap's host www.shop-site.org" in result.out
+
+
+def test_the_recorded_site_outweighs_a_deploy_that_adds_foreign_urls(offline_site: Site) -> None:
+    offline_site.write(urlset({f"/p/{n}/": "2024-05-01" for n in range(6)}))
+    assert offline_site.run().code == 0
+    offline_site.write(
+        urlset({f"https://cdn.other-site.net/{n}/": "2024-05-01" for n in range(3)} | {f"/p/{n}/": "2024-05-01" for n in range(7)})
+    )
+    result = offline_site.check()
+    flagged = re.findall(r"^error\[url-out-of-scope\] (\S+):", result.out, re.MULTILINE)
+    assert sorted(flagged) == [f"https://cdn.other-site.net/{n}/" for n in range(3)], result.out

@@ -7,13 +7,13 @@ import itertools
 import posixpath
 import re
 import urllib.parse
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import NamedTuple
 
 from notifier.changes import Change, same_instant
 from notifier.rules.table import ERROR, OFF, Context, Found, RuleSettings
 from notifier.sitemap_files import Sitemap
-from notifier.urls import MAX_URL_LENGTH, PLAIN_URL, site, split_url
+from notifier.urls import MAX_URL_LENGTH, PLAIN_URL, by_origin, site, split_url
 
 _UNESCAPED = re.compile(r"[^A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]|%(?![0-9A-Fa-f]{2})")
 
@@ -156,23 +156,49 @@ class Scope(NamedTuple):
     folder: str  # ends with "/"
 
 
-def sitemap_scope(sitemap: Sitemap, sitemap_url: str | None, origins: list[str]) -> Scope | None:
-    """The host and folder every loc must be under (SPEC: url-out-of-scope)."""
+def sitemap_scope(sitemap: Sitemap, sitemap_url: str | None, origins: list[str], counts: Mapping[str, int] | None = None) -> Scope | None:
+    """The host and folder every loc must be under (SPEC: url-out-of-scope): where the
+    sitemap is served (``--sitemap-url``, the URL it was fetched from); for a local file, the
+    site root of the host most of its URLs are on (``counts``: URLs per host, when there are
+    several). Never simply the first URL's: one foreign URL listed first would flag every
+    real page and not itself."""
     public = sitemap_url or sitemap.root_url
     if public:
         split = split_url(public)
         folder = posixpath.dirname(split.path) if not split.path.endswith("/") else split.path
         return Scope(split.netloc.lower(), folder.rstrip("/") + "/")
-    for origin in origins:  # a local root: the first URL's host, the site root
-        split = split_url(origin + "/")
+    hosts = _hosts(origin + "/" for origin in origins)
+    if len(hosts) > 1 and counts:
+        hosts = {host: counts.get(host, 0) for host in hosts}
+    return Scope(max(hosts, key=hosts.__getitem__), "/") if hosts else None  # the most common; on a tie, the first seen
+
+
+def _urls_per_host(context: Context) -> dict[str, int]:
+    """URLs per host: the deploy's new and changed ones, and the recorded files of one host."""
+    diff = context.diff
+    counts = _hosts(itertools.chain(diff.added.locs, (change.loc for change in diff.changed)))
+    for part in context.state.parts:
+        if len(part.origins) == 1:
+            for host in _hosts([part.origins[0] + "/"]):
+                counts[host] = counts.get(host, 0) + part.count
+    return counts
+
+
+def _hosts(urls: Iterable[str]) -> dict[str, int]:
+    """How many of ``urls`` are on each http(s) host, in first-seen order."""
+    counts: dict[str, int] = {}
+    for each, group in by_origin(urls).items():
+        split = split_url(each + "/")
         if split.scheme in ("http", "https") and split.netloc:
-            return Scope(split.netloc.lower(), "/")
-    return None
+            host = split.netloc.lower()
+            counts[host] = counts.get(host, 0) + len(group)
+    return counts
 
 
 def _urls(context: Context, settings: RuleSettings) -> Iterator[Found]:
     sitemap = context.sitemap
-    scope = sitemap_scope(sitemap, settings.sitemap_url, context.diff.origins)
+    diff = context.diff
+    scope = sitemap_scope(sitemap, settings.sitemap_url, diff.origins, _urls_per_host(context) if len(diff.origins) > 1 else None)
     check_invalid = settings.level("url-invalid") != OFF
     check_scope = scope is not None and settings.level("url-out-of-scope") != OFF
     check_dev = settings.level("url-dev-host") != OFF
