@@ -177,9 +177,55 @@ _BLOCK = re.compile(r"<(?P<prefix>[\w.-]+:)?(?P<tag>url|item|entry)\b[^>]*>(?P<b
 _PART = re.compile(r"<(?P<prefix>[\w.-]+:)?sitemap\b[^>]*>(?P<body>.*?)</(?P=prefix)?sitemap\s*>", re.DOTALL)
 
 
-def _element(body: str, name: str) -> re.Match[str] | None:
-    """The first ``<name>`` (``name`` may carry its prefix) in a block: its text as group 1."""
-    return re.search(rf"<{name}\b[^>]*>(.*?)</{name}\s*>", body, re.DOTALL)
+# Comments and CDATA sections hold text, not elements: a date in a comment, or a <pubDate>
+# inside a feed item's CDATA description, is never stamped. The patterns run on the text
+# with those hidden (blanked, every offset kept); what they find is read from the text itself.
+_HIDDEN = re.compile(r"<!--.*?-->|<!\[CDATA\[.*?\]\]>", re.DOTALL)
+
+
+def _mask(text: str) -> str:
+    def blank(found: re.Match[str]) -> str:
+        whole = found.group(0)
+        if whole.startswith("<!--"):
+            return " " * len(whole)
+        return "<![CDATA[" + " " * (len(whole) - 12) + "]]>"  # a CDATA date stays an element's text
+
+    return _HIDDEN.sub(blank, text)
+
+
+class _Found:
+    """A match made on the masked text, read from the text itself (the offsets are the same)."""
+
+    def __init__(self, match: re.Match[str], text: str) -> None:
+        self.match, self.text = match, text
+
+    def group(self, name: int | str = 0) -> str:
+        return self.text[self.match.start(name) : self.match.end(name)] if self.match.start(name) >= 0 else ""
+
+    def start(self, name: int | str = 0) -> int:
+        return self.match.start(name)
+
+    def end(self, name: int | str = 0) -> int:
+        return self.match.end(name)
+
+    def masked(self, name: int | str) -> str:
+        return self.match.group(name) or ""
+
+
+def _each(pattern: re.Pattern[str], text: str, stamp: Callable[[_Found], str]) -> str:
+    """``pattern.sub(stamp, text)``, matching only real elements (not in comments or CDATA)."""
+    pieces, last = [], 0
+    for match in pattern.finditer(_mask(text)):
+        pieces += [text[last : match.start()], stamp(_Found(match, text))]
+        last = match.end()
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+def _element(body: _Found, name: str) -> _Found | None:
+    """The first ``<name>`` (``name`` may carry its prefix) in a block's body: its text as group 1."""
+    found = re.search(rf"<{name}\b[^>]*>(.*?)</{name}\s*>", body.masked("body"), re.DOTALL)
+    return _Found(found, body.group("body")) if found is not None else None
 
 
 def _text(value: str) -> str:
@@ -192,9 +238,9 @@ def _text(value: str) -> str:
 def _stamp_pages(text: str, name: str, dates: ContentDates, result: StampResult) -> tuple[str, str | None]:
     newest: list[str] = []
 
-    def stamp(block: re.Match[str]) -> str:
-        prefix, tag, body = block.group("prefix") or "", block.group("tag"), block.group("body")
-        located = _locate(prefix, tag, body)
+    def stamp(block: _Found) -> str:
+        prefix, tag = block.group("prefix") or "", block.group("tag")
+        located = _locate(prefix, tag, block)
         if located is None:
             return block.group(0)
         loc, date_element, write, (anchor, new_element) = located
@@ -219,15 +265,14 @@ def _stamp_pages(text: str, name: str, dates: ContentDates, result: StampResult)
             return whole[:cut] + f"<{new_element}>{write(date)}</{new_element}>" + whole[cut:]
         return whole[: offset + date_element.start(1)] + write(date) + whole[offset + date_element.end(1) :]
 
-    stamped = _BLOCK.sub(stamp, text)
-    return stamped, _latest(newest)
+    return _each(_BLOCK, text, stamp), _latest(newest)
 
 
 Writer = Callable[[str], str]
 Anchor = tuple[int, str]  # where a missing date element goes (after the page's element, in the body), and its name
 
 
-def _locate(prefix: str, tag: str, body: str) -> tuple[str, re.Match[str] | None, Writer, Anchor] | None:
+def _locate(prefix: str, tag: str, body: _Found) -> tuple[str, _Found | None, Writer, Anchor] | None:
     """A block's page URL, the element holding its date, how a date is written there, and
     where a date element goes when there is none."""
     if tag == "url":
@@ -236,7 +281,8 @@ def _locate(prefix: str, tag: str, body: str) -> tuple[str, re.Match[str] | None
             return None
         return _text(loc.group(1)), _element(body, f"{prefix}lastmod"), lambda date: date, (loc.end(), f"{prefix}lastmod")
     if tag == "entry":  # Atom: the page is the link with rel="alternate", or with no rel
-        for link in re.finditer(r"<(?:[\w.-]+:)?link\b([^>]*?)/?>", body):
+        for match in re.finditer(r"<(?:[\w.-]+:)?link\b([^>]*?)/?>", body.masked("body")):
+            link = _Found(match, body.group("body"))
             rel = re.search(r"""\brel\s*=\s*(["'])(.*?)\1""", link.group(1))
             href = re.search(r"""\bhref\s*=\s*(["'])(.*?)\1""", link.group(1))
             if href is not None and (rel is None or rel.group(2) == "alternate"):
@@ -248,13 +294,13 @@ def _locate(prefix: str, tag: str, body: str) -> tuple[str, re.Match[str] | None
         return None
     anchor = (item_link.end(), "pubDate")
     for name in ("[\\w.-]+:updated", "dc:date"):
-        found = re.search(rf"<({name})\b[^>]*>(.*?)</\1\s*>", body, re.DOTALL)
+        found = re.search(rf"<({name})\b[^>]*>(.*?)</\1\s*>", body.masked("body"), re.DOTALL)
         if found is not None:
             return _text(item_link.group(1)), _element(body, re.escape(found.group(1))), lambda date: date, anchor
     return _text(item_link.group(1)), _element(body, "pubDate"), _rfc822, anchor
 
 
-def _as_w3c(tag: str, element: re.Match[str] | None) -> str | None:
+def _as_w3c(tag: str, element: _Found | None) -> str | None:
     """The date an element holds, as a W3C Datetime (an RSS ``<pubDate>`` is RFC 822)."""
     if element is None:
         return None
@@ -291,10 +337,10 @@ def _latest(dates: list[str]) -> str | None:
 def _stamp_index(text: str, name: str, latest: dict[str, str], result: StampResult) -> tuple[str, str | None]:
     newest: list[str] = []
 
-    def stamp(block: re.Match[str]) -> str:
-        prefix, body = block.group("prefix") or "", block.group("body")
-        loc = _element(body, f"{prefix}loc")
-        date_element = _element(body, f"{prefix}lastmod")
+    def stamp(block: _Found) -> str:
+        prefix = block.group("prefix") or ""
+        loc = _element(block, f"{prefix}loc")
+        date_element = _element(block, f"{prefix}lastmod")
         if loc is None or date_element is None:
             return block.group(0)
         part = _text(loc.group(1))
@@ -308,7 +354,7 @@ def _stamp_index(text: str, name: str, latest: dict[str, str], result: StampResu
         whole = block.group(0)
         return whole[: start + date_element.start(1)] + date + whole[start + date_element.end(1) :]
 
-    return _PART.sub(stamp, text), _latest(newest)
+    return _each(_PART, text, stamp), _latest(newest)
 
 
 def _replace(path: Path, data: bytes, *, gzipped: bool) -> None:

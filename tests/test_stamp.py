@@ -277,3 +277,43 @@ def test_an_interrupted_stamp_says_what_it_rewrote(built: Site, monkeypatch: pyt
     assert "nothing was read, sent or written" not in result.err
     after = files(built)
     assert [name for name in before if before[name] != after[name]] == [calls[0].name]
+
+
+def test_dates_in_comments_and_cdata_are_text_not_elements(offline_site: Site) -> None:
+    """stamp once rewrote a date inside a comment, or the <pubDate> a feed item's CDATA
+    description quotes, and left the real element: the next stamp then called the lie kept."""
+    repo = Repo(offline_site.root)
+    repo.commit({"content/posts/tea.md": "---\ntitle: Tea\n---\n"}, "2025-04-02T08:00:00Z")
+    (offline_site.root / "notify-changes.toml").write_text('[history]\npreset = "hugo"\n')
+    sitemap = (
+        f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="{NS}">\n'
+        f"<!-- <url><loc>{BASE}/posts/tea/</loc><lastmod>{BUILD_CLOCK}</lastmod></url> -->\n"
+        f"<url><loc>{BASE}/posts/tea/</loc><!-- <lastmod>2020-01-01</lastmod> --><lastmod>{BUILD_CLOCK}</lastmod></url>\n"
+        "</urlset>\n"
+    )
+    offline_site.write(sitemap)
+    feed = (
+        f'<?xml version="1.0"?><rss version="2.0"><channel><title>t</title><link>{BASE}/</link>'
+        f"<item><description><![CDATA[<pubDate>Mon, 30 Nov 2026 09:41:07 +0000</pubDate> <link>{BASE}/elsewhere/</link>]]></description>"
+        f"<link>{BASE}/posts/tea/</link><pubDate>Mon, 30 Nov 2026 09:41:07 +0000</pubDate></item></channel></rss>"
+    )
+    path = offline_site.write(feed, "feed.xml")
+    assert stamp(offline_site).code == 0
+    assert offline_site.sitemap.read_text() == sitemap.replace(
+        f"--><lastmod>{BUILD_CLOCK}</lastmod>", "--><lastmod>2025-04-02T08:00:00Z</lastmod>"
+    )  # the comments as they were
+    offline_site.capsys.readouterr()
+    assert main(["stamp", str(path)]) == 0
+    stamped_item = "</link><pubDate>Wed, 02 Apr 2025 08:00:00 +0000</pubDate></item>"
+    assert path.read_text() == feed.replace(
+        "</link><pubDate>Mon, 30 Nov 2026 09:41:07 +0000</pubDate></item>", stamped_item
+    )  # the description's quoted date untouched, the item's own one stamped
+
+
+def test_a_date_written_as_cdata_is_stamped(offline_site: Site) -> None:
+    repo = Repo(offline_site.root)
+    repo.commit({"content/posts/tea.md": "---\ntitle: Tea\n---\n"}, "2025-04-02T08:00:00Z")
+    (offline_site.root / "notify-changes.toml").write_text('[history]\npreset = "hugo"\n')
+    offline_site.write(f'<urlset xmlns="{NS}"><url><loc>{BASE}/posts/tea/</loc><lastmod><![CDATA[{BUILD_CLOCK}]]></lastmod></url></urlset>')
+    assert stamp(offline_site).code == 0
+    assert f"<loc>{BASE}/posts/tea/</loc><lastmod>2025-04-02T08:00:00Z</lastmod>" in offline_site.sitemap.read_text()
