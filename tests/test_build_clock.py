@@ -242,3 +242,18 @@ def test_a_shallow_clone_is_named_as_the_cause_of_one_shared_date(site: Site, tm
     assert "This checkout is a shallow clone" in result.out and "fetch-depth: 0" in result.out
     honest = site.run(command="check")  # the same dates outside a shallow clone: no word of one
     assert "shallow clone" not in honest.out
+
+
+def test_a_listing_page_that_changes_with_what_it_lists_is_not_a_missed_date(site: Site) -> None:
+    """Hugo's / and /posts/ change whenever a post is added: not the author's missed date."""
+    listed = {"/": "2024-05-01", "/posts/": "2024-05-01", "/posts/tea/": "2024-05-01", "/about/": "2024-05-01"}
+    site.build_pages(listed)
+    assert deploy(site, listed).code == 0
+    added = listed | {"/posts/milk/": "2024-06-01"}
+    site.build_pages(added, head='<meta name="description" content="now listing milk">')  # every page rebuilt, listings changed
+    (site.public / "about" / "index.html").write_text("<html><head></head><body>about</body></html>")  # the one real miss
+    result = deploy(site, added)
+    assert result.code == 0, result.out
+    warned = re.findall(r"^warn\[change-without-lastmod\] (\S+):", result.out, re.MULTILINE)
+    assert sorted(warned) == [f"{BASE}/about/", f"{BASE}/posts/tea/"]  # not / and /posts/, which list the new post
+    assert "if it is said of this page on every deploy, the build writes something into it" in result.out

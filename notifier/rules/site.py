@@ -3,6 +3,7 @@ pages against their lastmods (lastmod-without-change, change-without-lastmod).""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 
 from notifier.rules.table import Context, Found, RuleSettings
@@ -37,7 +38,10 @@ def _mass_removal(context: Context, settings: RuleSettings) -> Iterator[Found]:
 
 def _page_changes(context: Context) -> Iterator[Found]:
     """lastmod-without-change and change-without-lastmod, from the built page files."""
+    listings = _listings(context) if any(each.rule == "change-without-lastmod" for each in context.diff.page_findings) else set()
     for finding in context.diff.page_findings:
+        if finding.rule == "change-without-lastmod" and _listing_folder(finding.loc) in listings:
+            continue  # a home, section or tag page changes when what it lists does: not an author's missed date
         if finding.rule == "lastmod-without-change":
             yield (
                 finding.rule,
@@ -50,6 +54,35 @@ def _page_changes(context: Context) -> Iterator[Found]:
             yield (
                 finding.rule,
                 finding.loc,
-                f"the built page changed but its lastmod {finding.new} did not; update the page's date",
+                f"the built page changed but its lastmod {finding.new} did not: update the page's date when its content "
+                "changed; if it is said of this page on every deploy, the build writes something into it each time (a build "
+                "date, a list of recent pages), and its date is right as it is",
                 None,
             )
+
+
+def _listing_folder(loc: str) -> str | None:
+    """The folder a page stands for when its URL is a folder's (``/posts/``, ``/posts/index.html``)."""
+    base = loc.partition("#")[0].partition("?")[0]
+    if base.endswith("/index.html"):
+        return base[: -len("index.html")]
+    return base if base.endswith("/") else None
+
+
+def _folder_of(loc: str) -> str:
+    """A URL up to its last "/" (its query and fragment dropped): the folder a listing page stands for."""
+    base = loc.partition("#")[0].partition("?")[0]
+    return base[: base.rfind("/") + 1]
+
+
+def _listings(context: Context) -> set[str]:
+    """The folders whose pages this deploy added, removed or moved the date of: the listing
+    pages over them (``/``, ``/posts/``, ``/tags/tea/``) change with what they list."""
+    diff = context.diff
+    folders: set[str] = set()
+    for loc in itertools.chain(diff.added.locs, (change.loc for change in itertools.chain(diff.changed, diff.removed))):
+        folder = _folder_of(loc.rstrip("/"))
+        while folder.count("/") >= 3 and folder not in folders:  # scheme://host/ and each folder down to the page's
+            folders.add(folder)
+            folder = _folder_of(folder.rstrip("/"))
+    return folders
