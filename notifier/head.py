@@ -76,6 +76,7 @@ def read_head(data: bytes) -> Head:
 
 # meta names that speak to the engines IndexNow notifies (a googlebot meta does not)
 ROBOTS_METAS = {"robots", "bingbot", "msnbot", "yandex", "yandexbot", "seznambot", "yeti", "naverbot", "yepbot"}
+_CRAWLER_NAME = re.compile(r"[a-z][a-z0-9_.-]*")
 _NOT_A_CRAWLER = {"unavailable_after", "max-snippet", "max-image-preview", "max-video-preview"}
 _REFRESH = re.compile(r"\s*[\d.]*\s*(?:[;,]\s*(?:url\s*=\s*)?(?P<url>.*?))?\s*", re.IGNORECASE | re.DOTALL)
 
@@ -111,8 +112,11 @@ def noindex_header(values: list[str]) -> str | None:
         crawler: str | None = None
         for piece in value.split(","):
             prefix, colon, rest = piece.partition(":")
-            if colon and prefix.strip().lower() not in _NOT_A_CRAWLER:
-                crawler, piece = prefix.strip().lower(), rest
+            name = prefix.strip().lower()
+            # "googlebot: noindex" names a crawler; "unavailable_after: Wed, 25 Jun 2030 15:00:00 PST"
+            # is a directive whose date holds commas and colons: its pieces name no crawler
+            if colon and name not in _NOT_A_CRAWLER and _CRAWLER_NAME.fullmatch(name):
+                crawler, piece = name, rest
             if (crawler is None or crawler in ROBOTS_METAS) and piece.strip().lower() in ("noindex", "none"):
                 return value
     return None

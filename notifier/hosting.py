@@ -104,8 +104,8 @@ class Redirects:
         redirects = cls()
         for raw in text.splitlines():
             tokens = raw.split("#", 1)[0].split() if not raw.lstrip().startswith("#") else []
-            if len(tokens) < 2 or "=" in tokens[1]:
-                continue  # blank, a comment, or a rule on query parameters
+            if len(tokens) < 2 or ("=" in tokens[1] and not tokens[1].startswith(("/", "http://", "https://"))):
+                continue  # blank, a comment, or a rule on query parameters (`/store id=:id /shop/:id`); a target may have a query
             status_text = tokens[2] if len(tokens) > 2 else "301"
             if len(tokens) > 3 or not re.fullmatch(r"\d{3}!?", status_text):
                 continue  # conditions (Country=, Language=, Role=): not every request

@@ -136,6 +136,8 @@ def test_x_robots_tag_values() -> None:
     assert noindex_header(["noindex"]) == "noindex"
     assert noindex_header(["unavailable_after: 25 Jun 2010 15:00:00 PST, noindex"]) is not None
     assert noindex_header(["unavailable_after: 25 Jun 2010 15:00:00 PST"]) is None
+    assert noindex_header(["unavailable_after: Wed, 25 Jun 2010 15:00:00 PST, noindex"]) is not None  # a date with a comma
+    assert noindex_header(["unavailable_after: Wed, 25 Jun 2010 15:00:00 PST"]) is None
     assert noindex_header(["googlebot: noindex, bingbot: none"]) is not None
     assert noindex_header(["googlebot: noindex"]) is None
     assert noindex_header(["max-snippet: 20, nofollow"]) is None
@@ -213,6 +215,12 @@ def test_page_redirect_by_stub_and_by_redirects_file(offline_site: Site) -> None
     assert "page-missing" not in fired(result)  # a redirected URL is said once, as a redirect
     assert "page-canonical-elsewhere" not in fired(result)  # the stub is said once, as a redirect
     assert "is a redirect stub (meta refresh) to" in result.out and "_redirects sends this path to /elsewhere/:splat" in result.out
+
+
+def test_a_redirect_whose_target_has_a_query_is_a_redirect() -> None:
+    redirects = Redirects.parse("/old/  /new/?ref=old  301\n/store id=:id  /shop/:id  301\n")
+    assert redirects.target(f"{BASE}/old/", has_file=False) == "/new/?ref=old"
+    assert redirects.target(f"{BASE}/store", has_file=False) is None  # a rule on query parameters: not every request
 
 
 def test_redirect_rules() -> None:
