@@ -12,22 +12,23 @@ import functools
 import os
 import signal
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
-from typing import NoReturn, TextIO
+from typing import NoReturn
 
 from notifier import __version__
 from notifier.crash import report_crash
 from notifier.errors import ExitCode, NotifierError, UsageError
 from notifier.github import mask_secrets, write_github, write_github_error
-from notifier.indexnow import new_key, write_key_file
 from notifier.inspect_state import ACTIONS, StateRequest, run_state_command
+from notifier.keyfile import new_key, write_key_file
 from notifier.pipeline import Environment, execute
 from notifier.report import Report, printable, render_json, render_text
 from notifier.rules import RULES
 from notifier.settings import FORMATS, RUN_ONLY, build_settings, state_options
 from notifier.stamp import describe, stamp_sitemap
+from notifier.terminal import notice_printer, on_a_terminal, progress_printer, use_colour, write_quietly
 
 COMMANDS = ("run", "check")
 TOOLS = ("key", "state", "stamp", "deploy-hook")  # the commands beside a run, each with its own options
@@ -137,48 +138,6 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
-def progress_printer(stream: TextIO, env: Mapping[str, str]) -> tuple[Callable[[str], None] | None, Callable[[str], None]]:
-    """Progress on stderr: (what it is doing now, each counted step). On a terminal, one line
-    rewritten in place says both. In a log (not a terminal, or under CI) there is no status
-    line, and each step (a part of an index read, a batch sent) is a line of its own, flushed
-    as it happens, so a long submission is never silent and a short one adds nothing but its
-    batches."""
-    if _on_a_terminal(stream, env):
-
-        def show(message: str) -> None:
-            _write(stream, f"\r\x1b[K{printable(message)[:100]}")
-
-        return show, show
-
-    def log(message: str) -> None:
-        _write(stream, f"notify-changes: {printable(message)}\n")
-
-    return None, log
-
-
-def _on_a_terminal(stream: TextIO, env: Mapping[str, str]) -> bool:
-    return stream.isatty() and not env.get("CI") and not env.get("GITHUB_ACTIONS")
-
-
-def notice_printer(stream: TextIO) -> Callable[[str], None]:
-    """Lines said as they happen (each retry wait), in logs too; on a terminal, over the progress line."""
-    clear = "\r\x1b[K" if stream.isatty() else ""
-
-    def say(message: str) -> None:
-        _write(stream, f"{clear}notify-changes: {printable(message)}\n")
-
-    return say
-
-
-def _write(stream: TextIO, text: str) -> None:
-    """Progress and notices are for a reader: a closed stderr (``2>&1 | head``) must not stop a run."""
-    try:
-        stream.write(text)
-        stream.flush()
-    except (BrokenPipeError, ValueError):  # ValueError: the stream was closed
-        pass
-
-
 @functools.cache
 def _flags() -> frozenset[str]:
     """The options that take no value, as the parser defines them."""
@@ -235,7 +194,7 @@ def _failed(error: NotifierError) -> int:
             write_github_error(str(error), error.exit_code, sys.stdout, os.environ)
     except BrokenPipeError:
         _silence_stdout()
-    _write(sys.stderr, f"notify-changes: error: {printable(str(error))}\n")
+    write_quietly(sys.stderr, f"notify-changes: error: {printable(str(error))}\n")
     return error.exit_code
 
 
@@ -322,8 +281,8 @@ def _main(command: str, args: list[str], word: str | None = None) -> int:
         try:
             report = execute(settings, Environment(progress=progress, step=step, notice=notice_printer(sys.stderr)))
         finally:
-            if _on_a_terminal(sys.stderr, os.environ):
-                _write(sys.stderr, "\r\x1b[K")
+            if on_a_terminal(sys.stderr, os.environ):
+                write_quietly(sys.stderr, "\r\x1b[K")
     except NotifierError as error:
         return _failed(error)
     try:
@@ -341,11 +300,6 @@ def _print_report(report: Report, style: str) -> None:
         write_github(report, sys.stdout, os.environ)
     else:
         sys.stdout.write(render_text(report, colour=use_colour(sys.stdout, os.environ)) + "\n")
-
-
-def use_colour(stream: TextIO, env: Mapping[str, str]) -> bool:
-    """Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org)."""
-    return stream.isatty() and not env.get("NO_COLOR") and env.get("TERM") != "dumb"
 
 
 def _key_command(args: list[str]) -> int:

@@ -8,13 +8,10 @@ budget). Sleeping and the clocks are injected, so tests run in milliseconds.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import email.utils
-import os
 import random
 import re
-import secrets
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -109,47 +106,6 @@ def validate_key(key: str, where: str) -> None:
         raise UsageError(
             f"{where}: an IndexNow key is 8 to 128 characters of a-z, A-Z, 0-9 and '-'; make one with `notify-changes key new`"
         )
-
-
-def new_key() -> str:
-    """A fresh key: 32 hexadecimal characters from the system's secure random source."""
-    return secrets.token_hex(16)
-
-
-def write_key_file(key: str, folder: str) -> str:
-    """Write ``KEY.txt`` holding the key into ``folder``; returns its path. The folder must
-    exist (a typo would hide the file outside the build), and hold no other key file (two
-    keys published: which one is in use?)."""
-    if not os.path.isdir(folder):
-        raise UsageError(
-            f"--write {folder}: no such folder; name your site's static folder (e.g. static/ for Hugo, public/ for Eleventy), "
-            "or create it first"
-        )
-    for existing in existing_key_files(folder):
-        raise UsageError(
-            f"--write {folder}: it already holds the key file {existing[:4]}….txt; keep using that key, or delete the file "
-            "to replace the key (and update INDEXNOW_KEY)"
-        )
-    path = os.path.join(folder, f"{key}.txt")
-    try:
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(key)
-    except OSError as error:
-        raise UsageError(f"--write {folder}: cannot write the key file ({error.strerror})") from None
-    return path
-
-
-def existing_key_files(folder: str) -> list[str]:
-    """The keys of the IndexNow key files in ``folder``: ``KEY.txt`` files holding ``KEY``."""
-    found = []
-    with contextlib.suppress(OSError):
-        for entry in os.scandir(folder):
-            stem = entry.name[:-4]
-            if entry.name.endswith(".txt") and KEY_PATTERN.fullmatch(stem) and entry.is_file():
-                with contextlib.suppress(OSError), open(entry.path, encoding="utf-8", errors="replace") as handle:
-                    if handle.read(200).strip() == stem:
-                        found.append(stem)
-    return sorted(found)
 
 
 def redact(text: str, key: str) -> str:

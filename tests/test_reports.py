@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from notifier.cli import progress_printer, use_colour
+from notifier.terminal import progress_printer, use_colour
 from notifier.report import Report, render_text
 from notifier.rules import Violation
 from tests.conftest import BASE, HOST, Site, pages, recorded_pending, urlset
