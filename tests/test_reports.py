@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from notifier.terminal import progress_printer, use_colour
 from notifier.report import Report, render_text
 from notifier.rules import Violation
+from notifier.terminal import progress_printer, use_colour
 from tests.conftest import BASE, HOST, Site, pages, recorded_pending, urlset
 from tests.fakeindexnow import status
 
