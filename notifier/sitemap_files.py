@@ -50,6 +50,7 @@ class SitemapFile:
     url_count: int = 0
     digest: str = ""  # BLAKE2b of the raw bytes, to notice an unchanged part
     public_url: str | None = None  # the URL an index listed it under
+    site_url: str | None = None  # a feed's own link to its site (RSS <channel><link>, Atom's feed-level alternate)
     key: str = ""  # stable identity across deploys: the path under the site dir, or the URL
     skipped: bool = False  # its bytes equal the recorded ones: not parsed, its URLs come from the state
     # worked out where it was parsed (on every core for an index's parts):

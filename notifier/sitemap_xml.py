@@ -188,6 +188,8 @@ class _XmlFile:
                 continue
             if element.tag != item_tag:
                 continue
+            if is_feed and info.site_url is None:
+                info.site_url = _site_link(element.getparent()) or ""  # read once, at the first item
             loc = lastmod = None  # the first <loc> and <lastmod> children ("" when empty):
             repeated = ""  # walking the children beats findtext twice
             others: list[Any] | None = None  # <changefreq>, <priority>, <xhtml:link>: judged below
@@ -256,6 +258,20 @@ class _XmlFile:
         rule = "url-invalid" if repeated == "loc" else "lastmod-invalid"
         what = f"{self.location}, line {line}: two <{repeated}> in one <url>; only the first was read"
         self.sitemap.findings.append(Finding(rule, loc or f"{self.location}:{line}", what))
+
+
+def _site_link(container: Any) -> str | None:
+    """The site a feed names as its own: RSS's ``<channel><link>``, Atom's feed-level
+    ``<link rel="alternate">`` (or a link without ``rel``), among the elements before its
+    first item."""
+    if container is None:
+        return None
+    for child in container:
+        if child.tag == "link" and container.tag == "channel":
+            return (child.text or "").strip(XML_SPACE) or None
+        if child.tag == f"{{{ATOM}}}link" and child.get("rel", "alternate") == "alternate":
+            return (child.get("href") or "").strip(XML_SPACE) or None
+    return None
 
 
 def _feed_item(element: Any) -> tuple[str | None, str | None]:

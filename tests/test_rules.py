@@ -400,3 +400,18 @@ def test_the_recorded_site_outweighs_a_deploy_that_adds_foreign_urls(offline_sit
     result = offline_site.check()
     flagged = re.findall(r"^error\[url-out-of-scope\] (\S+):", result.out, re.MULTILINE)
     assert sorted(flagged) == [f"https://cdn.other-site.net/{n}/" for n in range(3)], result.out
+
+
+def test_a_feeds_own_link_names_its_site(offline_site: Site) -> None:
+    """An RSS channel's <link> says whose feed it is, whatever its items link to."""
+    items = "".join(
+        f"<item><link>https://mirror.other-site.net/{n}/</link><pubDate>Wed, 01 May 2024 10:00:00 +0000</pubDate></item>" for n in range(2)
+    )
+    feed = (
+        f'<?xml version="1.0"?><rss version="2.0"><channel><title>t</title><link>{BASE}/</link>{items}'
+        f"<item><link>{BASE}/posts/tea/</link><pubDate>Wed, 01 May 2024 10:00:00 +0000</pubDate></item></channel></rss>"
+    )
+    path = offline_site.write(feed, "feed.xml")
+    result = offline_site.run(command="check", sitemap=str(path))
+    flagged = re.findall(r"^error\[url-out-of-scope\] (\S+):", result.out, re.MULTILINE)
+    assert sorted(flagged) == [f"https://mirror.other-site.net/{n}/" for n in range(2)], result.out

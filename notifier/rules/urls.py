@@ -167,6 +167,9 @@ def sitemap_scope(sitemap: Sitemap, sitemap_url: str | None, origins: list[str],
         split = split_url(public)
         folder = posixpath.dirname(split.path) if not split.path.endswith("/") else split.path
         return Scope(split.netloc.lower(), folder.rstrip("/") + "/")
+    own = sitemap.files[0].site_url if sitemap.files else None  # a feed: the site it names
+    if own is not None and _hosts([own]):
+        return Scope(next(iter(_hosts([own]))), "/")
     hosts = _hosts(origin + "/" for origin in origins)
     if len(hosts) > 1 and counts:
         hosts = {host: counts.get(host, 0) for host in hosts}
