@@ -84,3 +84,59 @@ def test_rest_of_a_one_segment_path_is_index(tmp_path: Path) -> None:
     (tmp_path / "content" / "index.fr.md").write_text("x")
     finder = SourceFinder(["content/{rest}.{first}.md"], tmp_path, tmp_path)
     assert finder.find("https://a.org/fr/") == ("content/index.fr.md", None)
+
+
+# -- robots.txt ---------------------------------------------------------------------------------
+def test_bing_obeys_an_msnbot_group() -> None:
+    from notifier.robots import Robots
+
+    robots = Robots.parse("User-agent: msnbot\nDisallow: /old/\n\nUser-agent: *\nDisallow:\n")
+    assert robots.blocking(f"{BASE}/old/x") == ["bingbot"]
+
+
+@pytest.mark.parametrize("rules", ["Allow: /p\nDisallow: /p\n", "Disallow: /p\nAllow: /p\n"])
+def test_on_a_tie_in_length_allow_wins_whatever_the_order(rules: str) -> None:
+    from notifier.robots import Robots
+
+    assert Robots.parse(f"User-agent: *\n{rules}").blocking(f"{BASE}/p/x") == []
+
+
+def test_a_robots_txt_naming_no_sitemap_says_nothing_of_one(offline_site: Site) -> None:
+    offline_site.write(urlset({"/": "2024-05-01"}))
+    offline_site.build_pages(["/"])
+    (offline_site.public / "robots.txt").write_text("User-agent: *\nAllow: /\n")
+    result = offline_site.check()
+    assert result.code == 0 and "robots.txt names" not in result.out
+
+
+# -- feeds and dates ------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("dates", "lastmod"),
+    [
+        ("<atom:updated>2024-06-01T10:00:00Z</atom:updated><pubDate>Wed, 01 May 2024 10:00:00 +0000</pubDate>", "2024-06-01T10:00:00Z"),
+        ("<pubDate>Wed, 01 May 2024 10:00:00 +0000</pubDate><dc:date>2024-06-02T10:00:00Z</dc:date>", "2024-06-02T10:00:00Z"),
+        ("<dc:date>2024-06-02T10:00:00Z</dc:date><atom:updated>2024-06-03T10:00:00Z</atom:updated>", "2024-06-03T10:00:00Z"),
+    ],
+)
+def test_an_rss_item_is_dated_by_its_modification_date_first(offline_site: Site, dates: str, lastmod: str) -> None:
+    """atom:updated, then dc:date, then pubDate (the publication)."""
+    from notifier.sitemap import read_sitemap
+
+    feed = (
+        '<?xml version="1.0"?><rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom" '
+        'xmlns:dc="http://purl.org/dc/elements/1.1/"><channel><title>t</title>'
+        f"<item><link>{BASE}/a/</link>{dates}</item></channel></rss>"
+    )
+    path = offline_site.write(feed, "feed.xml")
+    (entry,) = read_sitemap(str(path)).entries
+    assert entry.lastmod == lastmod
+
+
+@pytest.mark.parametrize(("lastmod", "end"), [("2024-05", "2024-06-01T00:00:00+00:00"), ("2024", "2025-01-01T00:00:00+00:00")])
+def test_a_month_or_a_year_spans_its_whole_month_or_year(lastmod: str, end: str) -> None:
+    from notifier.dates import parse_w3c, period_of
+
+    instant = parse_w3c(lastmod)
+    assert instant is not None
+    start, stop = period_of(lastmod, instant)
+    assert (start.isoformat(), stop.isoformat()) == (instant.isoformat(), end)
