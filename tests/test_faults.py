@@ -210,3 +210,13 @@ def test_an_endpoint_that_drops_every_connection_costs_one_budget_too(changed: S
     assert "connection failed" in report.batches[0].message
     assert sum(fake_time.sleeps) <= 60
     assert sorted(recorded_pending(changed.state)[fake.endpoint]) == sorted(CHANGED)
+
+
+def test_the_backoff_is_capped_at_its_longest_wait(changed: Site, fake: FakeIndexNow) -> None:
+    """With --retry-timeout 600, waits grow to 60 s and stay there (not 64, 128, 256)."""
+    fake.plan = [status(503)] * 40
+    report, fake_time, _ = run_library(changed, fake, **{"retry-timeout": 600})
+    assert report.exit_code == 3
+    waits = [wait for wait in fake_time.sleeps if wait > 0]
+    assert len(waits) >= 10 and max(waits) <= 60 + 1  # the longest wait, and at most a second of jitter
+    assert sum(1 for wait in waits if wait >= 59) >= 3  # it got there, and stayed

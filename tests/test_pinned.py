@@ -140,3 +140,21 @@ def test_a_month_or_a_year_spans_its_whole_month_or_year(lastmod: str, end: str)
     assert instant is not None
     start, stop = period_of(lastmod, instant)
     assert (start.isoformat(), stop.isoformat()) == (instant.isoformat(), end)
+
+
+# -- pending ----------------------------------------------------------------------------------------
+def test_an_orphaned_endpoints_pending_url_never_overwrites_a_configured_ones() -> None:
+    from notifier.pending import hand_over_orphans
+    from notifier.store import PendingItem, State
+
+    loc = f"{BASE}/a/"
+    kept: PendingItem = {"reason": "changed", "since": "2024-05-01T00:00:00Z"}
+    state = State(
+        pending={
+            "https://old.example.org/indexnow": {loc: {"reason": "added", "since": "2024-06-01T00:00:00Z"}, f"{BASE}/b/": kept},
+            "https://api.indexnow.org/indexnow": {loc: kept},
+        }
+    )
+    notes = hand_over_orphans(state, ["https://api.indexnow.org/indexnow"])
+    assert state.pending == {"https://api.indexnow.org/indexnow": {loc: kept, f"{BASE}/b/": kept}}
+    assert notes and "2 URLs pending for https://old.example.org/indexnow" in notes[0]
