@@ -226,6 +226,7 @@ def _is_file(path: Path) -> bool:
 _YAML_LINE = re.compile(r"([A-Za-z_][\w-]*)\s*:\s*(.*?)\s*$")
 _LOOSE = re.compile(r"(?P<date>\d{4}-\d\d-\d\d)(?:[T ](?P<time>\d\d:\d\d(?::\d\d(?:\.\d+)?)?)\s*(?P<zone>Z|[+-]\d\d:?\d\d)?)?", re.ASCII)
 FRONT_MATTER_BYTES = 16_384
+_INLINE_DATE = re.compile(r"\{\s*date\s*:\s*([^,}]+?)\s*(?:,[^}]*)?\}")
 
 
 def front_matter(path: Path) -> dict[str, str]:
@@ -250,12 +251,27 @@ def front_matter(path: Path) -> dict[str, str]:
         except (tomllib.TOMLDecodeError, RecursionError):  # RecursionError: tables nested thousands deep
             return {}
     elif first.strip() == "---":
+        parent = None  # a top-level key with no value: its indented "date:" is its date (Docusaurus' last_update)
         for line in rest.split("\n"):
             if line.strip() in ("---", "..."):
                 break
-            matched = _YAML_LINE.fullmatch(line.rstrip("\r")) if line[:1].isalpha() or line[:1] == "_" else None
+            line = line.rstrip("\r")
+            if line[:1] in (" ", "\t") and parent is not None:
+                nested = _YAML_LINE.fullmatch(line.strip())
+                if nested is not None and nested.group(1) == "date" and parent not in raw:
+                    raw[parent] = nested.group(2).strip("'\"")
+                continue
+            matched = _YAML_LINE.fullmatch(line) if line[:1].isalpha() or line[:1] == "_" else None
+            parent = None
             if matched is not None:
-                raw[matched.group(1)] = matched.group(2).strip("'\"")
+                value = matched.group(2).strip("'\"")
+                inline = _INLINE_DATE.fullmatch(value)  # last_update: {date: 2024-05-02, author: x}
+                if inline is not None:
+                    value = inline.group(1).strip("'\"")
+                if value:
+                    raw[matched.group(1)] = value
+                else:
+                    parent = matched.group(1)
     elif head.startswith("{"):
         try:
             decoded = json.JSONDecoder().raw_decode(head)[0]
@@ -263,7 +279,11 @@ def front_matter(path: Path) -> dict[str, str]:
             return {}
         raw = decoded if isinstance(decoded, dict) else {}
     else:  # Pelican's Markdown metadata, reStructuredText's :field: lists
-        for line in head.split("\n"):
+        lines = head.split("\n")
+        if path.suffix.lower() == ".rst":  # a document's title (and its underline) comes before its field list
+            start = next((number for number, line in enumerate(lines[:20]) if line.startswith(":")), 0)
+            lines = lines[start:]
+        for line in lines:
             if not line.strip():
                 break
             text = line.strip()

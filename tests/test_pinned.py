@@ -158,3 +158,60 @@ def test_an_orphaned_endpoints_pending_url_never_overwrites_a_configured_ones() 
     notes = hand_over_orphans(state, ["https://api.indexnow.org/indexnow"])
     assert state.pending == {"https://api.indexnow.org/indexnow": {loc: kept, f"{BASE}/b/": kept}}
     assert notes and "2 URLs pending for https://old.example.org/indexnow" in notes[0]
+
+
+# -- sources: how a page's date is found ----------------------------------------------------------
+@pytest.mark.parametrize(
+    ("name", "text", "dates"),
+    [
+        ("a.md", "\ufeff---\nlastmod: 2024-05-01\n---\n", {"lastmod": "2024-05-01"}),  # a BOM before the front matter
+        ("b.md", "---\nlast_update:\n  date: 2024-05-02\n  author: x\ntitle: t\n---\n", {"last_update": "2024-05-02"}),  # Docusaurus
+        ("c.md", "---\nlast_update: {date: 2024-05-05, author: x}\n---\n", {"last_update": "2024-05-05"}),
+        (
+            "d.rst",
+            "Tea\n###\n\n:date: 2024-05-03\n:modified: 2024-05-04\n",
+            {"date": "2024-05-03", "modified": "2024-05-04"},
+        ),  # Pelican .rst
+        ("e.rst", ":date: 2024-05-07\n\nTea\n===\n", {"date": "2024-05-07"}),
+        ("f.md", "---\ntags:\n  - date: 2024-05-08\n---\n", {}),  # a list item is no field of the page
+    ],
+)
+def test_front_matter_dates_as_the_generators_write_them(tmp_path: Path, name: str, text: str, dates: dict[str, str]) -> None:
+    from notifier.sources import front_matter
+
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    assert front_matter(tmp_path / name) == dates
+
+
+def test_a_percent_encoded_path_maps_to_its_utf8_named_source(tmp_path: Path) -> None:
+    (tmp_path / "posts").mkdir()
+    (tmp_path / "posts" / "café.md").write_text("x")
+    finder = SourceFinder(["posts/{slug}.md"], tmp_path, tmp_path)
+    assert finder.find("https://a.org/posts/caf%C3%A9/") == ("posts/café.md", None)
+
+
+def test_the_first_configured_date_field_wins(offline_site: Site) -> None:
+    """A post with lastmod and date: the order of [history] fields decides (hugo: lastmod first)."""
+    repo = Repo(offline_site.root)
+    repo.commit({"content/posts/tea.md": "---\ndate: 2024-01-01\nlastmod: 2024-03-01\n---\n"}, "2024-03-01T10:00:00Z")
+    (offline_site.root / "notify-changes.toml").write_text('[history]\npreset = "hugo"\n')
+    offline_site.write(urlset({"/posts/tea/": "2024-03-01"}))
+    assert offline_site.check().code == 0
+    offline_site.write(urlset({"/posts/tea/": "2024-01-01"}))  # the publication date: earlier than the first commit
+    result = offline_site.check()
+    assert result.code == 1 and "its lastmod says 2024-03-01" in result.out, result.out
+
+
+def test_a_lastmod_naming_the_first_commit_is_backed(offline_site: Site) -> None:
+    """Twelve pages created in one commit and edited since, each dated by its creation: the one
+    shared instant is their first commit's, so it is backed and lastmod-bulk stays silent."""
+    repo = Repo(offline_site.root)
+    repo.commit({f"content/p{n}.md": "new" for n in range(12)}, "2024-01-10T10:00:00Z")
+    for n in range(12):
+        repo.commit({f"content/p{n}.md": f"edited {n}"}, f"2024-02-{n + 1:02d}T10:00:00Z")
+    (offline_site.root / "notify-changes.toml").write_text('[history]\nsources = ["content/{path}.md"]\n')
+    offline_site.write(urlset({f"/p{n}/": None for n in range(12)}))
+    assert offline_site.run("--rule", "lastmod-missing=off").code == 0
+    offline_site.write(urlset({f"/p{n}/": "2024-01-10T10:00:00Z" for n in range(12)}))
+    result = offline_site.check()
+    assert result.code == 0 and "lastmod-bulk" not in result.out, result.out
