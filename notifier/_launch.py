@@ -50,7 +50,23 @@ def main() -> int:
         return _stopped()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # done: the exit code stands
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if code == 130:
+        _end_interrupted()
     return code
+
+
+def _end_interrupted() -> None:
+    """An interrupted run has said its one line and left its state consistent. Python 3.11's
+    exit hooks may still wake the abandoned worker pool's thread through a pipe that thread
+    is closing, and print "Exception ignored ... Bad file descriptor" with a traceback
+    after that line: leave without running them."""
+    import os
+
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(130)
 
 
 def _broken(error: Exception) -> int:

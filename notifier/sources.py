@@ -226,6 +226,7 @@ def _is_file(path: Path) -> bool:
 _YAML_LINE = re.compile(r"([A-Za-z_][\w-]*)\s*:\s*(.*?)\s*$")
 _LOOSE = re.compile(r"(?P<date>\d{4}-\d\d-\d\d)(?:[T ](?P<time>\d\d:\d\d(?::\d\d(?:\.\d+)?)?)\s*(?P<zone>Z|[+-]\d\d:?\d\d)?)?", re.ASCII)
 FRONT_MATTER_BYTES = 16_384
+_NESTED_DATES = ("last_update",)  # top-level tables whose date field is the page's date
 _INLINE_DATE = re.compile(r"\{\s*date\s*:\s*([^,}]+?)\s*(?:,[^}]*)?\}")
 
 
@@ -251,21 +252,21 @@ def front_matter(path: Path) -> dict[str, str]:
         except (tomllib.TOMLDecodeError, RecursionError):  # RecursionError: tables nested thousands deep
             return {}
     elif first.strip() == "---":
-        parent = None  # a top-level key with no value: its indented "date:" is its date (Docusaurus' last_update)
+        parent = None  # Docusaurus' last_update: its indented "date:" is its date (other tables are not the page's)
         for line in rest.split("\n"):
             if line.strip() in ("---", "..."):
                 break
             line = line.rstrip("\r")
             if line[:1] in (" ", "\t") and parent is not None:
                 nested = _YAML_LINE.fullmatch(line.strip())
-                if nested is not None and nested.group(1) == "date" and parent not in raw:
+                if nested is not None and nested.group(1) == "date" and parent.lower() in _NESTED_DATES and parent not in raw:
                     raw[parent] = nested.group(2).strip("'\"")
                 continue
             matched = _YAML_LINE.fullmatch(line) if line[:1].isalpha() or line[:1] == "_" else None
             parent = None
             if matched is not None:
                 value = matched.group(2).strip("'\"")
-                inline = _INLINE_DATE.fullmatch(value)  # last_update: {date: 2024-05-02, author: x}
+                inline = _INLINE_DATE.fullmatch(value) if matched.group(1).lower() in _NESTED_DATES else None  # {date: ..., author: x}
                 if inline is not None:
                     value = inline.group(1).strip("'\"")
                 if value:

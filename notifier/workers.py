@@ -9,6 +9,7 @@ cost more in hand-overs than they won).
 from __future__ import annotations
 
 import concurrent.futures
+import concurrent.futures.process
 import contextlib
 import multiprocessing
 import os
@@ -95,3 +96,14 @@ def abandon(pool: concurrent.futures.ProcessPoolExecutor) -> None:
     if writer is not None:
         with contextlib.suppress(Exception):
             writer.close()
+    # Python 3.11's exit hook then wakes that thread through a pipe the thread may be closing
+    # at the same moment ("Exception ignored ... Bad file descriptor", a traceback on an
+    # interrupted run's stderr; 3.12 locks it): wait for the thread here, and let the hook
+    # forget it.
+    manager = getattr(pool, "_executor_manager_thread", None)
+    if manager is not None:
+        manager.join(5)
+        if not manager.is_alive():
+            wakeups = getattr(concurrent.futures.process, "_threads_wakeups", None)
+            if isinstance(wakeups, dict):
+                wakeups.pop(manager, None)

@@ -174,6 +174,7 @@ def test_an_orphaned_endpoints_pending_url_never_overwrites_a_configured_ones() 
         ),  # Pelican .rst
         ("e.rst", ":date: 2024-05-07\n\nTea\n===\n", {"date": "2024-05-07"}),
         ("f.md", "---\ntags:\n  - date: 2024-05-08\n---\n", {}),  # a list item is no field of the page
+        ("g.md", "---\nmeta: {date: 2020-01-01}\nseries:\n  date: 2020-01-02\n---\n", {}),  # only last_update's date is the page's
     ],
 )
 def test_front_matter_dates_as_the_generators_write_them(tmp_path: Path, name: str, text: str, dates: dict[str, str]) -> None:
