@@ -75,7 +75,6 @@ def _broken(error: Exception) -> int:
         from notifier.crash import report_crash
 
         report_crash(error, sys.argv[1:], None, sys.stderr)
-        return 70
     except Exception:  # crash.py itself is missing: the installation is broken beyond that
         sys.stderr.write(f"notify-changes: internal error: the installed program is incomplete ({error}); reinstall it\n")
-        return 70
+    return 70

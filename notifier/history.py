@@ -91,7 +91,7 @@ def repo_root(repo: Path) -> Path:
     if not repo.is_dir():
         raise HistoryError(f"[history] repo {repo}: no such folder; point [history] repo at the site's git work tree")
     top = Path(_git(repo, "rev-parse", "--show-toplevel").strip())
-    if _git(repo, "rev-parse", "--is-shallow-repository").strip() == "true":
+    if is_shallow_checkout(repo):
         raise HistoryError(
             f"[history] repo {top} is a shallow clone, so its history cannot back any date; fetch the full history "
             "(`git fetch --unshallow`, or `fetch-depth: 0` in actions/checkout)"

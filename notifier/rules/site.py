@@ -63,10 +63,8 @@ def _page_changes(context: Context) -> Iterator[Found]:
 
 def _listing_folder(loc: str) -> str | None:
     """The folder a page stands for when its URL is a folder's (``/posts/``, ``/posts/index.html``)."""
-    base = loc.partition("#")[0].partition("?")[0]
-    if base.endswith("/index.html"):
-        return base[: -len("index.html")]
-    return base if base.endswith("/") else None
+    folder = _folder_of(loc)
+    return folder if loc.partition("#")[0].partition("?")[0][len(folder) :] in ("", "index.html") else None
 
 
 def _folder_of(loc: str) -> str:

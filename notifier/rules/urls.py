@@ -167,9 +167,9 @@ def sitemap_scope(sitemap: Sitemap, sitemap_url: str | None, origins: list[str],
         split = split_url(public)
         folder = posixpath.dirname(split.path) if not split.path.endswith("/") else split.path
         return Scope(split.netloc.lower(), folder.rstrip("/") + "/")
-    own = sitemap.files[0].site_url if sitemap.files else None  # a feed: the site it names
-    if own is not None and _hosts([own]):
-        return Scope(next(iter(_hosts([own]))), "/")
+    own = _hosts([sitemap.files[0].site_url or ""]) if sitemap.files else {}  # a feed: the site it names
+    if own:
+        return Scope(next(iter(own)), "/")
     hosts = _hosts(origin + "/" for origin in origins)
     if len(hosts) > 1 and counts:
         hosts = {host: counts.get(host, 0) for host in hosts}
@@ -181,8 +181,8 @@ def _urls_per_host(context: Context) -> dict[str, int]:
     diff = context.diff
     counts = _hosts(itertools.chain(diff.added.locs, (change.loc for change in diff.changed)))
     for part in context.state.parts:
-        if len(part.origins) == 1:
-            for host in _hosts([part.origins[0] + "/"]):
+        if len(part.origins) == 1:  # a recorded file of one host: its count, without decoding its URLs
+            for host in _hosts([part.origins[0] + "/"]):  # (none, for an origin that is not http(s))
                 counts[host] = counts.get(host, 0) + part.count
     return counts
 
