@@ -16,7 +16,7 @@ from notifier.environment import Environment
 from notifier.errors import ExitCode, InputError, NotifierError, StateError
 from notifier.indexnow import Keys, redact_all
 from notifier.pending import drop_unsendable, hand_over_orphans
-from notifier.planning import plan_announcements, show_plan
+from notifier.planning import plan_announcements, preview_first_run, show_plan
 from notifier.report import Report, plural
 from notifier.settings import Settings
 from notifier.store import Part, RunRecord, SaveFailed, State, StateStore, open_store, read_state
@@ -85,6 +85,8 @@ def _pipeline(settings: Settings, env: Environment, recorded: State | None, stor
 
     diff = diff_and_verify(settings, env, state, report, first_run=first_run, writes=store is not None, now=now)
     if report.errors or settings.command == "check":
+        if first_run and not report.errors:
+            preview_first_run(settings, diff, report, now=now)
         return _stop(report, state, endpoints, ExitCode.VERIFICATION_FAILED if report.errors else ExitCode.OK)
     to_submit = plan_announcements(settings, diff, state, report, first_run=first_run, now=now)
     if store is None:  # --dry-run

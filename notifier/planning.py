@@ -34,6 +34,12 @@ def plan_announcements(
     return to_submit
 
 
+def preview_first_run(settings: Settings, diff: Diff, report: Report, *, now: dt.datetime) -> None:
+    """``check`` of a site with no state stops before planning: say what a real run would do
+    with this first deploy (record a baseline, or announce what ``--initial`` picks)."""
+    _choose(settings, diff, True, now, report)
+
+
 def show_plan(settings: Settings, state: State, report: Report) -> None:
     """A dry run's last phase: every batch it would send, and why each URL is in it."""
     if settings.keys.default is None and not settings.keys.per_host:
@@ -54,7 +60,7 @@ def _choose(settings: Settings, diff: Diff, first_run: bool, now: dt.datetime, r
                 instant = parse_w3c(change.new) if change.new else None
                 if instant is not None and instant >= cutoff:
                     chosen.append(change)
-            recorded = "would record" if settings.dry_run else "recorded"
+            recorded = "would record" if settings.dry_run or settings.command == "check" else "recorded"
             report.notes.append(
                 f"no state file at {settings.state}: {recorded} {plural(len(diff.added), 'URL')}, announcing the "
                 f"{len(chosen)} whose lastmod is within {settings.initial[6:]}"

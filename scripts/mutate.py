@@ -1,18 +1,32 @@
 #!/usr/bin/env python3
 """Mutation testing of the decisions users rely on: which mutants does the suite let live?
 
-    .venv/bin/python scripts/mutate.py                 # every target, its tests, 2 at a time
-    .venv/bin/python scripts/mutate.py --target dates  # one target
-    .venv/bin/python scripts/mutate.py --list          # the mutants, without running them
+    .venv/bin/python scripts/mutate.py                       # every decision module
+    .venv/bin/python scripts/mutate.py --module notifier/diff.py
+    .venv/bin/python scripts/mutate.py --list                # the mutants, without running them
 
-A mutant is one small change to one decision: a comparison flipped (``<`` to ``<=``, ``==``
-to ``!=``, ``in`` to ``not in``), ``and`` and ``or`` swapped, a ``not`` dropped, a whole
-number moved by one, ``True`` and ``False`` swapped. Each is written into a copy of the
-project and the target's tests run against it; a mutant none of them notices survives.
+The mutants are generated, not chosen: in every module of the package that decides what a
+deploy announces or fails (all of ``notifier/`` but the presentation and plumbing modules
+listed in ``NOT_DECISIONS``, so a new module is mutated without anyone naming it), every
 
-Survivors are printed, except those listed in scripts/mutants-equivalent.txt with the
-reason they cannot change what a user sees (``module:line:column operator  reason``).
-Not run in CI: it is slow (minutes), and it is a tool for writing tests, not a test.
+- comparison is flipped (``<`` to ``<=``, ``==`` to ``!=``, ``in`` to ``not in``, ``is`` to ``is not``),
+- ``and`` and ``or`` are swapped and a ``not`` is dropped,
+- constant is changed (a number moved by one, ``True`` and ``False`` swapped, a string that is
+  compared with something made into another),
+- slice loses its lower or its upper bound,
+- call made for its effect is left out, and ``min``/``max`` and ``any``/``all`` are swapped.
+
+Docstrings, annotations, decorators, f-strings (messages) and ``TYPE_CHECKING`` blocks are not mutated.
+
+First the suite runs once under coverage (``scripts/mutate_trace.py``), which records which tests
+run which lines; that map is kept in ``.mutate/`` until the package or the tests change. Each
+mutant is then written into a copy of the project and judged by the tests that run its lines,
+fastest first, stopping at the first failure. A mutant no test notices survives.
+
+Survivors are printed, except those listed in scripts/mutants-equivalent.txt with the reason they
+cannot change what a user sees. An equivalent is keyed by module, function and the mutated text
+(``module::function | text | operator  reason``), so moving code does not re-key it.
+Not run in CI: it is slow (tens of minutes), and it is a tool for writing tests, not a test.
 """
 
 from __future__ import annotations
@@ -20,232 +34,286 @@ from __future__ import annotations
 import argparse
 import ast
 import concurrent.futures
+import hashlib
+import json
 import os
+import queue
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 EQUIVALENT = ROOT / "scripts" / "mutants-equivalent.txt"
+CACHE = ROOT / ".mutate"
 
-# target -> (module, the functions whose decisions are mutated (empty: all), the tests that judge them)
-TARGETS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
-    "diff": (
-        "notifier/diff.py",
-        (
-            "add_file",
-            "_classify",
-            "_consult_unread",
-            "_match_new_urls",
-            "_rescue_listed_elsewhere",
-            "_removals",
-            "_still_pending",
-            "_count",
-        ),
-        (
-            "tests/test_diff.py",
-            "tests/test_diff_property.py",
-            "tests/test_incremental.py",
-            "tests/test_deploy_loop.py",
-            "tests/test_build_clock.py",
-        ),
-    ),
-    "rules-dates": ("notifier/rules/dates.py", (), ("tests/test_rules.py", "tests/test_boundaries.py", "tests/test_history.py")),
-    "rules-bulk": (
-        "notifier/rules/bulk.py",
-        (),
-        (
-            "tests/test_rules.py",
-            "tests/test_boundaries.py",
-            "tests/test_build_clock.py",
-            "tests/test_history.py",
-            "tests/test_history_presets.py",
-        ),
-    ),
-    "history": (
-        "notifier/history.py",
-        ("read_history", "given", "check_history", "agrees"),
-        ("tests/test_history.py", "tests/test_history_presets.py"),
-    ),
-    "sources": ("notifier/sources.py", (), ("tests/test_history_presets.py", "tests/test_stamp.py")),
-    "stamp": ("notifier/stamp.py", (), ("tests/test_stamp.py", "tests/test_generators.py")),
-    "rules-urls": (
-        "notifier/rules/urls.py",
-        ("url_problem", "_urls", "_judged_by_url", "_host_reason"),
-        ("tests/test_rules.py", "tests/test_boundaries.py"),
-    ),
-    "rules-site": ("notifier/rules/site.py", (), ("tests/test_rules.py", "tests/test_boundaries.py")),
-    "store": (
-        "notifier/store/model.py",
-        ("settle", "_stamp", "settle_submitted", "waiting", "stamp_submitted"),
-        (
-            "tests/test_state.py",
-            "tests/test_store_contract.py",
-            "tests/test_delivery.py",
-            "tests/test_state_edges.py",
-            "tests/test_incremental.py",
-        ),
-    ),
-    "sqlite": (
-        "notifier/store/sqlite.py",
-        ("_read", "save", "record_delivered", "load"),
-        ("tests/test_store_contract.py", "tests/test_state_edges.py"),
-    ),
-    "indexnow": (
-        "notifier/indexnow.py",
-        ("make_batches", "key_scope", "parse_retry_after", "server_error", "_with_retries", "submit", "_check_key_file"),
-        ("tests/test_indexnow.py", "tests/test_faults.py", "tests/test_secrets.py", "tests/test_boundaries.py"),
-    ),
-    "pipeline": (
-        "notifier/pipeline.py",
-        ("_pipeline", "_persist_pending", "_record_run"),
-        (
-            "tests/test_phases.py",
-            "tests/test_deploy_loop.py",
-            "tests/test_indexnow.py",
-            "tests/test_state_edges.py",
-            "tests/test_discovery.py",
-        ),
-    ),
-    "dates": (
-        "notifier/dates.py",
-        (),
-        (
-            "tests/test_dates.py",
-            "tests/test_feeds.py",
-            "tests/test_history.py",
-            "tests/test_rules.py",
-            "tests/test_boundaries.py",  # day_span's zones
-            "tests/test_history_presets.py",  # a day against an instant
-        ),
-    ),
-    "reader-limits": (
-        "notifier/sitemap.py",
-        ("_read_one", "_resolve_part", "_refuse_cycles"),
-        ("tests/test_sitemap.py", "tests/test_hostile.py", "tests/test_boundaries.py", "tests/test_incremental.py"),
-    ),
+# Modules that present, launch or carry a run but decide nothing it announces or fails.
+NOT_DECISIONS = {
+    "notifier/__init__.py": "the public names and the version",
+    "notifier/__main__.py": "python -m notifier",
+    "notifier/_launch.py": "starts main() and turns signals into exit codes",
+    "notifier/cli.py": "the command line's words; its decisions are settings' and the phases'",
+    "notifier/crash.py": "the crash log of a bug (exit 70)",
+    "notifier/environment.py": "the injected clock, sleep and output",
+    "notifier/errors.py": "the exception classes and their exit codes",
+    "notifier/github.py": "annotations and the job summary (presentation)",
+    "notifier/http.py": "the HTTP session's set-up",
+    "notifier/inspect_state.py": "prints what the state holds (presentation)",
+    "notifier/keyfile.py": "writes a key file the user asked for",
+    "notifier/report.py": "prints the report (presentation)",
+    "notifier/terminal.py": "progress lines and colours",
+    "notifier/workers.py": "the process pool (how work is spread, not what it decides)",
 }
 
 _FLIPS: dict[type, type] = {
     ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
     ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is,
 }  # fmt: skip
+_SWAPPED_CALLS = {"min": "max", "max": "min", "any": "all", "all": "any"}
+
+
+def decision_modules() -> list[str]:
+    found = sorted(str(path.relative_to(ROOT)) for path in (ROOT / "notifier").rglob("*.py"))
+    return [module for module in found if module not in NOT_DECISIONS]
 
 
 @dataclass(frozen=True)
 class Mutant:
-    target: str
     module: str
-    line: int
-    column: int
-    operator: str  # what was changed, e.g. "< -> <=", "and -> or", "drop not", "10 -> 11"
+    scope: str  # the function (or class, or <module>) it sits in
+    text: str  # the mutated source, on one line
+    operator: str  # what was changed, e.g. "Lt -> LtE", "and -> or", "drop not", "10 -> 11", "leave out"
+    occurrence: int  # the same text and operator in the same scope: 1, 2, ...
+    index: int  # its place among the module's mutants (to find it again in a fresh parse)
+    lines: tuple[int, int]
 
     @property
     def key(self) -> str:
-        return f"{self.module}:{self.line}:{self.column} {self.operator}"
+        where = f"{self.module}::{self.scope} | {self.text} | {self.operator}"
+        return where if self.occurrence == 1 else f"{where} #{self.occurrence}"
 
 
-def _points(tree: ast.AST, functions: tuple[str, ...]) -> list[tuple[ast.AST, str]]:
-    """Every mutable decision inside ``functions`` (or the whole module), in source order."""
-    scopes: list[ast.AST] = [tree]
-    if functions:
-        scopes = [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in functions]
-    found: dict[tuple[int, int, str], tuple[ast.AST, str]] = {}
-    for scope in scopes:
-        for node in ast.walk(scope):
-            if isinstance(node, ast.Compare):
-                for op in node.ops:
-                    if type(op) in _FLIPS:
-                        found[(node.lineno, node.col_offset, type(op).__name__)] = (
-                            node,
-                            f"{type(op).__name__} -> {_FLIPS[type(op)].__name__}",
-                        )
-            elif isinstance(node, ast.BoolOp):
-                found[(node.lineno, node.col_offset, "bool")] = (node, "and -> or" if isinstance(node.op, ast.And) else "or -> and")
-            elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-                found[(node.lineno, node.col_offset, "not")] = (node, "drop not")
-            elif isinstance(node, ast.Constant) and type(node.value) is bool:
-                found[(node.lineno, node.col_offset, "bool-const")] = (node, f"{node.value} -> {not node.value}")
-            elif isinstance(node, ast.Constant) and type(node.value) is int and node.value not in (0, 1):
-                found[(node.lineno, node.col_offset, "int")] = (node, f"{node.value} -> {node.value + 1}")
-    return [found[key] for key in sorted(found)]
+@dataclass
+class _Point:
+    node: ast.AST
+    scope: str
+    operator: str
+    apply: Callable[[], None]
 
 
-def mutants(target: str) -> list[Mutant]:
-    module, functions, _ = TARGETS[target]
-    tree = ast.parse((ROOT / module).read_text())
-    return [Mutant(target, module, node.lineno, node.col_offset, operator) for node, operator in _points(tree, functions)]
+def _text(source: str, node: ast.AST) -> str:
+    segment = ast.get_source_segment(source, node) or ast.unparse(node)
+    return " ".join(segment.split())
 
 
-class _Apply(ast.NodeTransformer):
-    def __init__(self, mutant: Mutant) -> None:
-        self.mutant = mutant
+def _is_type_checking(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
 
-    def _here(self, node: ast.AST) -> bool:
-        return getattr(node, "lineno", -1) == self.mutant.line and getattr(node, "col_offset", -1) == self.mutant.column
 
-    def visit_Compare(self, node: ast.Compare) -> ast.AST:
-        self.generic_visit(node)
-        if self._here(node) and "->" in self.mutant.operator and not self.mutant.operator[0].isdigit():
-            name = self.mutant.operator.split(" -> ")[0]
-            node.ops = [_FLIPS[type(op)]() if type(op).__name__ == name else op for op in node.ops]
-        return node
+class _Finder:
+    """Every point to mutate, in source order, each with the change that makes its mutant."""
 
-    def visit_BoolOp(self, node: ast.BoolOp) -> ast.AST:
-        self.generic_visit(node)
-        if self._here(node) and self.mutant.operator in ("and -> or", "or -> and"):
-            node.op = ast.Or() if isinstance(node.op, ast.And) else ast.And()
-        return node
+    def __init__(self) -> None:
+        self.points: list[_Point] = []
 
-    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.AST:
-        self.generic_visit(node)
-        if self._here(node) and self.mutant.operator == "drop not":
-            return node.operand
-        return node
+    def visit(self, node: ast.AST, scope: str, parent: ast.AST | None, field: str, index: int | None, in_compare: bool = False) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            scope = node.name if scope == "<module>" else f"{scope}.{node.name}"
+        if isinstance(node, ast.JoinedStr) or _is_type_checking(node):
+            return
+        self._mutations(node, scope, parent, field, index, in_compare)
+        for name, value in ast.iter_fields(node):
+            if name in ("annotation", "returns", "decorator_list", "type_comment"):
+                continue
+            children = value if isinstance(value, list) else [value]
+            for position, child in enumerate(children):
+                if not isinstance(child, ast.AST) or _is_docstring(node, name, position):
+                    continue
+                self.visit(child, scope, node, name, position if isinstance(value, list) else None, isinstance(node, ast.Compare))
 
-    def visit_Constant(self, node: ast.Constant) -> ast.AST:
-        if self._here(node):
-            if type(node.value) is bool and self.mutant.operator.startswith(str(node.value)):
-                return ast.copy_location(ast.Constant(not node.value), node)
-            if type(node.value) is int and self.mutant.operator == f"{node.value} -> {node.value + 1}":
-                return ast.copy_location(ast.Constant(node.value + 1), node)
-        return node
+    def _add(self, node: ast.AST, scope: str, operator: str, apply: Callable[[], None]) -> None:
+        self.points.append(_Point(node, scope, operator, apply))
+
+    def _mutations(self, node: ast.AST, scope: str, parent: ast.AST | None, field: str, index: int | None, in_compare: bool) -> None:
+        replace = _replacer(parent, field, index)
+        if isinstance(node, ast.Compare):
+            for position, op in enumerate(node.ops):
+                if type(op) in _FLIPS:
+                    self._add(node, scope, f"{type(op).__name__} -> {_FLIPS[type(op)].__name__}", _flip(node, position))
+        elif isinstance(node, ast.BoolOp):
+            swapped: ast.boolop = ast.Or() if isinstance(node.op, ast.And) else ast.And()
+            self._add(node, scope, "and -> or" if isinstance(node.op, ast.And) else "or -> and", _set(node, "op", swapped))
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            self._add(node, scope, "drop not", lambda: replace(node.operand))
+        elif isinstance(node, ast.Constant):
+            self._constant(node, scope, replace, in_compare)
+        elif isinstance(node, ast.Slice):
+            if node.lower is not None:
+                self._add(node, scope, "drop lower bound", _set(node, "lower", None))
+            if node.upper is not None:
+                self._add(node, scope, "drop upper bound", _set(node, "upper", None))
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            self._add(node, scope, "leave out", lambda: replace(ast.copy_location(ast.Pass(), node)))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _SWAPPED_CALLS:
+            other = _SWAPPED_CALLS[node.func.id]
+            self._add(node, scope, f"{node.func.id} -> {other}", _set(node.func, "id", other))
+
+    def _constant(self, node: ast.Constant, scope: str, replace: Callable[[ast.AST], None], in_compare: bool) -> None:
+        value = node.value
+        if isinstance(value, bool):
+            new: object = not value
+        elif isinstance(value, int):
+            new = value + 1
+        elif isinstance(value, float):
+            new = value * 2 if value else 1.0
+        elif isinstance(value, str) and in_compare:
+            new = f"XX{value}XX"
+        else:
+            return
+        self._add(node, scope, f"{value!r} -> {new!r}", lambda: replace(ast.copy_location(ast.Constant(new), node)))
+
+
+def _is_docstring(node: ast.AST, field: str, position: int) -> bool:
+    if field != "body" or position != 0 or not isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return False
+    first = node.body[0]
+    return isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)
+
+
+def _replacer(parent: ast.AST | None, field: str, index: int | None) -> Callable[[ast.AST], None]:
+    def replace(new: ast.AST) -> None:
+        if index is None:
+            setattr(parent, field, new)
+        else:
+            getattr(parent, field)[index] = new
+
+    return replace
+
+
+def _set(node: ast.AST, field: str, value: object) -> Callable[[], None]:
+    return lambda: setattr(node, field, value)
+
+
+def _flip(node: ast.Compare, position: int) -> Callable[[], None]:
+    def apply() -> None:
+        node.ops[position] = _FLIPS[type(node.ops[position])]()
+
+    return apply
+
+
+def _points(source: str) -> tuple[ast.Module, list[_Point]]:
+    tree = ast.parse(source)
+    finder = _Finder()
+    finder.visit(tree, "<module>", None, "", None)
+    return tree, finder.points
+
+
+def mutants(module: str, root: Path = ROOT) -> list[Mutant]:
+    source = (root / module).read_text()
+    _, points = _points(source)
+    seen: Counter[tuple[str, str, str]] = Counter()
+    found = []
+    for index, point in enumerate(points):
+        text = _text(source, point.node)
+        seen[(point.scope, text, point.operator)] += 1
+        lines = (getattr(point.node, "lineno", 0), getattr(point.node, "end_lineno", 0) or 0)
+        found.append(Mutant(module, point.scope, text, point.operator, seen[(point.scope, text, point.operator)], index, lines))
+    return found
+
+
+def mutated_source(mutant: Mutant, source: str) -> str:
+    tree, points = _points(source)
+    points[mutant.index].apply()
+    return ast.unparse(ast.fix_missing_locations(tree))
 
 
 def snapshot(into: Path) -> Path:
     """The project as it is when the run starts: every mutant is made from this copy, so
     edits made while the run goes on cannot change its verdicts."""
     copy = into / "snapshot"
-    shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(".venv", ".git", ".ci", "__pycache__", "*.pyc", ".*_cache"))
+    shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(".venv", ".git", ".ci", ".mutate", "__pycache__", "*.pyc", ".*_cache"))
     return copy
 
 
-def run_mutant(mutant: Mutant, source: Path, timeout: float) -> tuple[Mutant, str]:
-    """'killed', 'survived' or 'timeout' (a mutant that hangs the tests counts as killed)."""
-    _, _, tests = TARGETS[mutant.target]
-    with tempfile.TemporaryDirectory(prefix="nc-mutant-") as temp:
-        copy = Path(temp) / "project"
-        shutil.copytree(source, copy)
-        path = copy / mutant.module
-        tree = _Apply(mutant).visit(ast.parse(path.read_text()))
-        path.write_text(ast.unparse(ast.fix_missing_locations(tree)))
-        env = dict(os.environ, PYTHONPATH=str(copy), PYTHONDONTWRITEBYTECODE="1")
-        env.pop("CI", None)
-        existing = [test for test in tests if (copy / test).exists()]
-        command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-o", "addopts=", *existing]
+def _digest(source: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted([*source.joinpath("notifier").rglob("*.py"), *source.joinpath("tests").rglob("*"), source / "pyproject.toml"]):
+        if path.is_file() and "__pycache__" not in path.parts:
+            digest.update(str(path.relative_to(source)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _environment(copy: Path, **extra: str) -> dict[str, str]:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(copy), str(ROOT / "scripts")]), PYTHONDONTWRITEBYTECODE="1", **extra)
+    env.pop("CI", None)
+    return env
+
+
+def test_map(source: Path) -> tuple[dict[str, dict[int, set[str]]], dict[str, float]]:
+    """module -> line -> the tests that run it, and each test's seconds; from the cache when the
+    package and the tests are unchanged."""
+    CACHE.mkdir(exist_ok=True)
+    data = CACHE / f"coverage-{_digest(source)}"
+    if not data.exists():
+        print("mapping which tests run which lines (the whole suite, once, under coverage)...", file=sys.stderr, flush=True)
+        env = _environment(source, MUTATE_TRACE_DATA=str(data) + ".partial", MUTATE_TRACE_SOURCE=str(source / "notifier"))
+        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "mutate_trace", "-o", "addopts="]
+        subprocess.run(command, cwd=source, env=env, check=False, stdout=subprocess.DEVNULL)
+        Path(str(data) + ".partial.durations.json").rename(str(data) + ".durations.json")
+        Path(str(data) + ".partial").rename(data)
+    import coverage  # a tool of this script only (the test extras)
+
+    recorded = coverage.CoverageData(basename=str(data))
+    recorded.read()
+    lines: dict[str, dict[int, set[str]]] = {}
+    for measured in recorded.measured_files():
+        module = str(Path(measured).relative_to(source))
+        by_line = recorded.contexts_by_lineno(measured)
+        lines[module] = {line: {context for context in contexts if context} for line, contexts in by_line.items()}
+    durations = json.loads(Path(str(data) + ".durations.json").read_text())
+    return lines, durations
+
+
+def tests_for(mutant: Mutant, lines: dict[str, dict[int, set[str]]], durations: dict[str, float]) -> list[str]:
+    """The tests that run the mutant's lines, fastest first; a module-level line (run at import)
+    is judged by every test that runs any line of its module."""
+    by_line = lines.get(mutant.module, {})
+    chosen: set[str] = set()
+    for line in range(mutant.lines[0], mutant.lines[1] + 1):
+        chosen |= by_line.get(line, set())
+    if not chosen and mutant.scope == "<module>":
+        chosen = set().union(*by_line.values()) if by_line else set()
+    return sorted(chosen, key=lambda test: (durations.get(test, 0.0), test))
+
+
+def run_mutant(mutant: Mutant, copy: Path, tests: list[str], durations: dict[str, float]) -> str:
+    """'killed', 'survived', 'uncovered' (no test runs it) or 'timeout' (counted as killed)."""
+    if not tests:
+        return "uncovered"
+    path = copy / mutant.module
+    original = path.read_text()
+    listing = copy / ".mutant-tests"
+    try:
+        path.write_text(mutated_source(mutant, original))
+        listing.write_text("\n".join(tests) + "\n")
+        command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-o", "addopts=", f"@{listing}"]
+        timeout = 60 + 4 * sum(durations.get(test, 1.0) for test in tests)
         try:
-            done = subprocess.run(command, cwd=copy, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+            done = subprocess.run(command, cwd=copy, env=_environment(copy), capture_output=True, text=True, timeout=timeout, check=False)
         except subprocess.TimeoutExpired:
-            return mutant, "timeout"
-    return mutant, "survived" if done.returncode == 0 else "killed"
+            return "timeout"
+    finally:
+        path.write_text(original)
+    return "survived" if done.returncode == 0 else "killed"
 
 
 def equivalents() -> dict[str, str]:
-    """``module:line:column operator`` -> why it cannot change what a user sees."""
+    """``module::function | text | operator`` -> why it cannot change what a user sees."""
     known: dict[str, str] = {}
     if EQUIVALENT.exists():
         for line in EQUIVALENT.read_text().splitlines():
@@ -255,40 +323,72 @@ def equivalents() -> dict[str, str]:
     return known
 
 
+def _run_all(chosen: list[Mutant], source: Path, jobs: int) -> Iterator[tuple[Mutant, str]]:
+    lines, durations = test_map(source)
+    copies: queue.Queue[Path] = queue.Queue()
+    for number in range(jobs):
+        copies.put(Path(shutil.copytree(source, source.parent / f"worker-{number}")))
+
+    def judge(mutant: Mutant) -> tuple[Mutant, str]:
+        copy = copies.get()
+        try:
+            return mutant, run_mutant(mutant, copy, tests_for(mutant, lines, durations), durations)
+        finally:
+            copies.put(copy)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        yield from pool.map(judge, chosen)
+
+
+def _summary(chosen: list[Mutant], outcomes: dict[Mutant, str], known: dict[str, str]) -> list[Mutant]:
+    print("| module | tried | killed | equivalent | unexplained |")
+    print("|---|---:|---:|---:|---:|")
+    by_module: dict[str, list[Mutant]] = defaultdict(list)
+    for mutant in chosen:
+        by_module[mutant.module].append(mutant)
+    unexplained: list[Mutant] = []
+    for module, mine in sorted(by_module.items()):
+        alive = [mutant for mutant in mine if outcomes[mutant] in ("survived", "uncovered")]
+        explained = [mutant for mutant in alive if mutant.key in known]
+        unexplained += [mutant for mutant in alive if mutant.key not in known]
+        print(f"| {module} | {len(mine)} | {len(mine) - len(alive)} | {len(explained)} | {len(alive) - len(explained)} |")
+    killed = sum(outcomes[mutant] in ("killed", "timeout") for mutant in chosen)
+    equivalent = sum(outcomes[mutant] in ("survived", "uncovered") and mutant.key in known for mutant in chosen)
+    print(f"| **all** | {len(chosen)} | {killed} | {equivalent} | {len(unexplained)} |")
+    return unexplained
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--target", action="append", choices=sorted(TARGETS), help="only these targets (repeatable)")
+    parser.add_argument("--module", action="append", help="only these modules, e.g. notifier/diff.py (repeatable)")
     parser.add_argument("--list", action="store_true", help="list the mutants and stop")
     parser.add_argument("--jobs", type=int, default=2, help="mutants run at once (default 2)")
-    parser.add_argument("--timeout", type=float, default=300.0, help="seconds a mutant's tests may take")
+    parser.add_argument("--results", type=Path, help="also write every mutant's outcome to this JSON file")
     args = parser.parse_args()
-    chosen = [mutant for target in (args.target or sorted(TARGETS)) for mutant in mutants(target)]
+    modules = args.module or decision_modules()
+    chosen = [mutant for module in modules for mutant in mutants(module)]
     if args.list:
         for mutant in chosen:
             print(mutant.key)
-        print(f"{len(chosen)} mutants")
+        print(f"{len(chosen)} mutants in {len(modules)} modules")
         return 0
     known = equivalents()
     started = time.monotonic()
     outcomes: dict[Mutant, str] = {}
-    with tempfile.TemporaryDirectory(prefix="nc-mutate-") as temp, concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        source = snapshot(Path(temp))
-        for mutant, outcome in pool.map(lambda each: run_mutant(each, source, args.timeout), chosen):
+    with tempfile.TemporaryDirectory(prefix="nc-mutate-") as temp:
+        for mutant, outcome in _run_all(chosen, snapshot(Path(temp)), args.jobs):
             outcomes[mutant] = outcome
             print(f"{outcome:9s} {mutant.key}", file=sys.stderr, flush=True)
     print(f"\n{len(chosen)} mutants in {time.monotonic() - started:.0f} s\n")
-    print("| target | tried | killed | survived | equivalent |")
-    print("|---|---:|---:|---:|---:|")
-    unexplained: list[Mutant] = []
-    for target in sorted({mutant.target for mutant in chosen}):
-        mine = [mutant for mutant in chosen if mutant.target == target]
-        survived = [mutant for mutant in mine if outcomes[mutant] == "survived"]
-        explained = [mutant for mutant in survived if mutant.key in known]
-        unexplained += [mutant for mutant in survived if mutant.key not in known]
-        print(f"| {target} | {len(mine)} | {len(mine) - len(survived)} | {len(survived) - len(explained)} | {len(explained)} |")
+    unexplained = _summary(chosen, outcomes, known)
+    if args.results:
+        args.results.write_text(json.dumps({mutant.key: outcome for mutant, outcome in outcomes.items()}, indent=1))
     print()
     for mutant in unexplained:
-        print(f"SURVIVED {mutant.key}")
+        print(f"{outcomes[mutant].upper()} {mutant.key}")
+    stale = sorted(set(known) - {mutant.key for mutant in chosen}) if not args.module else []
+    for key in stale:
+        print(f"STALE EQUIVALENT (no such mutant now) {key}")
     share = len(unexplained) / len(chosen) if chosen else 0.0
     print(f"\n{len(unexplained)} of {len(chosen)} mutants survive without a reason ({share:.1%}; the bar is 5 %)")
     return 0

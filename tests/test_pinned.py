@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import gzip
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -11,7 +14,7 @@ import pytest
 from notifier.cli import main
 from notifier.history import read_history
 from notifier.sources import SourceFinder
-from tests.conftest import BASE, NS, Site, urlset
+from tests.conftest import BASE, HOST, KEY, NS, Site, pages, recorded_pending, urlset
 from tests.test_history import Repo
 
 
@@ -216,3 +219,260 @@ def test_a_lastmod_naming_the_first_commit_is_backed(offline_site: Site) -> None
     offline_site.write(urlset({f"/p{n}/": "2024-01-10T10:00:00Z" for n in range(12)}))
     result = offline_site.check()
     assert result.code == 0 and "lastmod-bulk" not in result.out, result.out
+
+
+# -- stamp ------------------------------------------------------------------------------------------
+def _stamp(site: Site) -> tuple[int, str]:
+    site.capsys.readouterr()
+    before = Path.cwd()
+    os.chdir(site.root)
+    try:
+        code = main(["stamp", str(site.sitemap)])
+    finally:
+        os.chdir(before)
+    return code, site.capsys.readouterr().out
+
+
+def _stamp_counts(out: str) -> tuple[int, int]:
+    found = re.search(r"stamp: \w+ (\d+) date\(s\) in \d+ file\(s\); (\d+) already named their content's date", out)
+    assert found is not None, out
+    return int(found.group(1)), int(found.group(2))
+
+
+@pytest.fixture
+def dated(offline_site: Site) -> Site:
+    """Three pages in git, a sitemap whose every date is the build clock."""
+    repo = Repo(offline_site.root)
+    repo.commit({f"content/p{n}.md": f"page {n}" for n in range(3)}, "2025-01-10T10:00:00Z")
+    (offline_site.root / "notify-changes.toml").write_text('[history]\nsources = ["content/{path}.md"]\n')
+    offline_site.write(urlset({f"/p{n}/": "2026-11-30T09:41:07Z" for n in range(3)} | {"/orphan/": "2026-11-30T09:41:07Z"}))
+    return offline_site
+
+
+def test_stamp_counts_the_dates_already_right(dated: Site) -> None:
+    code, out = _stamp(dated)
+    assert code == 0 and _stamp_counts(out) == (3, 0)  # /orphan/ has no source: left, not counted
+    code, out = _stamp(dated)
+    assert code == 0 and _stamp_counts(out) == (0, 3)
+
+
+def test_an_atom_link_without_rel_is_the_entrys_page(dated: Site) -> None:
+    feed = (
+        '<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom"><title>t</title>'
+        f'<entry><title>p0</title><link href="{BASE}/p0/"/><id>x</id><updated>2026-11-30T09:41:07Z</updated></entry></feed>'
+    )
+    dated.write(index_of(["sitemap-pages.xml", "atom.xml"]))
+    dated.write(urlset({"/p0/": "2026-11-30T09:41:07Z"}), "sitemap-pages.xml")
+    dated.write(feed, "atom.xml")
+    assert _stamp(dated)[0] == 0
+    assert "<updated>2025-01-10T10:00:00Z</updated>" in (dated.public / "atom.xml").read_text()  # RFC 4287: no rel is alternate
+
+
+def test_a_day_only_date_is_written_into_atom_as_an_rfc3339_date_time(dated: Site) -> None:
+    Repo(dated.root).commit({"content/p0.md": "---\nlastmod: 2025-04-01\n---\n"}, "2025-04-03T10:00:00Z")
+    (dated.root / "notify-changes.toml").write_text('[history]\nsources = ["content/{path}.md"]\nfields = ["lastmod"]\n')
+    feed = (
+        '<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom"><title>t</title>'
+        f'<entry><link rel="alternate" href="{BASE}/p0/"/><id>x</id><updated>2026-11-30T09:41:07Z</updated></entry></feed>'
+    )
+    dated.write(index_of(["sitemap-pages.xml", "atom.xml"]))
+    dated.write(urlset({"/p0/": "2026-11-30T09:41:07Z"}), "sitemap-pages.xml")
+    dated.write(feed, "atom.xml")
+    assert _stamp(dated)[0] == 0
+    assert "<lastmod>2025-04-01</lastmod>" in (dated.public / "sitemap-pages.xml").read_text()  # a sitemap takes a day
+    assert "<updated>2025-04-01T00:00:00Z</updated>" in (dated.public / "atom.xml").read_text()  # Atom needs a date-time
+
+
+def test_a_regzipped_part_is_byte_reproducible(dated: Site) -> None:
+    """gzip's header carries a time: 0, or the part's digest in the state would change on every deploy."""
+    dated.write(index_of(["pages.xml.gz"]))
+    original = urlset({f"/p{n}/": "2026-11-30T09:41:07Z" for n in range(3)}).encode()
+    (dated.public / "pages.xml.gz").write_bytes(gzip.compress(original, mtime=1_700_000_000))
+    assert _stamp(dated)[0] == 0
+    first = (dated.public / "pages.xml.gz").read_bytes()
+    assert first[4:8] == b"\0\0\0\0" and b"2025-01-10T10:00:00Z" in gzip.decompress(first)
+    (dated.public / "pages.xml.gz").write_bytes(gzip.compress(original, mtime=1_800_000_000))  # the next build, later
+    assert _stamp(dated)[0] == 0
+    assert (dated.public / "pages.xml.gz").read_bytes() == first
+
+
+def index_of(names: list[str]) -> str:
+    return f'<sitemapindex xmlns="{NS}">' + "".join(f"<sitemap><loc>{BASE}/{name}</loc></sitemap>" for name in names) + "</sitemapindex>"
+
+
+# -- the build clock ---------------------------------------------------------------------------------
+def _iso(moment: dt.datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def test_a_crowd_of_dates_just_after_now_is_a_crowd(offline_site: Site) -> None:
+    """A build machine whose clock runs ahead (within --clock-skew) stamps its pages after now."""
+    now = dt.datetime.now(dt.UTC)
+    offline_site.write(urlset({f"/p/{n}/": _iso(now + dt.timedelta(minutes=20, seconds=n)) for n in range(15)}))
+    result = offline_site.check()
+    assert result.code == 1 and "15 of 15 added URLs have lastmods within 14 s of each other" in result.out, result.out
+    assert "lastmod-future" not in result.out
+
+
+@pytest.mark.parametrize(("last_after", "crowd"), [(600, True), (601, False)])
+def test_the_window_counts_dates_exactly_ten_minutes_apart(offline_site: Site, last_after: int, crowd: bool) -> None:
+    """Eleven dates from a build spread over exactly ten minutes, among 22 added pages (enough: 11)."""
+    start = dt.datetime.now(dt.UTC).replace(microsecond=0) - dt.timedelta(minutes=25)
+    listed: dict[str, str | None] = {f"/c/{n}/": _iso(start + dt.timedelta(seconds=60 * n + 7)) for n in range(10)}
+    listed["/c/last/"] = _iso(start + dt.timedelta(seconds=7 + last_after))
+    listed["/early/"] = _iso(start - dt.timedelta(minutes=30))  # near the run too, so the window slides
+    listed |= {f"/old/{n}/": f"2025-02-{n + 1:02d}T10:00:00Z" for n in range(10)}
+    offline_site.write(urlset(listed))
+    result = offline_site.check()
+    if crowd:
+        assert result.code == 1 and "11 of 22 added URLs have lastmods within 10 minutes of each other" in result.out, result.out
+    else:
+        assert result.code == 0 and "lastmod-bulk" not in result.out, result.out
+
+
+# -- hosting: _redirects ---------------------------------------------------------------------------
+def _page_check(site: Site, redirects: str, listed: list[str], built: list[str]) -> tuple[int, str]:
+    site.write(urlset(dict.fromkeys(listed, "2024-05-01")))
+    site.build_pages(["/", *built])
+    (site.public / "_redirects").write_text(redirects)
+    result = site.check("--site-dir", str(site.public))
+    return result.code, result.out
+
+
+def test_a_redirect_to_the_same_page_with_a_trailing_slash_is_not_a_redirect(offline_site: Site) -> None:
+    """Netlify's own advice: `/about /about/ 301` normalises the slash. The pattern `/about` matches
+    `/about/` too, and the target is that same page."""
+    code, out = _page_check(offline_site, "/about  /about/  301!\n/docs/  /docs  301!\n", ["/about/", "/docs"], ["/about/"])
+    assert code == 0 and "page-redirect" not in out, out
+
+
+def test_a_pattern_matches_its_path_with_a_trailing_slash(offline_site: Site) -> None:
+    code, out = _page_check(offline_site, "/old  /new/  301\n", ["/old/"], [])
+    assert code == 1 and f"error[page-redirect] {BASE}/old/: _redirects sends this path to /new/" in out, out
+
+
+@pytest.mark.parametrize("rule", ["/*  /index.html  200", "/app/*  /404.html  404"])
+def test_a_rewrite_or_a_404_rule_is_not_a_redirect(offline_site: Site, rule: str) -> None:
+    """Netlify's SPA fallback serves index.html for a missing page: page-missing (a warning), not page-redirect."""
+    code, out = _page_check(offline_site, rule + "\n", ["/app/x/"], [])
+    assert code == 0 and "page-redirect" not in out and f"warn[page-missing] {BASE}/app/x/" in out, out
+
+
+# -- diff, planning, submission -----------------------------------------------------------------------
+T1 = dt.datetime(2030, 1, 1, 12, 0, 0, tzinfo=dt.UTC)
+T2 = dt.datetime(2030, 1, 2, 12, 0, 0, tzinfo=dt.UTC)
+
+
+def _run_at(site: Site, when: dt.datetime, **options: object) -> int:
+    """A run through the library at the wall-clock time ``when`` (the state's stamps are that time)."""
+    from notifier.pipeline import Environment, execute
+    from notifier.settings import build_settings
+    from tests.faketime import FakeTime
+
+    assert site.fake is not None
+    cli: dict[str, object] = {"sitemap": str(site.sitemap), "state": str(site.state), "endpoint": [site.fake.endpoint], "key": KEY}
+    cli |= {"retry-timeout": 0.2, "on-submit-error": "warn"} | options
+    clock = FakeTime(when)
+    report = execute(build_settings("run", cli), Environment(now=clock.now, sleep=clock.sleep, clock=clock.clock))
+    return int(report.exit_code)
+
+
+def test_a_url_that_changes_again_while_pending_keeps_its_first_since(site: Site) -> None:
+    from tests.fakeindexnow import status
+
+    assert site.fake is not None
+    site.write(urlset(pages(2)))
+    assert _run_at(site, T1 - dt.timedelta(days=1)) == 0
+    site.fake.plan = [status(503)] * 20
+    site.write(urlset(pages(2) | {"/p/0/": "2029-06-01T10:00:00Z"}))
+    assert _run_at(site, T1) == 0
+    site.write(urlset(pages(2) | {"/p/0/": "2029-07-01T10:00:00Z"}))  # edited again before it was delivered
+    assert _run_at(site, T2) == 0
+    assert recorded_pending(site.state)[site.fake.endpoint] == {f"{BASE}/p/0/": {"reason": "changed", "since": "2030-01-01T12:00:00Z"}}
+
+
+def test_state_show_says_waiting_since_the_oldest_pending_time(site: Site) -> None:
+    from tests.fakeindexnow import status
+
+    assert site.fake is not None
+    site.write(urlset(pages(2)))
+    assert _run_at(site, T1 - dt.timedelta(days=1)) == 0
+    site.fake.plan = [status(503)] * 40
+    site.write(urlset(pages(2) | {"/a/": "2029-06-01"}))
+    assert _run_at(site, T1) == 0
+    site.write(urlset(pages(2) | {"/a/": "2029-06-01", "/b/": "2029-06-02"}))
+    assert _run_at(site, T2) == 0
+    site.capsys.readouterr()
+    assert main(["state", "show", "--state", str(site.state)]) == 0
+    assert f"{site.fake.endpoint}: 2 URLs, waiting since 2030-01-01T12:00:00Z" in site.capsys.readouterr().out
+
+
+def test_state_url_of_a_url_pending_as_removed_describes_it(site: Site) -> None:
+    from tests.fakeindexnow import status
+
+    assert site.fake is not None
+    site.write(urlset(pages(3)))
+    assert _run_at(site, T1) == 0
+    site.fake.plan = [status(503)] * 20
+    site.write(urlset(pages(2)))  # /p/2/ removed; the endpoint is down
+    assert _run_at(site, T2) == 0
+    site.capsys.readouterr()
+    assert main(["state", "url", f"{BASE}/p/2/", "--state", str(site.state)]) == 0
+    out = site.capsys.readouterr().out
+    assert "no longer listed by the sitemap; pending as removed" in out and "removed" in out, out
+
+
+def test_a_first_check_says_a_real_run_would_record_a_baseline(offline_site: Site) -> None:
+    offline_site.write(urlset(pages(3)))
+    result = offline_site.check()
+    assert result.code == 0 and "a real run would record a baseline of 3 URLs" in result.out, result.out
+    assert "recorded a baseline" not in result.out and offline_site.state_bytes() is None
+
+
+def test_a_run_refuses_before_writing_when_an_older_pending_urls_host_has_no_key(site: Site) -> None:
+    """A URL of another host waits from a deploy whose key is gone: the run says so before it writes."""
+    from tests.fakeindexnow import status
+
+    assert site.fake is not None
+    other = "http://blog.shop-site.org"
+    site.write(urlset(pages(1) | {f"{other}/a/": "2024-05-01"}))
+    assert site.run("--rule", "url-out-of-scope=off").code == 0
+    site.fake.plan = [status(503)] * 20
+    site.write(urlset(pages(1) | {f"{other}/a/": "2024-06-01"}))
+    assert site.run("--rule", "url-out-of-scope=off", "--on-submit-error", "warn").code == 0  # pending at the blog
+    before = site.state_bytes()
+    site.write(urlset(pages(1) | {"/p/0/": "2024-07-01T10:00:00Z", f"{other}/a/": "2024-06-01"}))
+    config = site.root / "keys.toml"
+    config.write_text(f'[keys]\n"{HOST}" = "{KEY}"\n')  # a key for the shop only
+    result = site.run("--rule", "url-out-of-scope=off", "--config", str(config), key=False)
+    assert result.code == 2 and "no IndexNow key for blog.shop-site.org" in result.err, result.err
+    assert site.state_bytes() == before
+
+
+def test_with_verify_live_a_key_file_problem_still_blocks_the_hosts_batches(site: Site) -> None:
+    assert site.fake is not None
+    site.write(urlset(pages(2)))
+    assert site.run().code == 0
+    site.write(urlset(pages(2) | {"/p/0/": "2026-06-01T10:00:00Z"}))
+    site.fake.sites[HOST]["/p/0/"] = b"<html>live</html>"  # the page is served...
+    site.fake.sites[HOST][f"/{KEY}.txt"] = b"not the key"  # ...but the key file is wrong
+    result = site.run("--verify-live", "5")
+    assert result.code == 3 and site.fake.posts == [] and "key file" in result.out, result.out
+
+
+def test_verify_live_samples_changed_pages_too(site: Site) -> None:
+    assert site.fake is not None
+    site.write(urlset(pages(2)))
+    assert site.run().code == 0
+    site.write(urlset(pages(2) | {"/p/0/": "2026-06-01T10:00:00Z"}))  # changed, and the CDN still serves a 404
+    result = site.run("--verify-live", "5")
+    assert result.code == 3 and "not serving the new pages yet" in result.out and site.fake.posts == [], result.out
+
+
+def test_a_star_in_a_url_is_a_literal_star_not_a_wildcard(tmp_path: Path) -> None:
+    (tmp_path / "posts").mkdir()
+    (tmp_path / "posts" / "abc.md").write_text("x")
+    finder = SourceFinder(["posts/{slug}.md", "*/{slug}.md"], tmp_path, tmp_path)
+    assert finder.find("https://a.org/posts/a*/") is None  # abc.md is not a*'s source
+    (tmp_path / "posts" / "a*.md").write_text("x")
+    assert SourceFinder(["posts/{slug}.md"], tmp_path, tmp_path).find("https://a.org/posts/a%2A/") == ("posts/a*.md", None)
