@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 from lxml import etree
 
+from notifier.robots import INDEXNOW_CRAWLERS
 from notifier.urls import join_url, split_url
 
 HEAD_LIMIT = 64 * 1024  # a head longer than this is cut; the facts that matter come first
@@ -74,8 +75,14 @@ def read_head(data: bytes) -> Head:
     return Head(tuple(robots), canonical, base, refresh)
 
 
-# meta names that speak to the engines IndexNow notifies (a googlebot meta does not)
-ROBOTS_METAS = {"robots", "bingbot", "msnbot", "yandex", "yandexbot", "seznambot", "yeti", "naverbot", "yepbot"}
+# who a robots meta name (or an X-Robots-Tag's crawler prefix) speaks to, among the crawlers of the
+# engines IndexNow shares a URL with; "robots" (or no prefix) speaks to all of them, a googlebot meta to none
+META_CRAWLERS = {
+    "bingbot": "bingbot", "msnbot": "bingbot", "yandex": "YandexBot", "yandexbot": "YandexBot", "seznambot": "SeznamBot",
+    "yeti": "Yeti", "naverbot": "Yeti", "yepbot": "YepBot", "amazonbot": "Amazonbot",
+}  # fmt: skip
+EVERY_CRAWLER = frozenset(INDEXNOW_CRAWLERS)
+ROBOTS_METAS = {"robots", *META_CRAWLERS}
 _CRAWLER_NAME = re.compile(r"[a-z][a-z0-9_.-]*")
 _NOT_A_CRAWLER = {"unavailable_after", "max-snippet", "max-image-preview", "max-video-preview"}
 _REFRESH = re.compile(r"\s*[\d.]*\s*(?:[;,]\s*(?:url\s*=\s*)?(?P<url>.*?))?\s*", re.IGNORECASE | re.DOTALL)
@@ -98,16 +105,28 @@ def _key(url: str) -> tuple[str, str, str, str]:
     return scheme, f"{host}:{port}" if port else host, path.rstrip("/"), split.query
 
 
-def noindex_meta(head: Head) -> tuple[str, str] | None:
-    """The (name, content) of a robots meta that keeps the page out of the engines' indexes."""
+class Noindex(NamedTuple):
+    said: str  # the first meta or header value that says it
+    crawlers: frozenset[str]  # the IndexNow engines' crawlers it keeps away
+
+
+def _kept_away(names: list[str]) -> frozenset[str]:
+    return EVERY_CRAWLER if "robots" in names else frozenset(META_CRAWLERS[name] for name in names)
+
+
+def noindex_meta(head: Head) -> Noindex | None:
+    """What the robots metas that keep the page out of the engines' indexes say, and to whom."""
+    said, names = "", []
     for name, content in head.robots:
         if name in ROBOTS_METAS and {token.strip().lower() for token in content.split(",")} & {"noindex", "none"}:
-            return name, content
-    return None
+            said = said or f'<meta name="{name}" content="{content}">'
+            names.append(name)
+    return Noindex(said, _kept_away(names)) if names else None
 
 
-def noindex_header(values: list[str]) -> str | None:
-    """The X-Robots-Tag value that says noindex to the IndexNow engines, or None."""
+def noindex_header(values: list[str]) -> Noindex | None:
+    """What the X-Robots-Tag values that say noindex to the IndexNow engines say, and to whom."""
+    said, names = "", []
     for value in values:
         crawler: str | None = None
         for piece in value.split(","):
@@ -118,8 +137,9 @@ def noindex_header(values: list[str]) -> str | None:
             if colon and name not in _NOT_A_CRAWLER and _CRAWLER_NAME.fullmatch(name):
                 crawler, piece = name, rest
             if (crawler is None or crawler in ROBOTS_METAS) and piece.strip().lower() in ("noindex", "none"):
-                return value
-    return None
+                said = said or value
+                names.append(crawler or "robots")
+    return Noindex(said, _kept_away(names)) if names else None
 
 
 def refresh_target(loc: str, head: Head) -> str | None:

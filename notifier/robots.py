@@ -1,31 +1,85 @@
-"""robots.txt as RFC 9309 reads it: groups by user agent, ``*`` and ``$`` in paths, and the
-longest matching rule wins (``allow`` on a tie). The standard library's parser takes the
-first matching rule and knows no wildcards, so it would judge many real files wrongly.
+"""robots.txt as RFC 9309 and the engines' crawlers read it.
+
+- Groups: a group is its ``User-agent`` lines and the lines after them; it ends at the next
+  ``User-agent`` after a rule, or after a ``Crawl-delay`` (``Clean-param``, ``Request-rate``,
+  ``Visit-time``): Bing, Yandex and Seznam obey those as members of the crawler's own group,
+  so ``User-agent: bingbot / Crawl-delay: 2`` is bingbot's group, not the next group's.
+- A user agent is its product token: ``Bingbot/2.0`` is ``bingbot``, compared in any case.
+  A crawler obeys the groups of its own token (Bing an ``msnbot`` group too), else ``*``'s.
+- Paths: ``*`` is any run of characters, a final ``$`` ends the path; the longest matching
+  rule wins, ``Allow`` on a tie. Matching is linear in the path (no backtracking regex).
+- Escapes (section 2.2.2): a rule and a URL are compared as octets, each spelled one way:
+  escapes of unreserved characters decoded, other escapes kept in upper case, non-ASCII and a
+  literal ``*`` or ``$`` percent-encoded. So ``%2A`` in a rule is a literal star, ``%2F`` is
+  not ``/``, and an escape that is not UTF-8 (``%E9``) is just an octet.
+- A byte-order mark before the first line is skipped.
+
+The standard library's parser takes the first matching rule and knows no wildcards, so it
+would judge many real files wrongly.
 """
 
 from __future__ import annotations
 
 import re
-import urllib.parse
 from dataclasses import dataclass, field
 
 from notifier.urls import path_query, split_url
 
-# The crawlers of the engines IndexNow notifies, each with the product tokens of the robots
-# groups it obeys, the most specific first (Bing obeys an msnbot group, Yandex a Yandex one).
+# The crawlers of the engines IndexNow shares a URL with, each with the product tokens of the
+# robots groups it obeys, the most specific first (Bing obeys an msnbot group, Yandex a Yandex one).
 INDEXNOW_CRAWLERS: dict[str, tuple[str, ...]] = {
     "bingbot": ("bingbot", "msnbot"),
     "YandexBot": ("yandexbot", "yandex"),
     "SeznamBot": ("seznambot",),
-    "Yeti": ("yeti",),
+    "Yeti": ("yeti",),  # Naver
     "YepBot": ("yepbot",),
+    "Amazonbot": ("amazonbot",),
 }
+_GROUP_MEMBERS = {"crawl-delay", "clean-param", "request-rate", "visit-time"}
+_PRODUCT_TOKEN = re.compile(r"\*|[a-z_-]+")
+_UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+_PLAIN = re.compile(r"[A-Za-z0-9\-._~/?=&;:@!'()+,\[\]]*")  # nothing to respell: nearly every path
+
+
+@dataclass(frozen=True)
+class Rule:
+    allow: bool
+    pieces: tuple[str, ...]  # the pattern split at its stars, each piece spelled as _normalise spells it
+    anchored: bool  # it ended with $
+    length: int  # its length as written, normalised: the longest match wins
+
+    @classmethod
+    def parse(cls, allow: bool, pattern: str) -> Rule:
+        anchored = pattern.endswith("$")
+        body = pattern[:-1] if anchored else pattern
+        pieces = tuple(_normalise(piece) for piece in body.split("*"))
+        return cls(allow, pieces, anchored, sum(map(len, pieces)) + len(pieces) - 1 + anchored)
+
+    def matches(self, path: str) -> bool:
+        """Whether the pattern matches ``path`` (normalised): a greedy walk, each piece at its first
+        place after the last, which is exact for patterns whose only wildcard is ``*``."""
+        first, *rest = self.pieces
+        if not path.startswith(first):
+            return False
+        if not rest:
+            return not self.anchored or len(path) == len(first)
+        position = len(first)
+        for piece in rest[:-1]:
+            found = path.find(piece, position)
+            if found < 0:
+                return False
+            position = found + len(piece)
+        last = rest[-1]
+        if self.anchored:
+            return len(path) - len(last) >= position and path.endswith(last)
+        return path.find(last, position) >= 0
 
 
 @dataclass
 class _Group:
     agents: list[str] = field(default_factory=list)
-    rules: list[tuple[bool, str]] = field(default_factory=list)  # (allow, pattern)
+    rules: list[Rule] = field(default_factory=list)
 
 
 @dataclass
@@ -34,84 +88,91 @@ class Robots:
 
     groups: list[_Group] = field(default_factory=list)
     sitemaps: list[str] = field(default_factory=list)
-    _chosen: dict[str, list[tuple[bool, str]]] = field(default_factory=dict, repr=False)  # crawler -> its rules
+    _chosen: dict[str, list[Rule]] = field(default_factory=dict, repr=False)  # crawler -> its rules
 
     @classmethod
     def parse(cls, text: str) -> Robots:
         robots = cls()
         group: _Group | None = None
-        ruled = False  # the current group has had a rule line (an empty Disallow counts)
-        for raw in text.splitlines():
-            line = raw.split("#", 1)[0].strip()
-            key, colon, value = line.partition(":")
+        ended = False  # the current group has had a member line: the next User-agent starts another
+        for raw in text.removeprefix("\ufeff").splitlines():
+            key, colon, value = raw.split("#", 1)[0].partition(":")
             if not colon:
                 continue
             key, value = key.strip().lower(), value.strip()
             if key == "sitemap":
                 robots.sitemaps.append(value)
-            elif key in ("user-agent", "useragent"):
-                if group is None or ruled:
-                    group, ruled = _Group(), False
+            elif key in ("user-agent", "useragent", "user agent"):
+                if group is None or ended:
+                    group, ended = _Group(), False
                     robots.groups.append(group)
-                group.agents.append(value.lower())
+                token = _PRODUCT_TOKEN.match(value.lower())
+                if token is not None:
+                    group.agents.append(token.group())
             elif key in ("allow", "disallow") and group is not None:
-                ruled = True
+                ended = True
                 if value:
-                    group.rules.append((key == "allow", _encoded(value)))
+                    group.rules.append(Rule.parse(key == "allow", value))
+            elif key in _GROUP_MEMBERS and group is not None:
+                ended = True
         return robots
 
-    def _rules_for(self, crawler: str) -> list[tuple[bool, str]]:
+    def _rules_for(self, crawler: str) -> list[Rule]:
         known = self._chosen.get(crawler)
         if known is None:
             known = self._chosen[crawler] = self._choose(crawler)
         return known
 
-    def _choose(self, crawler: str) -> list[tuple[bool, str]]:
+    def _choose(self, crawler: str) -> list[Rule]:
         """The rules of the groups ``crawler`` obeys: its own token's, else ``*``'s."""
         for token in (*INDEXNOW_CRAWLERS.get(crawler, (crawler.lower(),)), "*"):
-            rules = [rule for group in self.groups if token in group.agents for rule in group.rules]
-            if rules or any(token in group.agents for group in self.groups):
-                return rules
+            if any(token in group.agents for group in self.groups):
+                return [rule for group in self.groups if token in group.agents for rule in group.rules]
         return []
 
     def allows(self, crawler: str, url: str) -> bool:
-        """Whether ``crawler`` may fetch ``url``: the longest matching pattern decides."""
-        raw_path, query = path_query(url)
-        path = _encoded(raw_path) + (f"?{query}" if query else "")
+        """Whether ``crawler`` may fetch ``url``."""
+        return self._allows(crawler, _subject(url))
+
+    def _allows(self, crawler: str, path: str) -> bool:
         if path == "/robots.txt":
             return True
         best_length, allowed = -1, True
-        for allow, pattern in self._rules_for(crawler):
-            if _matches(pattern, path) and (len(pattern) > best_length or (len(pattern) == best_length and allow)):
-                best_length, allowed = len(pattern), allow
+        for rule in self._rules_for(crawler):
+            if (rule.length > best_length or (rule.length == best_length and rule.allow)) and rule.matches(path):
+                best_length, allowed = rule.length, rule.allow
         return allowed
 
     def blocking(self, url: str) -> list[str]:
         """The IndexNow engines' crawlers this file keeps away from ``url``."""
-        return [crawler for crawler in INDEXNOW_CRAWLERS if not self.allows(crawler, url)]
+        path = _subject(url)
+        return [crawler for crawler in INDEXNOW_CRAWLERS if not self._allows(crawler, path)]
 
     def names(self, sitemap_path: str) -> bool:
         """Whether the file names no sitemap, or names one at ``sitemap_path`` (a URL path)."""
         return not self.sitemaps or any(split_url(url).path == sitemap_path for url in self.sitemaps)
 
 
-_PATTERNS: dict[str, re.Pattern[str]] = {}
+def _subject(url: str) -> str:
+    """What a rule is matched against: the URL's path and query, normalised alike."""
+    path, query = path_query(url)
+    return _normalise(f"{path}?{query}" if query else path)
 
 
-def _matches(pattern: str, path: str) -> bool:
-    if "*" not in pattern and not pattern.endswith("$"):
-        return path.startswith(pattern)
-    compiled = _PATTERNS.get(pattern)
-    if compiled is None:
-        anchored = pattern.endswith("$")
-        body = pattern[:-1] if anchored else pattern
-        compiled = re.compile(".*".join(map(re.escape, body.split("*"))) + ("$" if anchored else ""), re.DOTALL)
-        _PATTERNS[pattern] = compiled
-    return compiled.match(path) is not None
-
-
-def _encoded(path: str) -> str:
-    """One spelling of a path to compare: octets outside ASCII percent-encoded, escapes of
-    unreserved characters decoded, escapes in upper case (RFC 9309 section 2.2.2)."""
-    decoded = urllib.parse.unquote(path, errors="strict") if "%" in path else path
-    return urllib.parse.quote(decoded, safe="/?=&;:@!$'()*+,-._~[]$")
+def _normalise(text: str) -> str:
+    """One spelling of a path, its query or a piece of a pattern, to compare as octets."""
+    if _PLAIN.fullmatch(text):
+        return text
+    data = text.encode("utf-8", "surrogatepass")
+    out: list[str] = []
+    position = 0
+    while position < len(data):
+        octet = data[position]
+        if octet == 0x25 and position + 2 < len(data) and data[position + 1] in _HEX and data[position + 2] in _HEX:
+            value = int(data[position + 1 : position + 3], 16)
+            out.append(chr(value) if value in _UNRESERVED else f"%{value:02X}")
+            position += 3
+            continue
+        out.append(f"%{octet:02X}" if octet > 0x7E or octet <= 0x20 or octet in b"*$%" else chr(octet))
+        position += 1
+    return "".join(out)

@@ -100,17 +100,18 @@ def _diff_and_verify(
         checked = _history(settings.history, diff, report)
         extra.extend(checked.violations)
         backed = checked.backed
+    context = Context(
+        sitemap=sitemap,
+        diff=diff,
+        state=state,
+        first_run=first_run,
+        key_file_missing=_missing_key_files(settings, diff.origins),
+        backed_by_history=backed,
+        extra=extra,
+        built=built,
+    )
     report.violations = verify(
-        Context(
-            sitemap=sitemap,
-            diff=diff,
-            state=state,
-            first_run=first_run,
-            key_file_missing=_missing_key_files(settings, diff.origins),
-            backed_by_history=backed,
-            extra=extra,
-            built=built,
-        ),
+        context,
         RuleSettings(
             levels=settings.rule_levels,
             now=now,
@@ -120,6 +121,7 @@ def _diff_and_verify(
             sitemap_url=settings.sitemap_url,
         ),
     )
+    report.notes.extend(context.notes)
     diff.added.stamps = None  # the rules are done with the dates: 8 MB at a million URLs
     if any(violation.rule == "lastmod-bulk" for violation in report.violations):
         report.violations = _name_a_shallow_clone(settings, report.violations)

@@ -20,8 +20,11 @@ Docstrings, annotations, decorators, f-strings (messages) and ``TYPE_CHECKING`` 
 
 First the suite runs once under coverage (``scripts/mutate_trace.py``), which records which tests
 run which lines; that map is kept in ``.mutate/`` until the package or the tests change. Each
-mutant is then written into a copy of the project and judged by the tests that run its lines,
-fastest first, stopping at the first failure. A mutant no test notices survives.
+mutant is then judged by the tests that run its lines, fastest first, stopping at the first
+failure, in a forked copy of a warm interpreter that has the mutant in place
+(``scripts/mutate_worker.py``; a mutant outside any function is written into a copy of the
+project and judged in a fresh one). A mutant no test notices survives; one no test even runs
+is "uncovered".
 
 Survivors are printed, except those listed in scripts/mutants-equivalent.txt with the reason they
 cannot change what a user sees. An equivalent is keyed by module, function and the mutated text
@@ -292,9 +295,7 @@ def tests_for(mutant: Mutant, lines: dict[str, dict[int, set[str]]], durations: 
 
 
 def run_mutant(mutant: Mutant, copy: Path, tests: list[str], durations: dict[str, float]) -> str:
-    """'killed', 'survived', 'uncovered' (no test runs it) or 'timeout' (counted as killed)."""
-    if not tests:
-        return "uncovered"
+    """A mutant judged in a fresh interpreter: 'killed', 'survived' or 'timeout' (counted as killed)."""
     path = copy / mutant.module
     original = path.read_text()
     listing = copy / ".mutant-tests"
@@ -323,21 +324,54 @@ def equivalents() -> dict[str, str]:
     return known
 
 
+class _Worker:
+    """A warm interpreter in its own copy of the project (scripts/mutate_worker.py)."""
+
+    def __init__(self, copy: Path) -> None:
+        self.copy = copy
+        command = [sys.executable, str(ROOT / "scripts" / "mutate_worker.py")]
+        self.process = subprocess.Popen(command, cwd=copy, env=_environment(copy), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert self.process.stdout is not None and self.process.stdout.readline().strip() == "ready", "the mutation worker did not start"
+
+    def judge(self, mutant: Mutant, tests: list[str], durations: dict[str, float]) -> str:
+        if not tests:
+            return "uncovered"
+        timeout = 60 + 4 * sum(durations.get(test, 1.0) for test in tests)
+        request = {"module": mutant.module, "index": mutant.index, "tests": tests, "timeout": timeout}
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        answer = self.process.stdout.readline().strip()
+        if answer == "cold":  # not inside a function: judged in a fresh interpreter
+            return run_mutant(mutant, self.copy, tests, durations)
+        return answer or "killed"
+
+    def close(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        self.process.wait()
+
+
 def _run_all(chosen: list[Mutant], source: Path, jobs: int) -> Iterator[tuple[Mutant, str]]:
     lines, durations = test_map(source)
-    copies: queue.Queue[Path] = queue.Queue()
-    for number in range(jobs):
-        copies.put(Path(shutil.copytree(source, source.parent / f"worker-{number}")))
+    workers: queue.Queue[_Worker] = queue.Queue()
+    started = [_Worker(Path(shutil.copytree(source, source.parent / f"worker-{number}"))) for number in range(jobs)]
+    for worker in started:
+        workers.put(worker)
 
     def judge(mutant: Mutant) -> tuple[Mutant, str]:
-        copy = copies.get()
+        worker = workers.get()
         try:
-            return mutant, run_mutant(mutant, copy, tests_for(mutant, lines, durations), durations)
+            return mutant, worker.judge(mutant, tests_for(mutant, lines, durations), durations)
         finally:
-            copies.put(copy)
+            workers.put(worker)
 
-    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-        yield from pool.map(judge, chosen)
+    try:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+            yield from pool.map(judge, chosen)
+    finally:
+        for worker in started:
+            worker.close()
 
 
 def _summary(chosen: list[Mutant], outcomes: dict[Mutant, str], known: dict[str, str]) -> list[Mutant]:
@@ -348,12 +382,12 @@ def _summary(chosen: list[Mutant], outcomes: dict[Mutant, str], known: dict[str,
         by_module[mutant.module].append(mutant)
     unexplained: list[Mutant] = []
     for module, mine in sorted(by_module.items()):
-        alive = [mutant for mutant in mine if outcomes[mutant] in ("survived", "uncovered")]
+        alive = [mutant for mutant in mine if outcomes[mutant] in ("survived", "uncovered", "uncollected", "error")]
         explained = [mutant for mutant in alive if mutant.key in known]
         unexplained += [mutant for mutant in alive if mutant.key not in known]
         print(f"| {module} | {len(mine)} | {len(mine) - len(alive)} | {len(explained)} | {len(alive) - len(explained)} |")
     killed = sum(outcomes[mutant] in ("killed", "timeout") for mutant in chosen)
-    equivalent = sum(outcomes[mutant] in ("survived", "uncovered") and mutant.key in known for mutant in chosen)
+    equivalent = sum(outcomes[mutant] in ("survived", "uncovered", "uncollected", "error") and mutant.key in known for mutant in chosen)
     print(f"| **all** | {len(chosen)} | {killed} | {equivalent} | {len(unexplained)} |")
     return unexplained
 

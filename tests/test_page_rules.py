@@ -9,7 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from notifier.head import HEAD_LIMIT, Head, canonical_elsewhere, noindex_header, noindex_meta, read_head, refresh_target, same_page
+from notifier.head import (
+    EVERY_CRAWLER,
+    HEAD_LIMIT,
+    Head,
+    canonical_elsewhere,
+    noindex_header,
+    noindex_meta,
+    read_head,
+    refresh_target,
+    same_page,
+)
 from notifier.hosting import Headers, Redirects
 from notifier.robots import Robots
 from notifier.rules.urls import tracking_params
@@ -100,8 +110,8 @@ def test_the_sitemaps_folder_is_the_build_when_it_holds_the_home_page(offline_si
         ('<meta name="robots" content="noindex">', True),
         ('<meta name="ROBOTS" content="NoIndex, follow">', True),
         ('<meta name="robots" content="none">', True),
-        ('<meta name="bingbot" content="noindex">', True),
-        ('<meta name="yandex" content="noindex, nofollow">', True),
+        ('<meta name="bingbot" content="noindex">', False),  # one engine: a note (see below)
+        ('<meta name="yandex" content="noindex, nofollow">', False),
         ('<meta name="robots" content="index, follow">', False),
         ('<meta name="robots" content="nofollow">', False),
         ('<meta name="googlebot" content="noindex">', False),  # Google is not an IndexNow engine
@@ -128,17 +138,18 @@ def test_page_noindex_by_x_robots_tag_in_headers(offline_site: Site) -> None:
         "/g/*\n  X-Robots-Tag: googlebot: noindex\n  X-Robots-Tag-Note: none\n"
     )
     result = check(site)
-    assert findings(result, "page-noindex") == [f"{BASE}/drafts/x/", f"{BASE}/bing/z/"]
+    assert findings(result, "page-noindex") == [f"{BASE}/drafts/x/"]
     assert "_headers sends X-Robots-Tag: noindex, nofollow" in result.out
+    assert f"an X-Robots-Tag in _headers keeps bingbot away from 1 URL this deploy announces (e.g. {BASE}/bing/z/)" in result.out
 
 
 def test_x_robots_tag_values() -> None:
-    assert noindex_header(["noindex"]) == "noindex"
+    assert noindex_header(["noindex"]) == ("noindex", EVERY_CRAWLER)
     assert noindex_header(["unavailable_after: 25 Jun 2010 15:00:00 PST, noindex"]) is not None
     assert noindex_header(["unavailable_after: 25 Jun 2010 15:00:00 PST"]) is None
     assert noindex_header(["unavailable_after: Wed, 25 Jun 2010 15:00:00 PST, noindex"]) is not None  # a date with a comma
     assert noindex_header(["unavailable_after: Wed, 25 Jun 2010 15:00:00 PST"]) is None
-    assert noindex_header(["googlebot: noindex, bingbot: none"]) is not None
+    assert noindex_header(["googlebot: noindex, bingbot: none"]) == ("googlebot: noindex, bingbot: none", {"bingbot"})
     assert noindex_header(["googlebot: noindex"]) is None
     assert noindex_header(["max-snippet: 20, nofollow"]) is None
     headers = Headers.parse("/a/*\n  X-Robots-Tag: noindex\n/a/b/*\n  ! X-Robots-Tag\n")
@@ -282,11 +293,11 @@ Disallow: /
     ("path", "blocked"),
     [
         ("/", []),
-        ("/private/x", ["YandexBot", "SeznamBot", "Yeti", "YepBot"]),  # bingbot has its own group
+        ("/private/x", ["YandexBot", "SeznamBot", "Yeti", "YepBot", "Amazonbot"]),  # bingbot has its own group
         ("/private/press/x", []),  # the longer allow wins
-        ("/files/a.pdf", ["YandexBot", "SeznamBot", "Yeti", "YepBot"]),
+        ("/files/a.pdf", ["YandexBot", "SeznamBot", "Yeti", "YepBot", "Amazonbot"]),
         ("/files/a.pdf?x=1", []),  # $ anchors the end
-        ("/cart?sessionid=1", ["YandexBot", "SeznamBot", "Yeti", "YepBot"]),
+        ("/cart?sessionid=1", ["YandexBot", "SeznamBot", "Yeti", "YepBot", "Amazonbot"]),
         ("/no-bing/x", ["bingbot"]),
         ("/robots.txt", []),
     ],
@@ -304,6 +315,7 @@ def test_robots_longest_match_and_ties() -> None:
         "SeznamBot",
         "Yeti",
         "YepBot",
+        "Amazonbot",
     ]  # an empty Disallow allows everything for its group
     assert Robots.parse("User-agent: *\nDisallow: /caf%C3%A9/\n").blocking(f"{BASE}/café/x") != []
 
@@ -315,7 +327,7 @@ def test_url_robots_disallowed(offline_site: Site) -> None:
     (site.public / "robots.txt").write_text("User-agent: *\nDisallow: /private/\n")
     result = check(site)
     assert result.code == 1 and findings(result, "url-robots-disallowed") == [f"{BASE}/private/a/"]
-    assert "keeps bingbot, YandexBot, SeznamBot, Yeti, YepBot away from it" in result.out
+    assert "keeps bingbot, YandexBot, SeznamBot, Yeti, YepBot, Amazonbot away from it" in result.out
 
 
 def test_a_robots_txt_naming_another_sitemap_gets_a_note(offline_site: Site) -> None:
@@ -388,7 +400,7 @@ def test_a_head_is_read_with_an_html_parser_and_cut_at_its_end() -> None:
         b"<body><meta name=robots content=none><link rel=canonical href=/body/></body>"
     )
     assert head.robots == (("robots", "NoIndex"),) and head.canonical == "/c/"
-    assert noindex_meta(head) == ("robots", "NoIndex")
+    assert noindex_meta(head) == ('<meta name="robots" content="NoIndex">', EVERY_CRAWLER)
     assert read_head(b"") == Head((), None, None, None) and read_head(b"\x00\xff garbage") is not None
 
 
@@ -403,7 +415,7 @@ def test_a_head_is_read_with_an_html_parser_and_cut_at_its_end() -> None:
 )
 def test_the_head_ends_where_the_html_parser_says(page: bytes) -> None:
     """A '</head>' inside a script's string, a comment or a style is not the head's end."""
-    assert noindex_meta(read_head(page)) == ("robots", "noindex")
+    assert noindex_meta(read_head(page)) == ('<meta name="robots" content="noindex">', EVERY_CRAWLER)
 
 
 @pytest.mark.parametrize(

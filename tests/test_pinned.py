@@ -476,3 +476,16 @@ def test_a_star_in_a_url_is_a_literal_star_not_a_wildcard(tmp_path: Path) -> Non
     assert finder.find("https://a.org/posts/a*/") is None  # abc.md is not a*'s source
     (tmp_path / "posts" / "a*.md").write_text("x")
     assert SourceFinder(["posts/{slug}.md"], tmp_path, tmp_path).find("https://a.org/posts/a%2A/") == ("posts/a*.md", None)
+
+
+@pytest.mark.parametrize("story", ["added", "changed"])
+def test_a_url_that_can_never_be_sent_is_refused_and_the_others_beside_it_go(site: Site, story: str) -> None:
+    assert site.fake is not None
+    bad = "javascript:alert(1)"
+    site.write(urlset(pages(2) | ({bad: "2024-05-01T00:00:00Z"} if story == "changed" else {})))
+    assert site.run("--rule", "url-invalid=warn").code == 0
+    good = "/p/0/" if story == "changed" else "/new/"
+    site.write(urlset(pages(2) | {good: "2026-06-01T10:00:00Z", bad: "2026-06-01T10:00:00Z"}))
+    result = site.run("--rule", "url-invalid=warn")
+    assert result.code == 0 and "1 URL can never be sent to IndexNow and were not queued" in result.out, result.out
+    assert site.fake.delivered() == [BASE + good] and recorded_pending(site.state) == {}

@@ -1,6 +1,11 @@
 """The rules that judge a listed URL by what the site says of it: its built page (noindex,
 canonical, redirect stub, no page at all), robots.txt, and the host's ``_headers`` and
 ``_redirects``. Like the other URL rules, they judge what a deploy adds or changes.
+
+IndexNow shares every URL with all its engines, so a page only some of them may crawl or
+index (robots.txt, a robots meta or an X-Robots-Tag naming one engine's crawler) harms no one:
+those engines leave it alone. That is one note per run; the rule fails a deploy only when every
+IndexNow engine's crawler is kept away.
 """
 
 from __future__ import annotations
@@ -8,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from notifier.build import candidates
-from notifier.head import NO_HEAD, canonical_elsewhere, noindex_header, noindex_meta, refresh_target, same_page
+from notifier.head import EVERY_CRAWLER, NO_HEAD, canonical_elsewhere, noindex_header, noindex_meta, refresh_target, same_page
 from notifier.pages import BuiltSite
+from notifier.robots import INDEXNOW_CRAWLERS
 from notifier.rules.table import OFF, Context, Found, RuleSettings
 from notifier.urls import join_url
 
@@ -36,11 +42,40 @@ def _pages(context: Context, settings: RuleSettings) -> Iterator[Found]:
             None,
         )
         return  # the other page rules need page files: nothing more to judge
+    kept = _KeptAway()
     for loc in judged:
-        yield from _judge(loc, site)
+        yield from _judge(loc, site, kept)
+    context.notes.extend(kept.notes())
 
 
-def _judge(loc: str, site: BuiltSite) -> Iterator[Found]:
+class _KeptAway:
+    """The announced URLs that some, not all, of the engines' crawlers are kept from, by cause."""
+
+    def __init__(self) -> None:
+        self.by_cause: dict[str, tuple[set[str], list[str]]] = {}
+
+    def add(self, cause: str, crawlers: frozenset[str], loc: str) -> None:
+        named, locs = self.by_cause.setdefault(cause, (set(), []))
+        named |= crawlers
+        locs.append(loc)
+
+    def notes(self) -> list[str]:
+        notes = []
+        for cause, (named, locs) in self.by_cause.items():
+            who = ", ".join(crawler for crawler in INDEXNOW_CRAWLERS if crawler in named)
+            many = "1 URL this deploy announces" if len(locs) == 1 else f"{len(locs)} URLs this deploy announces"
+            notes.append(
+                f"{cause} keeps {who} away from {many} (e.g. {locs[0]}); IndexNow still shares them with every engine, "
+                "and the others may crawl and index them (not an error)"
+            )
+        return notes
+
+
+def _everyone(crawlers: frozenset[str] | list[str]) -> bool:
+    return EVERY_CRAWLER.issubset(crawlers)
+
+
+def _judge(loc: str, site: BuiltSite, kept: _KeptAway) -> Iterator[Found]:
     reader = site.reader
     has_file = loc not in reader.missing
     redirect = site.redirects.target(loc, has_file) if site.redirects is not None else None
@@ -59,21 +94,27 @@ def _judge(loc: str, site: BuiltSite) -> Iterator[Found]:
     if head is not None and head is not NO_HEAD:
         relative = site.build.page_file(loc)
         meta = noindex_meta(head)
-        if meta is not None:
-            said = f'<meta name="{meta[0]}" content="{meta[1]}">'
-            yield "page-noindex", loc, f"{relative} says {said}; leave it out of the sitemap, or drop the noindex", None
+        if meta is not None and _everyone(meta.crawlers):
+            yield "page-noindex", loc, f"{relative} says {meta.said}; leave it out of the sitemap, or drop the noindex", None
+        elif meta is not None:
+            kept.add("a robots meta", meta.crawlers, loc)
         target = refresh_target(loc, head)
         if target is not None:
             yield "page-redirect", loc, f"{relative} is a redirect stub (meta refresh) to {target}; list the target instead", None
         elif (canonical := canonical_elsewhere(loc, head)) is not None:
             yield "page-canonical-elsewhere", loc, f"{relative} names {canonical} as its canonical URL; list that one instead", None
     if site.headers is not None:
-        value = noindex_header(site.headers.robots_tag(loc))
-        if value is not None:
-            yield "page-noindex", loc, f"_headers sends X-Robots-Tag: {value} for it; leave it out of the sitemap, or change _headers", None
+        header = noindex_header(site.headers.robots_tag(loc))
+        if header is not None and _everyone(header.crawlers):
+            said = header.said
+            yield "page-noindex", loc, f"_headers sends X-Robots-Tag: {said} for it; leave it out of the sitemap, or change _headers", None
+        elif header is not None:
+            kept.add("an X-Robots-Tag in _headers", header.crawlers, loc)
     if site.robots is not None:
         blocked = site.robots.blocking(loc)
-        if blocked:
+        if blocked and not _everyone(blocked):
+            kept.add("the build's robots.txt", frozenset(blocked), loc)
+        elif blocked:
             yield (
                 "url-robots-disallowed",
                 loc,

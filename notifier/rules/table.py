@@ -55,11 +55,15 @@ RULES: dict[str, Rule] = {
         Rule("sitemap-namespace", WARN, "a <urlset> or <sitemapindex> without the sitemaps namespace (no xmlns)"),
         Rule("key-file-missing", ERROR, "the IndexNow key file is not in the build (--site-dir)"),
         Rule("url-tracking-params", ERROR, "a loc with tracking parameters (utm_*, gclid, fbclid, msclkid, ...): a copy, not a page"),
-        Rule("page-noindex", ERROR, "the built page says noindex (robots meta), or _headers sends X-Robots-Tag: noindex for it"),
+        Rule(
+            "page-noindex",
+            ERROR,
+            "the built page says noindex (robots meta), or _headers sends X-Robots-Tag: noindex for it, to every IndexNow engine",
+        ),
         Rule("page-canonical-elsewhere", ERROR, 'the built page\'s <link rel="canonical"> names another URL'),
         Rule("page-redirect", ERROR, "the built page is a redirect stub (meta refresh), or _redirects redirects its path"),
         Rule("page-missing", WARN, "a listed URL with no built page file in the build"),
-        Rule("url-robots-disallowed", ERROR, "the build's robots.txt keeps the IndexNow engines' crawlers away from the URL"),
+        Rule("url-robots-disallowed", ERROR, "the build's robots.txt keeps every IndexNow engine's crawler away from the URL"),
         Rule("hreflang-broken", WARN, "an hreflang alternate the sitemap does not list, or a pair that does not name each other"),
         Rule("sitemap-values", WARN, "a <changefreq> or <priority> outside what the protocol allows"),
         Rule("sitemap-encoding", ERROR, "an XML declaration naming an encoding other than UTF-8"),
@@ -140,6 +144,7 @@ class Context:
     extra: list[Violation] = field(default_factory=list)  # from history and fingerprints
     dated: Dated | None = None  # the added and changed lastmods, parsed (by _dated)
     built: BuiltSite | None = None  # the build and its pages, for the page rules
+    notes: list[str] = field(default_factory=list)  # what the rules say that is no finding (one line each, per run)
 
 
 Found = tuple[str, str, str, str | None]  # rule, url, message, level override

@@ -1,0 +1,114 @@
+"""The worker of scripts/mutate.py: judges mutants in forked copies of one warm interpreter.
+
+Started in a copy of the project, it imports the package and every test module once, then
+reads one request per line on stdin (``{"module", "index", "tests", "timeout"}``). For each it
+forks; the child puts the mutant in place and runs its tests with ``pytest.main``; the
+worker answers one line on stdout (``killed``, ``survived``, ``timeout`` or ``cold``).
+
+A mutant inside a function is put in place by giving the live function the mutated code
+(``__code__``, and its defaults), so every reference to it, imported elsewhere or not, runs
+the mutant. A mutant in a class body or at module level cannot be patched so; it is answered
+``cold``, and mutate.py judges it in a fresh interpreter.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import signal
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mutate import mutants, mutated_source
+
+ROOT = Path.cwd()
+
+
+def _warm() -> None:
+    for path in sorted((ROOT / "notifier").rglob("*.py")):
+        if path.name == "__main__.py":  # importing it runs the program
+            continue
+        name = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        importlib.import_module(name)
+    for path in sorted((ROOT / "tests").glob("*.py")):
+        importlib.import_module(f"tests.{path.stem}")
+
+
+def _function(value: Any) -> types.FunctionType | None:
+    for _ in range(5):
+        if isinstance(value, types.FunctionType):
+            return value
+        value = getattr(value, "__func__", None) or getattr(value, "fget", None) or getattr(value, "__wrapped__", None)
+    return None
+
+
+def _outermost_function(root: types.ModuleType | dict[str, Any], scope: str) -> types.FunctionType | None:
+    """The function (or method) of ``scope`` whose code holds the mutant; a nested
+    function's code is a constant of its parent's."""
+    names: Any = root if isinstance(root, dict) else vars(root)
+    for part in scope.split("."):
+        value = names.get(part)
+        found = _function(value)
+        if found is not None:
+            return found
+        if not isinstance(value, type):
+            return None
+        names = vars(value)
+    return None
+
+
+def _patch(module_path: str, index: int) -> bool:
+    """Put the mutant in place; False when it is not inside a function."""
+    name = ".".join(Path(module_path).with_suffix("").parts).removesuffix(".__init__")
+    module = sys.modules[name]
+    mutant = mutants(module_path, ROOT)[index]
+    if mutant.scope == "<module>":
+        return False
+    source = mutated_source(mutant, (ROOT / module_path).read_text())
+    namespace: dict[str, Any] = {"__name__": name, "__file__": module.__file__, "__package__": module.__package__}
+    try:
+        exec(compile(source, module.__file__ or module_path, "exec"), namespace)
+    except Exception:  # the mutant breaks its module's import: any test would fail
+        os._exit(97)
+    old, new = _outermost_function(module, mutant.scope), _outermost_function(namespace, mutant.scope)
+    if old is None or new is None or old.__code__.co_freevars != new.__code__.co_freevars:
+        return False
+    old.__code__, old.__defaults__, old.__kwdefaults__ = new.__code__, new.__defaults__, new.__kwdefaults__
+    return True
+
+
+def _judge(request: dict[str, Any]) -> str:
+    child = os.fork()
+    if child == 0:
+        try:
+            if not _patch(request["module"], request["index"]):
+                os._exit(99)
+            signal.alarm(int(request["timeout"]) + 1)
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            os.dup2(null, 2)
+            code = pytest.main(["-x", "-q", "-p", "no:cacheprovider", "-o", "addopts=", "--assert=plain", *request["tests"]])
+            os._exit(int(code))
+        except BaseException as error:  # the harness, not the mutant: say so, never count it as a kill
+            print(f"mutate_worker: {type(error).__name__}: {error}", file=sys.__stderr__, flush=True)
+            os._exit(98)
+    _, status = os.waitpid(child, 0)
+    if os.WIFSIGNALED(status):
+        return "timeout" if os.WTERMSIG(status) == signal.SIGALRM else "killed"
+    code = os.WEXITSTATUS(status)
+    return {0: "survived", 99: "cold", 5: "uncollected", 98: "error"}.get(code, "killed")
+
+
+def main() -> None:
+    _warm()
+    print("ready", flush=True)
+    for line in sys.stdin:
+        print(_judge(json.loads(line)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
