@@ -42,6 +42,7 @@ class Options(TypedDict, total=False):
     max_removed: str | float  # "20%", or 0.2
     sitemap_url: str
     verify_live: int
+    platform: str  # "netlify" | "cloudflare-pages" (default: detected from the environment)
     environ: Mapping[str, str]  # instead of os.environ (INDEXNOW_KEY, GITHUB_ACTIONS)
     cwd: str | os.PathLike[str]  # where the config file is looked for and relative paths start
 

@@ -117,6 +117,12 @@ def make_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--max-removed", metavar="SHARE", help="mass-removal threshold, e.g. 20%% (default 20%%, at least 10 URLs)")
     parser.add_argument("--sitemap-url", metavar="URL", help="the sitemap's public URL, for url-out-of-scope")
     parser.add_argument(
+        "--platform",
+        choices=("netlify", "cloudflare-pages"),
+        help="the host that serves the build, for how _headers and _redirects are read "
+        "(default: detected from NETLIFY=true or CF_PAGES=1, else netlify)",
+    )
+    parser.add_argument(
         "--verify-live", metavar="N", help="before submitting, fetch up to N changed pages from the live site (default 0: off)"
     )
     parser.add_argument("--version", action="version", version=f"notify-changes {__version__}")

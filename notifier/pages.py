@@ -14,13 +14,15 @@ import concurrent.futures.process
 import functools
 import hashlib
 import os
+import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from notifier.build import Build
+from notifier.errors import InputError
 from notifier.head import HEAD_LIMIT, NO_HEAD, Head, noteworthy, read_head
-from notifier.hosting import Headers, Redirects
+from notifier.hosting import DEFAULT_PLATFORM, PLATFORMS, Headers, Platform, Redirects
 from notifier.robots import Robots
 from notifier.sitemap_files import Row
 from notifier.store import Record, lastmod_of
@@ -150,19 +152,31 @@ class BuiltSite:
     """What the page rules look at: the build, its pages as read, its robots.txt, and the
     host's ``_headers`` and ``_redirects`` (Netlify, Cloudflare Pages) when it has them."""
 
-    def __init__(self, reader: PageReader) -> None:
+    def __init__(self, reader: PageReader, platform: Platform = PLATFORMS[DEFAULT_PLATFORM], project: Path | None = None) -> None:
         self.reader = reader
+        self.platform = platform
+        self.project = project  # where netlify.toml is looked for (the repository), on Netlify
 
     @classmethod
-    def load(cls, root: Path, pool: concurrent.futures.Executor | None = None, *, every_page: bool = True) -> BuiltSite:
+    def load(
+        cls,
+        root: Path,
+        pool: concurrent.futures.Executor | None = None,
+        *,
+        every_page: bool = True,
+        platform: str = DEFAULT_PLATFORM,
+        project: Path | None = None,
+    ) -> BuiltSite:
         """``every_page``: every page will be read (fingerprints): scan the build once (on a
         worker process when there is a pool: the sitemap is parsed meanwhile); else look up
         only the pages asked for."""
         if not every_page:
-            return cls(PageReader(Build.unscanned(root), pool))
-        if pool is None:
-            return cls(PageReader(Build.scan(root), pool))
-        return cls(PageReader(pool.submit(Build.scan, root), pool))  # forked: the same str hashes
+            reader = PageReader(Build.unscanned(root), pool)
+        elif pool is None:
+            reader = PageReader(Build.scan(root), pool)
+        else:
+            reader = PageReader(pool.submit(Build.scan, root), pool)  # forked: the same str hashes
+        return cls(reader, PLATFORMS[platform], project)
 
     @property
     def build(self) -> Build:
@@ -176,9 +190,35 @@ class BuiltSite:
     @functools.cached_property
     def headers(self) -> Headers | None:
         text = self.build.read_text("_headers")
-        return Headers.parse(text) if text is not None else None
+        toml = self._netlify_toml.get("headers")
+        if text is None and not isinstance(toml, list):
+            return None
+        headers = Headers.parse(text or "", self.platform)
+        if isinstance(toml, list):
+            headers.add_toml(toml)
+        return headers
 
     @functools.cached_property
     def redirects(self) -> Redirects | None:
         text = self.build.read_text("_redirects")
-        return Redirects.parse(text) if text is not None else None
+        toml = self._netlify_toml.get("redirects")
+        if text is None and not isinstance(toml, list):
+            return None
+        redirects = Redirects.parse(text or "", self.platform)  # Netlify applies _redirects first, then netlify.toml
+        if isinstance(toml, list):
+            redirects.add_toml(toml)
+        return redirects
+
+    @functools.cached_property
+    def _netlify_toml(self) -> dict[str, Any]:
+        """The repository's netlify.toml on Netlify ({} when there is none)."""
+        path = self.project / "netlify.toml" if self.project is not None else None
+        if not self.platform.netlify_toml or path is None or not path.is_file():
+            return {}
+        try:
+            with path.open("rb") as handle:
+                return tomllib.load(handle)
+        except tomllib.TOMLDecodeError as error:
+            raise InputError(f"{path}: not valid TOML ({error}); Netlify refuses it too") from None
+        except OSError as error:
+            raise InputError(f"{path}: cannot read it ({error.strerror})") from None

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from notifier.urls import path_query, split_url
+from notifier.urls import octets, path_query, split_url
 
 # The crawlers of the engines IndexNow shares a URL with, each with the product tokens of the
 # robots groups it obeys, the most specific first (Bing obeys an msnbot group, Yandex a Yandex one).
@@ -37,9 +37,6 @@ INDEXNOW_CRAWLERS: dict[str, tuple[str, ...]] = {
 }
 _GROUP_MEMBERS = {"crawl-delay", "clean-param", "request-rate", "visit-time"}
 _PRODUCT_TOKEN = re.compile(r"\*|[a-z_-]+")
-_UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-_HEX = frozenset(b"0123456789abcdefABCDEF")
-_PLAIN = re.compile(r"[A-Za-z0-9\-._~/?=&;:@!'()+,\[\]]*")  # nothing to respell: nearly every path
 
 
 @dataclass(frozen=True)
@@ -53,7 +50,7 @@ class Rule:
     def parse(cls, allow: bool, pattern: str) -> Rule:
         anchored = pattern.endswith("$")
         body = pattern[:-1] if anchored else pattern
-        pieces = tuple(_normalise(piece) for piece in body.split("*"))
+        pieces = tuple(octets(piece) for piece in body.split("*"))
         return cls(allow, pieces, anchored, sum(map(len, pieces)) + len(pieces) - 1 + anchored)
 
     def matches(self, path: str) -> bool:
@@ -156,23 +153,4 @@ class Robots:
 def _subject(url: str) -> str:
     """What a rule is matched against: the URL's path and query, normalised alike."""
     path, query = path_query(url)
-    return _normalise(f"{path}?{query}" if query else path)
-
-
-def _normalise(text: str) -> str:
-    """One spelling of a path, its query or a piece of a pattern, to compare as octets."""
-    if _PLAIN.fullmatch(text):
-        return text
-    data = text.encode("utf-8", "surrogatepass")
-    out: list[str] = []
-    position = 0
-    while position < len(data):
-        octet = data[position]
-        if octet == 0x25 and position + 2 < len(data) and data[position + 1] in _HEX and data[position + 2] in _HEX:
-            value = int(data[position + 1 : position + 3], 16)
-            out.append(chr(value) if value in _UNRESERVED else f"%{value:02X}")
-            position += 3
-            continue
-        out.append(f"%{octet:02X}" if octet > 0x7E or octet <= 0x20 or octet in b"*$%" else chr(octet))
-        position += 1
-    return "".join(out)
+    return octets(f"{path}?{query}" if query else path)

@@ -20,6 +20,7 @@ from notifier.config_tables import HistorySettings, bulk_table, history_table
 from notifier.dates import MAX_DURATION_SECONDS, parse_duration
 from notifier.discovery import find_sitemap
 from notifier.errors import UsageError
+from notifier.hosting import DEFAULT_PLATFORM, PLATFORMS, detect_platform
 from notifier.indexnow import DEFAULT_ENDPOINT, MAX_BATCH, Keys, validate_key
 from notifier.rules import LEVELS, RULES, BulkThresholds
 from notifier.source import is_url
@@ -59,6 +60,8 @@ class Settings:
     bulk: BulkThresholds = BulkThresholds()
     history: HistorySettings | None = None
     verify_live: int = 0
+    platform: str = DEFAULT_PLATFORM  # how the host reads _headers and _redirects (hosting.PLATFORMS)
+    project_dir: Path = Path()  # the config file's folder, else where the run started: netlify.toml is looked for here
     config_path: Path | None = None
     found_sitemap: bool = False  # no SITEMAP was given: it was found in the build's usual folder
 
@@ -221,6 +224,7 @@ CONVERTERS: dict[str, Callable[[str], Callable[[Any], Any]]] = {
     "max-removed": _fraction,
     "sitemap-url": _url,
     "verify-live": lambda label: _whole_number(label, 0, 1000),
+    "platform": lambda label: _choice(label, tuple(PLATFORMS)),
 }
 PATH_OPTIONS = ("state", "site-dir", "sitemap")
 TABLES = ("rules", "keys", "history", "bulk")
@@ -318,6 +322,8 @@ def build_settings(
         bulk=bulk_table(file_values.get("bulk", {}), where),
         history=history_table(file_values.get("history"), base, where, _duration(f"{where}: [history] tolerance")),
         verify_live=values.get("verify-live", 0),
+        platform=values.get("platform") or detect_platform(os.environ if env is None else env) or DEFAULT_PLATFORM,
+        project_dir=base,
         config_path=config_path,
     )
 

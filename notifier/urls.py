@@ -55,6 +55,34 @@ def locate(url: str) -> Where:
     return Where(split.scheme, split.netloc.lower(), split.path or "/")
 
 
+_UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+_NOTHING_TO_RESPELL = re.compile(r"[A-Za-z0-9\-._~/?=&;:@!'()+,\[\]]*")
+
+
+def octets(text: str) -> str:
+    """One spelling of a path, a query or a piece of a pattern, to compare as octets (RFC 9309
+    2.2.2, RFC 3986 6.2.2): escapes of unreserved characters decoded, other escapes kept in upper
+    case (an escape that is not UTF-8, ``%E9``, is just an octet; ``%2F`` is not ``/``), and
+    non-ASCII, spaces, ``%``, ``*`` and ``$`` written as escapes (so a literal star or dollar in
+    a URL never meets a pattern's wildcard or anchor)."""
+    if _NOTHING_TO_RESPELL.fullmatch(text):
+        return text
+    data = text.encode("utf-8", "surrogatepass")
+    out: list[str] = []
+    position = 0
+    while position < len(data):
+        octet = data[position]
+        if octet == 0x25 and position + 2 < len(data) and data[position + 1] in _HEX and data[position + 2] in _HEX:
+            value = int(data[position + 1 : position + 3], 16)
+            out.append(chr(value) if value in _UNRESERVED else f"%{value:02X}")
+            position += 3
+            continue
+        out.append(f"%{octet:02X}" if octet > 0x7E or octet <= 0x20 or octet in b"*$%" else chr(octet))
+        position += 1
+    return "".join(out)
+
+
 def path_query(url: str) -> tuple[str, str]:
     """The path ("/" when empty) and the query of ``url``, as written; cheaply for the common case."""
     plain = PLAIN_URL.fullmatch(url)

@@ -153,7 +153,7 @@ def _built_site(settings: Settings, pool: concurrent.futures.Executor | None) ->
         return None
     if settings.site_dir is None and all(settings.rule_levels.get(rule, RULES[rule].level) == OFF for rule in PAGE_RULES):
         return None
-    return BuiltSite.load(root, pool, every_page=settings.site_dir is not None)
+    return BuiltSite.load(root, pool, every_page=settings.site_dir is not None, platform=settings.platform, project=settings.project_dir)
 
 
 def _robots_note(built: BuiltSite, settings: Settings, report: Report) -> None:
