@@ -21,6 +21,7 @@ class HistorySettings:
     tolerance: dt.timedelta = dt.timedelta(days=1)
     fields: tuple[str, ...] = DEFAULT_FIELDS  # front-matter fields that give a page's date, first found wins
     preset: str | None = None  # the generator whose conventions map URLs to sources
+    ignore_revs: Path | bool = True  # commits that do not count: this file; True: .git-blame-ignore-revs if present
 
 
 def bulk_table(table: Any, where: str) -> BulkThresholds:
@@ -48,9 +49,11 @@ def history_table(table: Any, base: Path, where: str, duration: Callable[[Any], 
         return None
     if not isinstance(table, dict):
         raise UsageError(f'{where}: [history] must be a table with preset = "NAME" or sources = [...]')
-    unknown = set(table) - {"sources", "preset", "fields", "repo", "tolerance"}
+    unknown = set(table) - {"sources", "preset", "fields", "repo", "tolerance", "ignore-revs"}
     if unknown:
-        raise UsageError(f"{where}: [history] unknown setting {sorted(unknown)[0]!r} (settings: preset, sources, fields, repo, tolerance)")
+        raise UsageError(
+            f"{where}: [history] unknown setting {sorted(unknown)[0]!r} (settings: preset, sources, fields, repo, tolerance, ignore-revs)"
+        )
     preset = table.get("preset")
     if preset is not None and preset not in PRESETS:
         raise UsageError(f"{where}: [history] preset = {preset!r} is not one of {', '.join(PRESETS)}")
@@ -71,10 +74,20 @@ def history_table(table: Any, base: Path, where: str, duration: Callable[[Any], 
     if repo is not None and (not isinstance(repo, str) or not (base / repo).is_dir()):
         raise UsageError(f"{where}: [history] repo = {repo!r} is not a folder; point it at the site's git work tree")
     tolerance = duration(table.get("tolerance", "1d"))
+    ignore_revs = table.get("ignore-revs", True)
+    if ignore_revs is not False and (not isinstance(ignore_revs, str) or not ignore_revs) and ignore_revs is not True:
+        raise UsageError(f'{where}: [history] ignore-revs = {ignore_revs!r}: give a file such as ".git-blame-ignore-revs", or false')
+    if isinstance(ignore_revs, str):
+        if not (base / ignore_revs).is_file():
+            raise UsageError(
+                f"{where}: [history] ignore-revs = {ignore_revs!r}: no such file (one commit hash a line, as git blame reads it)"
+            )
+        ignore_revs = base / ignore_revs
     return HistorySettings(
         sources=tuple(sources) + (PRESETS[preset].sources if preset else ()),
         repo=(base / repo) if isinstance(repo, str) else base,
         tolerance=tolerance,
         fields=tuple(fields),
         preset=preset,
+        ignore_revs=ignore_revs,
     )

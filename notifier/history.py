@@ -106,50 +106,90 @@ def repo_root(repo: Path) -> Path:
     return top
 
 
-def read_history(top: Path) -> dict[str, Span]:
-    """path (relative to ``top``) -> first and last commit instants, from one ``git log``."""
+IGNORE_REVS = ".git-blame-ignore-revs"  # git blame's convention: commits that change no content (a mass reformat)
+
+
+def ignored_revisions(top: Path, setting: Path | bool) -> frozenset[str]:
+    """The commits ``[history] ignore-revs`` names: its file, else the work tree's
+    .git-blame-ignore-revs when there is one (``False``: none). One full object name a line;
+    ``#`` starts a comment."""
+    path = setting if isinstance(setting, Path) else top / IGNORE_REVS if setting else None
+    if path is None or (setting is True and not path.is_file()):
+        return frozenset()
     try:
-        output = _git(top, "log", "--no-renames", "--name-only", "-z", f"--format={_COMMIT_MARK}%at %ct")
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as error:
+        raise HistoryError(f"[history] ignore-revs {path}: cannot read it ({error.strerror})") from None
+    names = (line.split("#", 1)[0].strip().lower() for line in text.splitlines())
+    return frozenset(name for name in names if name)
+
+
+def read_history(top: Path, ignored: frozenset[str] = frozenset()) -> dict[str, Span]:
+    """path (relative to ``top``, as it is named now) -> first and last commit instants, from
+    one ``git log``. Renames are followed (a moved file keeps the history it had under its
+    old name); the commits in ``ignored`` do not count."""
+    try:
+        output = _git(top, "log", "-M", "--name-status", "-z", f"--format={_COMMIT_MARK}%H %at %ct")
     except HistoryError as error:
         if "does not have any commits yet" in str(error):  # a new site's first build: no history yet, no spans
             return {}
         raise
     spans: dict[str, Span] = {}
+    renamed: dict[str, str] = {}  # a path as older commits name it -> the name it has now
     times: tuple[dt.datetime, dt.datetime] | None = None
-    first_name = False
-    # -z, record by record: each commit is its header, NUL, then its file names, each ended by
-    # NUL, the first after a newline. A header begins with "/", which no path git lists can:
-    # any other byte of a file name (a newline, the old mark character) is a name's own.
-    for token in output.split("\0"):
+    # -z, record by record: a commit's header (it begins with "/", which no path git lists
+    # can), then per file its status (the first after a newline) and its path, or for a
+    # rename its status, old path and new path, each ended by NUL. git log runs newest first.
+    tokens = iter(output.split("\0"))
+    for token in tokens:
         if token.startswith(_COMMIT_MARK):
-            try:
-                author, committer = (int(value) for value in token[len(_COMMIT_MARK) :].split())
-            except ValueError:
-                times = None
-                continue
-            times = (dt.datetime.fromtimestamp(author, UTC), dt.datetime.fromtimestamp(committer, UTC))
-            first_name = True
+            times = _commit_times(token[len(_COMMIT_MARK) :], ignored)
             continue
-        name = token[1:] if first_name and token.startswith("\n") else token
-        first_name = False
-        if not name or times is None:
+        status = token.lstrip("\n")
+        if not status:
             continue
-        early, late = min(times), max(times)
-        span = spans.get(name)
-        if span is None:  # git log runs newest first
-            spans[name] = Span(early, late, times, times)
-        else:
-            spans[name] = Span(min(early, span.first), max(late, span.last), span.newest, times)
+        if status[0] in "RC":  # a rename (or a copy): old path, new path
+            old, new = next(tokens, ""), next(tokens, "")
+            now = renamed.get(new, new)
+            _count(spans, now, times)
+            if status[0] == "R" and old:
+                renamed[old] = now
+            continue
+        path = next(tokens, "")
+        if path:
+            _count(spans, renamed.get(path, path), times)
     return spans
+
+
+def _commit_times(header: str, ignored: frozenset[str]) -> tuple[dt.datetime, dt.datetime] | None:
+    """A commit's author and committer times; None when it is ignored or unreadable."""
+    try:
+        name, author, committer = header.split()
+        if name.lower() in ignored:
+            return None
+        return dt.datetime.fromtimestamp(int(author), UTC), dt.datetime.fromtimestamp(int(committer), UTC)
+    except ValueError:
+        return None
+
+
+def _count(spans: dict[str, Span], name: str, times: tuple[dt.datetime, dt.datetime] | None) -> None:
+    if not name or times is None:
+        return
+    early, late = min(times), max(times)
+    span = spans.get(name)
+    if span is None:  # the newest commit comes first
+        spans[name] = Span(early, late, times, times)
+    else:
+        spans[name] = Span(min(early, span.first), max(late, span.last), span.newest, times)
 
 
 class SourceDates:
     """Each page's source file and the dates it gives: the git history read in one pass,
     a source's front matter when its page is asked about."""
 
-    def __init__(self, templates: Iterable[str], repo: Path, fields: Sequence[str]) -> None:
+    def __init__(self, templates: Iterable[str], repo: Path, fields: Sequence[str], ignore_revs: Path | bool = True) -> None:
         self.top = repo_root(repo)
-        self.spans = read_history(self.top)
+        self.spans = read_history(self.top, ignored_revisions(self.top, ignore_revs))
         self.finder = SourceFinder(list(templates), repo, self.top)
         self.wanted = {name.lower(): number for number, name in enumerate(fields)}
 
@@ -170,12 +210,13 @@ def check_history(
     repo: Path,
     tolerance: dt.timedelta,
     fields: Sequence[str] = DEFAULT_FIELDS,
+    ignore_revs: Path | bool = True,
 ) -> HistoryCheck:
     """lastmod-vs-history for every page with a lastmod and a mapped source file: a date the
     source's front matter (or its file name's ``{date}``) gives backs the lastmod first, as
     the generators' own fallback chains do; else the lastmod must lie within the source's
     commits, give or take ``tolerance``."""
-    sources = SourceDates(templates, repo, fields)
+    sources = SourceDates(templates, repo, fields, ignore_revs)
     wanted = sources.wanted
     result = HistoryCheck([], set(), 0, 0, None)
     for entry in entries:

@@ -26,6 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
 from notifier.dates import parse_w3c
 from notifier.source import is_inside, resolved
 from notifier.urls import split_url
@@ -223,19 +225,22 @@ def _is_file(path: Path) -> bool:
 
 
 # -- front matter ------------------------------------------------------------------------
-_YAML_LINE = re.compile(r"([A-Za-z_][\w-]*)\s*:\s*(.*?)\s*$")
+_FIELD_LINE = re.compile(r"([A-Za-z_][\w-]*)\s*:\s*(.*?)\s*$")
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's, when the wheel has it
 _LOOSE = re.compile(r"(?P<date>\d{4}-\d\d-\d\d)(?:[T ](?P<time>\d\d:\d\d(?::\d\d(?:\.\d+)?)?)\s*(?P<zone>Z|[+-]\d\d:?\d\d)?)?", re.ASCII)
 FRONT_MATTER_BYTES = 16_384
 _NESTED_DATES = ("last_update",)  # top-level tables whose date field is the page's date
-_INLINE_DATE = re.compile(r"\{\s*date\s*:\s*([^,}]+?)\s*(?:,[^}]*)?\}")
 
 
 def front_matter(path: Path) -> dict[str, str]:
     """The top-level fields of a file's front matter whose values are dates, as W3C Datetimes.
 
-    YAML between ``---`` lines (Jekyll, Hugo, Eleventy, Astro, MkDocs, Docusaurus), TOML
-    between ``+++`` (Hugo), a JSON object (Hugo), or ``Key: value`` lines up to the first
-    blank line (Pelican); each read from the first 16 KB. Field names are kept as written.
+    YAML between ``---`` lines (Jekyll, Hugo, Eleventy, Astro, MkDocs, Docusaurus; read with
+    PyYAML's safe loader), TOML between ``+++`` (Hugo), a JSON object (Hugo), or ``Key: value``
+    lines up to the first blank line (Pelican, reStructuredText field lists); each read from the
+    first 16 KB. Field names are kept as written. A table's date counts only for Docusaurus'
+    ``last_update`` (``{date: ...}``); front matter that does not parse has no dates (as Jekyll
+    then builds the page without it).
     """
     try:
         with path.open("rb") as handle:
@@ -243,61 +248,69 @@ def front_matter(path: Path) -> dict[str, str]:
     except OSError:
         return {}
     head = head.lstrip("\ufeff")
-    raw: dict[str, object] = {}
     first, _, rest = head.partition("\n")
     if first.strip() == "+++":
-        body = rest.split("\n+++", 1)[0]
-        try:
-            raw = tomllib.loads(body)
-        except (tomllib.TOMLDecodeError, RecursionError):  # RecursionError: tables nested thousands deep
-            return {}
+        raw = _toml(rest.split("\n+++", 1)[0])
     elif first.strip() == "---":
-        parent = None  # Docusaurus' last_update: its indented "date:" is its date (other tables are not the page's)
-        for line in rest.split("\n"):
-            if line.strip() in ("---", "..."):
-                break
-            line = line.rstrip("\r")
-            if line[:1] in (" ", "\t") and parent is not None:
-                nested = _YAML_LINE.fullmatch(line.strip())
-                if nested is not None and nested.group(1) == "date" and parent.lower() in _NESTED_DATES and parent not in raw:
-                    raw[parent] = nested.group(2).strip("'\"")
-                continue
-            matched = _YAML_LINE.fullmatch(line) if line[:1].isalpha() or line[:1] == "_" else None
-            parent = None
-            if matched is not None:
-                value = matched.group(2).strip("'\"")
-                inline = _INLINE_DATE.fullmatch(value) if matched.group(1).lower() in _NESTED_DATES else None  # {date: ..., author: x}
-                if inline is not None:
-                    value = inline.group(1).strip("'\"")
-                if value:
-                    raw[matched.group(1)] = value
-                else:
-                    parent = matched.group(1)
+        raw = _yaml(rest)
     elif head.startswith("{"):
-        try:
-            decoded = json.JSONDecoder().raw_decode(head)[0]
-        except (ValueError, RecursionError):
-            return {}
-        raw = decoded if isinstance(decoded, dict) else {}
-    else:  # Pelican's Markdown metadata, reStructuredText's :field: lists
-        lines = head.split("\n")
-        if path.suffix.lower() == ".rst":  # a document's title (and its underline) comes before its field list
-            start = next((number for number, line in enumerate(lines[:20]) if line.startswith(":")), 0)
-            lines = lines[start:]
-        for line in lines:
-            if not line.strip():
-                break
-            text = line.strip()
-            matched = _YAML_LINE.fullmatch(text[1:] if text.startswith(":") else text)  # ":date: x" is "date: x"
-            if matched is None:
-                break
-            raw[matched.group(1)] = matched.group(2)
+        raw = _json(head)
+    else:
+        raw = _field_lines(head, rst=path.suffix.lower() == ".rst")
     dates: dict[str, str] = {}
     for name, value in raw.items():
+        if isinstance(value, dict):
+            value = value.get("date") if name.lower() in _NESTED_DATES else None
         written = as_w3c(value)
         if written is not None:
             dates[name] = written
     return dates
+
+
+def _toml(body: str) -> dict[str, object]:
+    try:
+        return tomllib.loads(body)
+    except (tomllib.TOMLDecodeError, RecursionError):  # RecursionError: tables nested thousands deep
+        return {}
+
+
+_YAML_END = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
+
+
+def _yaml(rest: str) -> dict[str, object]:
+    end = _YAML_END.search(rest)
+    body = rest[: end.start()] if end is not None else rest  # no end within 16 KB: what was read
+    try:
+        document = yaml.load(body, Loader=_YAML_LOADER)
+    except (yaml.YAMLError, RecursionError, ValueError):  # ValueError: a date that does not exist
+        return {}
+    return {str(name): value for name, value in document.items()} if isinstance(document, dict) else {}
+
+
+def _json(head: str) -> dict[str, object]:
+    try:
+        decoded = json.JSONDecoder().raw_decode(head)[0]
+    except (ValueError, RecursionError):
+        return {}
+    return decoded if isinstance(decoded, dict) else {}
+
+
+def _field_lines(head: str, *, rst: bool) -> dict[str, object]:
+    """Pelican's Markdown metadata, reStructuredText's ``:field:`` lists."""
+    raw: dict[str, object] = {}
+    lines = head.split("\n")
+    if rst:  # a document's title (and its underline) comes before its field list
+        start = next((number for number, line in enumerate(lines[:20]) if line.startswith(":")), 0)
+        lines = lines[start:]
+    for line in lines:
+        if not line.strip():
+            break
+        text = line.strip()
+        matched = _FIELD_LINE.fullmatch(text[1:] if text.startswith(":") else text)  # ":date: x" is "date: x"
+        if matched is None:
+            break
+        raw[matched.group(1)] = matched.group(2)
+    return raw
 
 
 def as_w3c(value: object) -> str | None:
@@ -305,8 +318,6 @@ def as_w3c(value: object) -> str | None:
     (Jekyll), ``2025-03-14T10:20:00Z``; a time without a zone is taken as its day."""
     if hasattr(value, "isoformat") and not isinstance(value, str):  # TOML dates and datetimes
         value = value.isoformat()
-    if isinstance(value, dict):  # Docusaurus: last_update: {date: ...}
-        value = value.get("date")
     if not isinstance(value, str):
         return None
     matched = _LOOSE.fullmatch(value.strip())

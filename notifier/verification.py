@@ -179,7 +179,7 @@ def _history(history: HistorySettings, diff: Diff, report: Report) -> HistoryChe
     # like the other date rules, history judges every date this deploy added or moved: the
     # held-back ones too (their pages did not change, their dates did)
     dated = [Entry(change.loc, change.new, -1, 0) for change in itertools.chain(diff.added, diff.changed, diff.held_back)]
-    checked = check_history(dated, history.sources, history.repo or Path.cwd(), history.tolerance, history.fields)
+    checked = check_history(dated, history.sources, history.repo or Path.cwd(), history.tolerance, history.fields, history.ignore_revs)
     if checked.unmapped:
         report.notes.append(
             f"lastmod-vs-history: {checked.unmapped} page(s) have no source file matching [history] sources "

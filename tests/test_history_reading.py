@@ -1,0 +1,109 @@
+"""[history] read as the generators' git-date plugins read it (#17, points 13-15): renames
+followed, ignored revisions, front matter parsed as YAML. Real repositories, fixed commit dates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from notifier.history import read_history
+from notifier.sources import front_matter
+from tests.conftest import Site, urlset
+from tests.test_history import Repo
+
+CONFIG = '[history]\nsources = ["docs/{path}.md"]\n'
+
+
+def _moved(repo: Repo) -> None:
+    """A page written in January, edited in March, then moved (`git mv`) in June."""
+    repo.commit({"docs/old.md": "first"}, "2025-01-10T10:00:00Z")
+    repo.commit({"docs/old.md": "edited"}, "2025-03-05T12:00:00Z")
+    (repo.root / "docs" / "guide").mkdir(parents=True, exist_ok=True)
+    repo.git("mv", "docs/old.md", "docs/guide/new.md", when="2025-06-01T09:00:00Z")
+    repo.git("commit", "-q", "-m", "move", when="2025-06-01T09:00:00Z")
+
+
+def test_a_moved_file_keeps_the_history_it_had_under_its_old_name(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "r")
+    _moved(repo)
+    span = read_history(repo.root)["docs/guide/new.md"]
+    assert (span.first.isoformat(), span.last.isoformat()) == ("2025-01-10T10:00:00+00:00", "2025-06-01T09:00:00+00:00")
+    assert "docs/old.md" not in read_history(repo.root)
+
+
+def test_an_honest_lastmod_from_before_a_move_is_backed(offline_site: Site) -> None:
+    repo = Repo(offline_site.root)
+    _moved(repo)
+    (offline_site.root / "notify-changes.toml").write_text(CONFIG)
+    offline_site.write(urlset({"/guide/new/": "2025-03-05T12:00:00Z"}))  # the last edit, before the move
+    result = offline_site.check()
+    assert result.code == 0 and "lastmod-vs-history" not in result.out, result.out
+    offline_site.write(urlset({"/guide/new/": "2024-12-01T12:00:00Z"}))  # before the file existed under any name
+    assert offline_site.check().code == 1
+
+
+def test_renames_chain_and_a_reused_path_is_a_new_file(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "r")
+    repo.commit({"a.md": "one"}, "2025-01-01T00:00:00Z")
+    repo.git("mv", "a.md", "b.md", when="2025-02-01T00:00:00Z")
+    repo.git("commit", "-q", "-m", "a to b", when="2025-02-01T00:00:00Z")
+    repo.git("mv", "b.md", "c.md", when="2025-03-01T00:00:00Z")
+    repo.git("commit", "-q", "-m", "b to c", when="2025-03-01T00:00:00Z")
+    repo.commit({"a.md": "a new page where the old one was"}, "2025-04-01T00:00:00Z")
+    spans = read_history(repo.root)
+    assert spans["c.md"].first.month == 1 and spans["c.md"].last.month == 3
+    assert spans["a.md"].first.month == 4 and "b.md" not in spans
+
+
+def test_a_mass_reformat_listed_in_git_blame_ignore_revs_does_not_count(offline_site: Site) -> None:
+    repo = Repo(offline_site.root)
+    repo.commit({"docs/a.md": "a", "docs/b.md": "b"}, "2025-01-10T10:00:00Z")
+    repo.commit({"docs/a.md": "a reformatted", "docs/b.md": "b reformatted"}, "2025-09-01T10:00:00Z")
+    reformat = repo.git("rev-parse", "HEAD").strip()
+    (offline_site.root / "notify-changes.toml").write_text(CONFIG)
+    offline_site.write(urlset({"/a/": "2025-09-01T10:00:00Z", "/b/": "2025-01-10T10:00:00Z"}))
+    assert offline_site.check().code == 0  # without the file the reformat counts: both dates are commits
+    (offline_site.root / ".git-blame-ignore-revs").write_text(f"# prettier, every page\n{reformat}\n")
+    result = offline_site.check()
+    assert result.code == 1 and "/a/" in result.out and "lastmod-vs-history" in result.out, result.out  # it is no change
+    (offline_site.root / "notify-changes.toml").write_text(CONFIG + "ignore-revs = false\n")
+    assert offline_site.check().code == 0
+
+
+def test_ignore_revs_names_its_own_file(offline_site: Site) -> None:
+    repo = Repo(offline_site.root)
+    repo.commit({"docs/a.md": "a"}, "2025-01-10T10:00:00Z")
+    repo.commit({"docs/a.md": "a reformatted"}, "2025-09-01T10:00:00Z")
+    (offline_site.root / "revs.txt").write_text(repo.git("rev-parse", "HEAD").upper())  # hashes in any case
+    (offline_site.root / "notify-changes.toml").write_text(CONFIG + 'ignore-revs = "revs.txt"\n')
+    offline_site.write(urlset({"/a/": "2025-01-10T10:00:00Z"}))
+    assert offline_site.check().code == 0
+    offline_site.write(urlset({"/a/": "2025-09-01T10:00:00Z"}))
+    assert offline_site.check().code == 1
+    (offline_site.root / "notify-changes.toml").write_text(CONFIG + 'ignore-revs = "missing.txt"\n')
+    result = offline_site.check()
+    assert result.code == 2 and "ignore-revs = 'missing.txt': no such file" in result.err
+
+
+@pytest.mark.parametrize(
+    ("text", "dates"),
+    [
+        ("---\ndate: 2025-03-03 # published\n---\n", {"date": "2025-03-03"}),  # a comment after the value
+        (
+            "---\ndate: '2025-03-03'\nlastmod: \"2025-03-04T10:00:00+01:00\"\n---\n",
+            {"date": "2025-03-03", "lastmod": "2025-03-04T10:00:00+01:00"},
+        ),
+        ("---\nlast_update:\n  date: 2025-02-03\n  author: x\n---\n", {"last_update": "2025-02-03"}),  # Docusaurus
+        ("---\nlast_update: {date: 2025-02-04, author: x}\n---\n", {"last_update": "2025-02-04"}),
+        ("---\ndate: 2025-03-14 10:20:00 +0100\n---\n", {"date": "2025-03-14T10:20:00+01:00"}),  # Jekyll's own form
+        ("---\ndate: >\n  2025-03-15\n---\n", {"date": "2025-03-15"}),  # a folded scalar
+        ("---\ntitle: a: b\ndate: 2025-03-03\n---\n", {}),  # not YAML: no dates (Jekyll builds it without its front matter)
+        ("---\ndate: 2025-02-30\n---\n", {}),  # a day that does not exist
+        ("---\nx: " + "[" * 5000 + "\ndate: 2025-03-03\n---\n", {}),  # nested past any sense
+        ("---\n- a list\n---\n", {}),
+    ],
+)
+def test_yaml_front_matter_is_parsed_as_yaml(tmp_path: Path, text: str, dates: dict[str, str]) -> None:
+    (tmp_path / "page.md").write_text(text)
+    assert front_matter(tmp_path / "page.md") == dates
