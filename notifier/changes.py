@@ -98,6 +98,9 @@ class Diff:
     records: dict[str, Record] | None = None  # loc -> record, for every URL of the parts this run made
     listed: Collection[str] = ()  # the URLs of the files read this deploy
     unread_files: int = 0  # files not read (same bytes as recorded): their URLs are in ``parts`` only
+    # URLs that left a news sitemap (yesterday's articles) and no other file lists: not removals
+    left_news: list[Change] = field(default_factory=list)
+    news_recorded: int = 0  # URLs the news files read this deploy held at the last one (left out of mass-removal)
 
     @property
     def announced(self) -> list[Sequence[Change]]:

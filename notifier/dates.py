@@ -149,11 +149,15 @@ _RFC822 = re.compile(
 )
 
 
+_TRAILING_COMMENT = re.compile(r"\s*\([^()]*\)\s*$")  # RFC 2822 3.2.3: `+0100 (CET)`
+
+
 def rfc822_to_w3c(text: str) -> str | None:
-    """An RSS ``<pubDate>`` (RFC 822, four- or two-digit year) as the W3C Datetime of the same
-    instant and offset; None when it is not a valid RFC 822 date (a weekday that does not
-    fit the date included)."""
-    match = _RFC822.fullmatch(text.strip())
+    """An RSS ``<pubDate>`` (RFC 822, four- or two-digit year; a trailing comment such as
+    ``(CET)`` is allowed, as RFC 2822 allows it) as the W3C Datetime of the same instant and
+    offset; None when it is not a valid RFC 822 date (a weekday that does not fit the date
+    included)."""
+    match = _RFC822.fullmatch(_TRAILING_COMMENT.sub("", text.strip()))
     if match is None:
         return None
     month_name, zone = match.group("month").lower(), match.group("zone").lower()

@@ -25,7 +25,6 @@ from notifier.sitemap_files import Entry, Row, SitemapFile, examine
 from notifier.store import (
     NewPart,
     Part,
-    PendingItem,
     Record,
     RecordedPart,
     State,
@@ -37,7 +36,7 @@ from notifier.store import (
 )
 from notifier.urlhash import loc_hash
 
-__all__ = ["Added", "Change", "Diff", "DiffBuilder", "PageFinding", "apply_to_state", "compute_diff", "same_instant"]
+__all__ = ["Added", "Change", "Diff", "DiffBuilder", "PageFinding", "compute_diff", "same_instant"]
 
 
 class _Unmatched(NamedTuple):
@@ -96,6 +95,7 @@ class DiffBuilder:
         self.records: dict[str, Record] = {}  # run: loc -> its record after this deploy
         self.unmatched_new: list[_Unmatched] = []
         self.unmatched_old: dict[str, Record] = {}
+        self.from_news: set[str] = set()  # of unmatched_old: recorded in a news file
         self.origins: dict[str, None] = {}
         self.kept: list[Part] = []  # the parts of unread files
         self.listed_elsewhere: set[str] = set()  # run: listed by a file read, its record kept by an unread file
@@ -112,6 +112,7 @@ class DiffBuilder:
             self.used.add(key)
         if entries is None:
             assert old is not None, "only a file recorded last deploy is left unread"
+            self.result.news_recorded += old.count if info.news else 0
             self.kept.append(old)
             self.new_parts.append(old)
             self.origins.update(dict.fromkeys(old.origins))
@@ -159,10 +160,14 @@ class DiffBuilder:
             if build:
                 records[loc] = renew(record, lastmod, fingerprint)
                 locs.append(loc)
+        if info.news:
+            result.news_recorded += len(recorded)
         if len(matched) < len(recorded):  # recorded here, not listed here any more: moved or removed
             for loc, record in recorded.items():
                 if loc not in matched:
                     self.unmatched_old[loc] = record
+                    if info.news:
+                        self.from_news.add(loc)
         self._close_file(info, locs, missing)
         if old is not None:
             old.unload()
@@ -331,7 +336,8 @@ class DiffBuilder:
             return
         for loc, old_record in self.unmatched_old.items():
             if loc not in listed and loc not in known.records and loc not in self.listed_elsewhere:
-                self.result.removed.append(Change(loc, "removed", lastmod_of(old_record), None))
+                gone = Change(loc, "removed", lastmod_of(old_record), None)
+                (self.result.left_news if loc in self.from_news else self.result.removed).append(gone)
 
     def _still_pending(self, known: _Known) -> int:
         """Pending URLs not read this deploy: unchanged in an unread file, or removed earlier.
@@ -418,29 +424,3 @@ def compute_diff(
     )
     builder.add_file(examine(SitemapFile("entries", "urlset", key="\0entries"), entries), entries)
     return builder.finish()
-
-
-def apply_to_state(diff: Diff, state: State, *, endpoints: list[str], to_submit: Iterable[Sequence[Change]], now: str) -> None:
-    """Record the sitemap as the new truth and add ``to_submit`` to every endpoint's pending set.
-
-    The pending sets are then what each endpoint is sent (older pending first). This is
-    written durably before the first request, so a run killed mid-way resends what was
-    not acknowledged; each acknowledged batch then leaves the pending set.
-    """
-    state.parts, state.records = diff.parts, diff.records
-    fresh = {reason: PendingItem(reason=reason, since=now) for reason in ("added", "changed", "removed")}
-    groups = list(to_submit)
-    for endpoint in endpoints:
-        items = state.pending.setdefault(endpoint, {})
-        for group in groups:
-            if isinstance(group, Added) and not items:  # a first run's million: no Change objects
-                items = state.pending[endpoint] = dict.fromkeys(group.locs, fresh["added"])
-                continue
-            for change in group:
-                waiting = items.get(change.loc)
-                if waiting is None:  # items are never changed in place: one object serves every URL alike
-                    items[change.loc] = fresh[change.reason]
-                else:
-                    items[change.loc] = PendingItem(reason=change.reason, since=waiting["since"])
-    if not state.created:
-        state.created = now

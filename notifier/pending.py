@@ -10,11 +10,11 @@ older version queued is dropped with a note, so it cannot hold every later run a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
-from notifier.changes import Added, Change
+from notifier.changes import Added, Change, Diff
 from notifier.report import plural
-from notifier.store import State
+from notifier.store import PendingItem, State
 from notifier.urls import unsendable
 
 
@@ -83,3 +83,29 @@ def refuse_unsendable(groups: list[Sequence[Change]], irregular: set[str]) -> tu
         f"{plural(len(refused), 'URL')} can never be sent to IndexNow and were not queued "
         f"(e.g. {example[:200]!r}: {unsendable(example)}); fix them in the sitemap"
     ]
+
+
+def apply_to_state(diff: Diff, state: State, *, endpoints: list[str], to_submit: Iterable[Sequence[Change]], now: str) -> None:
+    """Record the sitemap as the new truth and add ``to_submit`` to every endpoint's pending set.
+
+    The pending sets are then what each endpoint is sent (older pending first). This is
+    written durably before the first request, so a run killed mid-way resends what was
+    not acknowledged; each acknowledged batch then leaves the pending set.
+    """
+    state.parts, state.records = diff.parts, diff.records
+    fresh = {reason: PendingItem(reason=reason, since=now) for reason in ("added", "changed", "removed")}
+    groups = list(to_submit)
+    for endpoint in endpoints:
+        items = state.pending.setdefault(endpoint, {})
+        for group in groups:
+            if isinstance(group, Added) and not items:  # a first run's million: no Change objects
+                items = state.pending[endpoint] = dict.fromkeys(group.locs, fresh["added"])
+                continue
+            for change in group:
+                waiting = items.get(change.loc)
+                if waiting is None:  # items are never changed in place: one object serves every URL alike
+                    items[change.loc] = fresh[change.reason]
+                else:
+                    items[change.loc] = PendingItem(reason=change.reason, since=waiting["since"])
+    if not state.created:
+        state.created = now

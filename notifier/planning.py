@@ -9,10 +9,10 @@ import itertools
 from collections.abc import Callable, Sequence
 
 from notifier.dates import format_utc, parse_w3c
-from notifier.diff import Added, Change, Diff, apply_to_state
+from notifier.diff import Added, Change, Diff
 from notifier.errors import UsageError
 from notifier.indexnow import make_batches
-from notifier.pending import refuse_unsendable
+from notifier.pending import apply_to_state, refuse_unsendable
 from notifier.report import PlannedBatch, Report, plural
 from notifier.settings import Settings
 from notifier.store import State

@@ -16,8 +16,10 @@ import concurrent.futures
 import concurrent.futures.process
 import contextlib
 import dataclasses
+import gzip
 import itertools
 import urllib.parse
+import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -35,7 +37,7 @@ from notifier.sitemap_files import (
     make_entry,
 )
 from notifier.sitemap_text import parse_text as _parse_text
-from notifier.sitemap_xml import BOM, NS_084, NS_09, WHITESPACE_BYTES, XML_SPACE
+from notifier.sitemap_xml import BOM, NEWS, NS_084, NS_09, WHITESPACE_BYTES, XML_SPACE
 from notifier.sitemap_xml import parse_xml as _parse_xml
 from notifier.source import Source, file_digest, is_inside, is_url, same_site
 from notifier.source import resolved as _real
@@ -87,6 +89,20 @@ def read_sitemap(
     return sitemap
 
 
+def _declares_news(path: str) -> bool:
+    """Whether an unparsed local file's root declares the news namespace (it comes first)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096)
+            if head.startswith(b"\x1f\x8b"):
+                handle.seek(0)
+                with gzip.open(handle) as unpacked:
+                    head = unpacked.read(4096)
+    except (OSError, EOFError, zlib.error):
+        return False
+    return NEWS.encode() in head
+
+
 def _read_one(
     location: str,
     public_url: str | None,
@@ -111,6 +127,7 @@ def _read_one(
     known = options.known_digests.get(info.key) if options.known_digests else None
     if known is not None and not is_url(location) and file_digest(location) == known:
         info.digest, info.skipped = known, True  # same bytes as last deploy: nothing to parse
+        info.news = _declares_news(location)
         if sitemap.sink is not None:
             sitemap.sink(info, None)
         return

@@ -53,6 +53,7 @@ class SitemapFile:
     site_url: str | None = None  # a feed's own link to its site (RSS <channel><link>, Atom's feed-level alternate)
     key: str = ""  # stable identity across deploys: the path under the site dir, or the URL
     skipped: bool = False  # its bytes equal the recorded ones: not parsed, its URLs come from the state
+    news: bool = False  # a Google News sitemap (xmlns:news): it lists the last two days' articles only
     # worked out where it was parsed (on every core for an index's parts):
     origins: list[str] = field(default_factory=list)  # scheme://host of its URLs, first seen first
     irregular: list[str] = field(default_factory=list)  # its URLs that are not plain (urls.irregular)

@@ -20,6 +20,8 @@ from notifier.source import CHUNK
 
 NS_09 = "http://www.sitemaps.org/schemas/sitemap/0.9"
 XHTML_LINK = "{http://www.w3.org/1999/xhtml}link"  # <xhtml:link rel="alternate" hreflang href>
+NEWS = "http://www.google.com/schemas/sitemap-news/0.9"  # a Google News sitemap: the last two days' articles
+NEWS_TAG, NEWS_DATE = f"{{{NEWS}}}news", f"{{{NEWS}}}publication_date"
 CHANGEFREQS = frozenset(("always", "hourly", "daily", "weekly", "monthly", "yearly", "never"))
 VALUE_FINDINGS = 20  # sitemap-values findings one file gives one by one; the rest are counted
 NS_084 = "http://www.google.com/schemas/sitemap/0.84"  # the old namespace, read like 0.9
@@ -165,6 +167,7 @@ class _XmlFile:
             )
         self.is_index = local == "sitemapindex"
         self.info.kind = "index" if self.is_index else "urlset"
+        self.info.news = NEWS in (element.nsmap or {}).values()
         self.item_tag = prefix + ("sitemap" if self.is_index else "url")
         self.loc_tag, self.lastmod_tag = prefix + "loc", prefix + "lastmod"
         self.changefreq_tag, self.priority_tag = prefix + "changefreq", prefix + "priority"
@@ -212,6 +215,8 @@ class _XmlFile:
                         others = []
                     others.append(child)
             line = _line(element)
+            if others is not None and lastmod is None:
+                lastmod = _news_date(others)
             if others is not None and loc:
                 self._other_children(loc, line, others)
             if repeated:
@@ -298,6 +303,15 @@ def _feed_item(element: Any) -> tuple[str | None, str | None]:
     if updated is None and dc_date is None and pub_date is not None:
         return loc, rfc822_to_w3c(pub_date) or pub_date
     return loc, updated if updated is not None else dc_date
+
+
+def _news_date(children: list[Any]) -> str | None:
+    """A news article's ``<news:publication_date>``: its date when the <url> has no lastmod."""
+    for child in children:
+        if child.tag == NEWS_TAG:
+            published = child.findtext(NEWS_DATE)
+            return published.strip(XML_SPACE) if published is not None else None
+    return None
 
 
 def _priority_ok(value: str) -> bool:

@@ -82,15 +82,10 @@ def _diff_and_verify(
         sink=builder.add_file,
     )
     diff = builder.finish()
+    _what_is_not_announced(diff, built if site_dir is not None else None, report, writes=writes)
     report.added, report.changed, report.removed = diff.added, diff.changed, diff.removed
     report.unchanged = diff.unchanged
     report.held_back = [change.loc for change in diff.held_back]
-    if diff.held_back:
-        report.notes.append(
-            f"{plural(len(diff.held_back), 'URL')} held back, not announced: the lastmod moved but the built page is "
-            "byte-identical to the last deploy's (lastmod-without-change); "
-            + ("their new lastmods are recorded" if writes else "a run records their new lastmods")
-        )
     if built is not None:
         built.reader.read_heads(itertools.chain(diff.added.locs, (change.loc for change in diff.changed)))
         _robots_note(built, settings, report)
@@ -143,6 +138,28 @@ def _name_a_shallow_clone(settings: Settings, violations: list[Violation]) -> li
     return [
         violation._replace(message=violation.message + cause) if violation.rule == "lastmod-bulk" else violation for violation in violations
     ]
+
+
+def _what_is_not_announced(diff: Diff, build: BuiltSite | None, report: Report, *, writes: bool) -> None:
+    """Pages proven unchanged (held back), and news articles that aged out of a news sitemap:
+    a news URL no file lists any more is removed only when ``build`` (--site-dir) lacks its page."""
+    if diff.held_back:
+        report.notes.append(
+            f"{plural(len(diff.held_back), 'URL')} held back, not announced: the lastmod moved but the built page is "
+            "byte-identical to the last deploy's (lastmod-without-change); "
+            + ("their new lastmods are recorded" if writes else "a run records their new lastmods")
+        )
+    if not diff.left_news:
+        return
+    gone = [change for change in diff.left_news if build is not None and build.build.page_file(change.loc) is None]
+    diff.removed.extend(gone)
+    left = len(diff.left_news) - len(gone)
+    if left:
+        still = "their pages are still built" if build is not None else "a news sitemap lists two days of articles"
+        report.notes.append(
+            f"{plural(left, 'URL')} left the news sitemap and no other file lists them ({still}): "
+            "not announced as removed, and no longer recorded"
+        )
 
 
 def _built_site(settings: Settings, pool: concurrent.futures.Executor | None) -> BuiltSite | None:

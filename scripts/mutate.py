@@ -45,6 +45,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
@@ -59,6 +60,10 @@ CACHE = ROOT / ".mutate"
 NOT_DECISIONS = {
     "notifier/__init__.py": "the public names and the version",
     "notifier/__main__.py": "python -m notifier",
+    "notifier/api.py": "the Python API's keyword arguments, handed to settings",
+    "notifier/config_tables.py": "reads the config's tables; a bad value is exit 2 before anything is read (tests/test_cli.py)",
+    "notifier/settings.py": "reads the options; a bad value is exit 2 before anything is read (tests/test_cli.py)",
+    "notifier/discovery.py": "finds the sitemap in the usual build folders when none is given",
     "notifier/_launch.py": "starts main() and turns signals into exit codes",
     "notifier/cli.py": "the command line's words; its decisions are settings' and the phases'",
     "notifier/crash.py": "the crash log of a bug (exit 70)",
@@ -282,16 +287,51 @@ def test_map(source: Path) -> tuple[dict[str, dict[int, set[str]]], dict[str, fl
     return lines, durations
 
 
-def tests_for(mutant: Mutant, lines: dict[str, dict[int, set[str]]], durations: dict[str, float]) -> list[str]:
-    """The tests that run the mutant's lines, fastest first; a module-level line (run at import)
-    is judged by every test that runs any line of its module."""
-    by_line = lines.get(mutant.module, {})
-    chosen: set[str] = set()
-    for line in range(mutant.lines[0], mutant.lines[1] + 1):
-        chosen |= by_line.get(line, set())
-    if not chosen and mutant.scope == "<module>":
-        chosen = set().union(*by_line.values()) if by_line else set()
-    return sorted(chosen, key=lambda test: (durations.get(test, 0.0), test))
+class TestOrder:
+    """Which of a mutant's tests run first, and how many at most.
+
+    Tests that killed a mutant of the same function (then of the same module) earlier in the
+    run come first, then the most focused (those running the fewest lines of the module: a
+    unit test before an end-to-end run), then the fastest. At most ``cap`` run: a mutant that
+    outlives that many of the tests most likely to notice it is reported as a survivor, so the
+    cap can only add survivors, never hide one."""
+
+    def __init__(self, lines: dict[str, dict[int, set[str]]], durations: dict[str, float], cap: int) -> None:
+        self.lines, self.durations, self.cap = lines, durations, cap
+        self.breadth: dict[str, Counter[str]] = {}  # module -> test -> lines of it the test runs
+        self.killers: dict[tuple[str, str], set[str]] = defaultdict(set)  # (module, scope) -> tests that killed there
+        self.lock = threading.Lock()
+
+    def tests_for(self, mutant: Mutant) -> tuple[list[str], int]:
+        """The tests to run, in order, and how many run its lines in all. A module-level line
+        (run at import) is judged by every test that runs any line of its module."""
+        by_line = self.lines.get(mutant.module, {})
+        chosen: set[str] = set()
+        for line in range(mutant.lines[0], mutant.lines[1] + 1):
+            chosen |= by_line.get(line, set())
+        if not chosen and mutant.scope == "<module>":
+            chosen = set().union(*by_line.values()) if by_line else set()
+        breadth = self._breadth(mutant.module)
+        with self.lock:
+            here, module = self.killers[(mutant.module, mutant.scope)], self.killers[(mutant.module, "")]
+        ordered = sorted(
+            chosen, key=lambda test: (test not in here, test not in module, breadth[test], self.durations.get(test, 0.0), test)
+        )
+        return ordered[: self.cap], len(chosen)
+
+    def killed(self, mutant: Mutant, tests: list[str]) -> None:
+        """Remember the tests that judged a killed mutant (the first of them, most likely, killed it)."""
+        with self.lock:
+            for test in tests[:3]:
+                self.killers[(mutant.module, mutant.scope)].add(test)
+                self.killers[(mutant.module, "")].add(test)
+
+    def _breadth(self, module: str) -> Counter[str]:
+        with self.lock:
+            known = self.breadth.get(module)
+            if known is None:
+                known = self.breadth[module] = Counter(test for tests in self.lines.get(module, {}).values() for test in tests)
+            return known
 
 
 def run_mutant(mutant: Mutant, copy: Path, tests: list[str], durations: dict[str, float]) -> str:
@@ -352,8 +392,9 @@ class _Worker:
         self.process.wait()
 
 
-def _run_all(chosen: list[Mutant], source: Path, jobs: int) -> Iterator[tuple[Mutant, str]]:
+def _run_all(chosen: list[Mutant], source: Path, jobs: int, cap: int) -> Iterator[tuple[Mutant, str]]:
     lines, durations = test_map(source)
+    order = TestOrder(lines, durations, cap)
     workers: queue.Queue[_Worker] = queue.Queue()
     started = [_Worker(Path(shutil.copytree(source, source.parent / f"worker-{number}"))) for number in range(jobs)]
     for worker in started:
@@ -362,9 +403,13 @@ def _run_all(chosen: list[Mutant], source: Path, jobs: int) -> Iterator[tuple[Mu
     def judge(mutant: Mutant) -> tuple[Mutant, str]:
         worker = workers.get()
         try:
-            return mutant, worker.judge(mutant, tests_for(mutant, lines, durations), durations)
+            tests, _ = order.tests_for(mutant)
+            outcome = worker.judge(mutant, tests, durations)
         finally:
             workers.put(worker)
+        if outcome in ("killed", "timeout"):
+            order.killed(mutant, tests)
+        return mutant, outcome
 
     try:
         with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
@@ -398,6 +443,7 @@ def main() -> int:
     parser.add_argument("--list", action="store_true", help="list the mutants and stop")
     parser.add_argument("--jobs", type=int, default=2, help="mutants run at once (default 2)")
     parser.add_argument("--results", type=Path, help="also write every mutant's outcome to this JSON file")
+    parser.add_argument("--max-tests", type=int, default=300, help="tests run at most per mutant, most likely killers first (default 300)")
     args = parser.parse_args()
     modules = args.module or decision_modules()
     chosen = [mutant for module in modules for mutant in mutants(module)]
@@ -410,7 +456,7 @@ def main() -> int:
     started = time.monotonic()
     outcomes: dict[Mutant, str] = {}
     with tempfile.TemporaryDirectory(prefix="nc-mutate-") as temp:
-        for mutant, outcome in _run_all(chosen, snapshot(Path(temp)), args.jobs):
+        for mutant, outcome in _run_all(chosen, snapshot(Path(temp)), args.jobs, args.max_tests):
             outcomes[mutant] = outcome
             print(f"{outcome:9s} {mutant.key}", file=sys.stderr, flush=True)
     print(f"\n{len(chosen)} mutants in {time.monotonic() - started:.0f} s\n")

@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from notifier.diff import Diff, apply_to_state, compute_diff, same_instant
+from notifier.diff import Diff, compute_diff, same_instant
+from notifier.pending import apply_to_state
 from notifier.sitemap import Entry
 from notifier.store import PendingItem, State, new_record
 

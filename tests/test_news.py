@@ -1,0 +1,118 @@
+"""News sitemaps and feed dates (#17, points 16 and 17): a news sitemap lists two days of
+articles, so what leaves it is not removed; RFC 2822's trailing comments are dates."""
+
+from __future__ import annotations
+
+import pytest
+
+from notifier.dates import rfc822_to_w3c
+from tests.conftest import BASE, NS, Site, index, pages, urlset
+
+NEWS = "http://www.google.com/schemas/sitemap-news/0.9"
+
+
+def news_sitemap(articles: dict[str, str], *, lastmod: bool = False) -> str:
+    """A Google News sitemap: each article with its <news:publication_date>, no <lastmod>."""
+    items = "".join(
+        f"<url><loc>{BASE}{path}</loc>{f'<lastmod>{published}</lastmod>' if lastmod else ''}<news:news>"
+        "<news:publication><news:name>Tea Times</news:name><news:language>en</news:language></news:publication>"
+        f"<news:publication_date>{published}</news:publication_date><news:title>{path}</news:title></news:news></url>"
+        for path, published in articles.items()
+    )
+    return f'<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="{NS}" xmlns:news="{NEWS}">{items}</urlset>'
+
+
+def _site(site: Site, articles: dict[str, str], regular: dict[str, str | None]) -> None:
+    site.write(index({"/news.xml": None, "/pages.xml": None}))
+    site.write(news_sitemap(articles), "news.xml")
+    site.write(urlset(regular), "pages.xml")
+
+
+ARTICLES = {f"/news/{n}/": f"2026-06-{n + 1:02d}T08:00:00Z" for n in range(12)}
+
+
+def test_articles_that_age_out_of_the_news_sitemap_are_not_removals(site: Site) -> None:
+    assert site.fake is not None
+    _site(site, ARTICLES, pages(3))
+    assert site.run("--initial", "submit").code == 0
+    site.fake.posts.clear()
+    fresh = {f"/news/{n}/": f"2026-06-{n + 1:02d}T08:00:00Z" for n in range(12, 14)}
+    _site(site, fresh, pages(3))  # two days later: twelve articles aged out, two new ones
+    result = site.run()
+    assert result.code == 0 and "mass-removal" not in result.out, result.out
+    assert sorted(site.fake.delivered()) == sorted(BASE + path for path in fresh)  # nothing announced as removed
+    assert "12 URLs left the news sitemap and no other file lists them" in result.out
+    assert "0 removed" in result.out
+
+
+def test_an_article_still_listed_by_another_file_just_moved(site: Site) -> None:
+    assert site.fake is not None
+    _site(site, ARTICLES, pages(3))
+    assert site.run().code == 0
+    _site(site, {}, pages(3) | dict(ARTICLES))  # the articles now live in the regular sitemap only
+    result = site.run()
+    assert result.code == 0 and "left the news sitemap" not in result.out and site.fake.delivered() == [], result.out
+
+
+def test_a_regular_sitemap_that_loses_its_pages_is_still_a_mass_removal(site: Site) -> None:
+    _site(site, ARTICLES, pages(20))
+    assert site.run().code == 0
+    _site(site, ARTICLES, pages(5))  # 15 of the 20 regular pages gone; the news file counts for nothing
+    result = site.run()
+    assert result.code == 1 and "error[mass-removal]" in result.out and "15 of 20 recorded URLs vanished" in result.out, result.out
+
+
+def test_with_site_dir_an_article_whose_page_is_gone_is_removed(site: Site) -> None:
+    assert site.fake is not None
+    _site(site, ARTICLES, pages(3))
+    site.build_pages(["/", *ARTICLES, *pages(3)])
+    assert site.run("--site-dir", str(site.public)).code == 0
+    site.fake.posts.clear()
+    (site.public / "news" / "0" / "index.html").unlink()  # retracted: its page is gone from the build
+    _site(site, {}, pages(3))
+    result = site.run("--site-dir", str(site.public))
+    assert result.code == 0, result.out
+    assert site.fake.delivered() == [f"{BASE}/news/0/"]  # announced as removed; the eleven others are still built
+    assert "11 URLs left the news sitemap and no other file lists them (their pages are still built)" in result.out
+
+
+def test_a_news_article_without_a_lastmod_is_dated_by_its_publication_date(offline_site: Site) -> None:
+    offline_site.write(news_sitemap({"/news/a/": "2026-06-01T08:00:00+02:00"}))
+    result = offline_site.check("--format", "json")
+    assert result.code == 0 and "lastmod-missing" not in result.out, result.out
+    from notifier.sitemap import read_sitemap
+
+    (entry,) = read_sitemap(str(offline_site.sitemap)).entries
+    assert entry.lastmod == "2026-06-01T08:00:00+02:00"
+    offline_site.write(
+        news_sitemap({"/news/a/": "2026-06-01T08:00:00Z"}, lastmod=True).replace(
+            "<lastmod>2026-06-01T08:00:00Z", "<lastmod>2026-06-02T08:00:00Z"
+        )
+    )
+    (entry,) = read_sitemap(str(offline_site.sitemap)).entries
+    assert entry.lastmod == "2026-06-02T08:00:00Z"  # a lastmod, when there is one, wins
+
+
+@pytest.mark.parametrize(
+    ("text", "w3c"),
+    [
+        ("Fri, 14 Mar 2025 10:20:00 +0100 (CET)", "2025-03-14T10:20:00+01:00"),  # RFC 2822's comment
+        ("Fri, 14 Mar 2025 10:20:00 +0000 (UTC)", "2025-03-14T10:20:00Z"),
+        ("Fri, 14 Mar 2025 10:20:00 +0100  ( Central European Time ) ", "2025-03-14T10:20:00+01:00"),
+        ("Fri, 14 Mar 2025 10:20:00 (CET)", None),  # a comment is no zone
+        ("Fri, 14 Mar 2025 10:20:00 +0100 (CET", None),
+    ],
+)
+def test_an_rfc_2822_date_with_a_trailing_comment(text: str, w3c: str | None) -> None:
+    assert rfc822_to_w3c(text) == w3c
+
+
+def test_a_feed_date_with_a_comment_is_no_lastmod_invalid(offline_site: Site) -> None:
+    feed = (
+        '<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>'
+        f"<link>{BASE}/</link><item><link>{BASE}/a/</link><pubDate>Fri, 14 Mar 2025 10:20:00 +0100 (CET)</pubDate></item>"
+        "</channel></rss>"
+    )
+    offline_site.write(feed)
+    result = offline_site.check()
+    assert result.code == 0 and "lastmod-invalid" not in result.out, result.out
