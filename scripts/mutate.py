@@ -99,6 +99,7 @@ class Mutant:
     occurrence: int  # the same text and operator in the same scope: 1, 2, ...
     index: int  # its place among the module's mutants (to find it again in a fresh parse)
     lines: tuple[int, int]
+    in_function: bool = True  # False: at module level or in a class body, run at import
 
     @property
     def key(self) -> str:
@@ -112,6 +113,7 @@ class _Point:
     scope: str
     operator: str
     apply: Callable[[], None]
+    in_function: bool
 
 
 def _text(source: str, node: ast.AST) -> str:
@@ -128,10 +130,22 @@ class _Finder:
 
     def __init__(self) -> None:
         self.points: list[_Point] = []
+        self.functions: list[bool] = [False]  # per scope entered: inside a function (not run at import)
 
     def visit(self, node: ast.AST, scope: str, parent: ast.AST | None, field: str, index: int | None, in_compare: bool = False) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             scope = node.name if scope == "<module>" else f"{scope}.{node.name}"
+            self.functions.append(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or self.functions[-1])
+            try:
+                self._children(node, scope, in_compare)
+            finally:
+                self.functions.pop()
+            return
+        self._children(node, scope, in_compare, parent, field, index)
+
+    def _children(
+        self, node: ast.AST, scope: str, in_compare: bool, parent: ast.AST | None = None, field: str = "", index: int | None = None
+    ) -> None:
         if isinstance(node, ast.JoinedStr) or _is_type_checking(node):
             return
         self._mutations(node, scope, parent, field, index, in_compare)
@@ -145,7 +159,7 @@ class _Finder:
                 self.visit(child, scope, node, name, position if isinstance(value, list) else None, isinstance(node, ast.Compare))
 
     def _add(self, node: ast.AST, scope: str, operator: str, apply: Callable[[], None]) -> None:
-        self.points.append(_Point(node, scope, operator, apply))
+        self.points.append(_Point(node, scope, operator, apply, self.functions[-1]))
 
     def _mutations(self, node: ast.AST, scope: str, parent: ast.AST | None, field: str, index: int | None, in_compare: bool) -> None:
         replace = _replacer(parent, field, index)
@@ -230,7 +244,9 @@ def mutants(module: str, root: Path = ROOT) -> list[Mutant]:
         text = _text(source, point.node)
         seen[(point.scope, text, point.operator)] += 1
         lines = (getattr(point.node, "lineno", 0), getattr(point.node, "end_lineno", 0) or 0)
-        found.append(Mutant(module, point.scope, text, point.operator, seen[(point.scope, text, point.operator)], index, lines))
+        found.append(
+            Mutant(module, point.scope, text, point.operator, seen[(point.scope, text, point.operator)], index, lines, point.in_function)
+        )
     return found
 
 
@@ -303,13 +319,14 @@ class TestOrder:
         self.lock = threading.Lock()
 
     def tests_for(self, mutant: Mutant) -> tuple[list[str], int]:
-        """The tests to run, in order, and how many run its lines in all. A module-level line
-        (run at import) is judged by every test that runs any line of its module."""
+        """The tests to run, in order, and how many run its lines in all. A line outside any
+        function (run at import: a constant, a class body) is judged by every test that runs
+        any line of its module."""
         by_line = self.lines.get(mutant.module, {})
         chosen: set[str] = set()
         for line in range(mutant.lines[0], mutant.lines[1] + 1):
             chosen |= by_line.get(line, set())
-        if not chosen and mutant.scope == "<module>":
+        if not chosen and not mutant.in_function:
             chosen = set().union(*by_line.values()) if by_line else set()
         breadth = self._breadth(mutant.module)
         with self.lock:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 
 import coverage
@@ -22,7 +23,14 @@ _COVERAGE = coverage.Coverage(
 _DURATIONS: dict[str, float] = {}
 
 
+# A second thread, idle: notifier.workers.usable_cores() then gives 1, so the work a run
+# would hand to worker processes runs here, where coverage sees which test ran it. (The
+# mutants themselves are judged with the worker processes, which fork with the mutant.)
+_IDLE = threading.Thread(target=threading.Event().wait, daemon=True, name="mutate-trace-idle")
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    _IDLE.start()
     _COVERAGE.start()
 
 
