@@ -63,10 +63,10 @@ class _KeptAway:
         notes = []
         for cause, (named, locs) in self.by_cause.items():
             who = ", ".join(crawler for crawler in INDEXNOW_CRAWLERS if crawler in named)
-            many = "1 URL this deploy announces" if len(locs) == 1 else f"{len(locs)} URLs this deploy announces"
+            many, them = ("1 URL", "it") if len(locs) == 1 else (f"{len(locs)} URLs", "them")
             notes.append(
-                f"{cause} keeps {who} away from {many} (e.g. {locs[0]}); IndexNow still shares them with every engine, "
-                "and the others may crawl and index them (not an error)"
+                f"{cause} keeps {who} away from {many} this deploy announces (e.g. {locs[0]}); IndexNow still shares "
+                f"{them} with every engine, and the others may crawl and index {them} (not an error)"
             )
         return notes
 
