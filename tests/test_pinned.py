@@ -377,31 +377,28 @@ def _run_at(site: Site, when: dt.datetime, **options: object) -> int:
     return int(report.exit_code)
 
 
-def test_a_url_that_changes_again_while_pending_keeps_its_first_since(site: Site) -> None:
-    from tests.fakeindexnow import status
-
-    assert site.fake is not None
-    site.write(urlset(pages(2)))
-    assert _run_at(site, T1 - dt.timedelta(days=1)) == 0
-    site.fake.plan = [status(503)] * 20
-    site.write(urlset(pages(2) | {"/p/0/": "2029-06-01T10:00:00Z"}))
-    assert _run_at(site, T1) == 0
-    site.write(urlset(pages(2) | {"/p/0/": "2029-07-01T10:00:00Z"}))  # edited again before it was delivered
-    assert _run_at(site, T2) == 0
-    assert recorded_pending(site.state)[site.fake.endpoint] == {f"{BASE}/p/0/": {"reason": "changed", "since": "2030-01-01T12:00:00Z"}}
-
-
-def test_state_show_says_waiting_since_the_oldest_pending_time(site: Site) -> None:
+def _two_deploys_while_the_endpoint_is_down(site: Site, first: dict[str, str | None], second: dict[str, str | None]) -> None:
+    """A recorded site, then a deploy at T1 and one at T2, each answered 503 (their URLs stay pending)."""
     from tests.fakeindexnow import status
 
     assert site.fake is not None
     site.write(urlset(pages(2)))
     assert _run_at(site, T1 - dt.timedelta(days=1)) == 0
     site.fake.plan = [status(503)] * 40
-    site.write(urlset(pages(2) | {"/a/": "2029-06-01"}))
-    assert _run_at(site, T1) == 0
-    site.write(urlset(pages(2) | {"/a/": "2029-06-01", "/b/": "2029-06-02"}))
-    assert _run_at(site, T2) == 0
+    for when, listed in ((T1, first), (T2, second)):
+        site.write(urlset(pages(2) | listed))
+        assert _run_at(site, when) == 0
+
+
+def test_a_url_that_changes_again_while_pending_keeps_its_first_since(site: Site) -> None:
+    assert site.fake is not None
+    _two_deploys_while_the_endpoint_is_down(site, {"/p/0/": "2029-06-01T10:00:00Z"}, {"/p/0/": "2029-07-01T10:00:00Z"})
+    assert recorded_pending(site.state)[site.fake.endpoint] == {f"{BASE}/p/0/": {"reason": "changed", "since": "2030-01-01T12:00:00Z"}}
+
+
+def test_state_show_says_waiting_since_the_oldest_pending_time(site: Site) -> None:
+    assert site.fake is not None
+    _two_deploys_while_the_endpoint_is_down(site, {"/a/": "2029-06-01"}, {"/a/": "2029-06-01", "/b/": "2029-06-02"})
     site.capsys.readouterr()
     assert main(["state", "show", "--state", str(site.state)]) == 0
     assert f"{site.fake.endpoint}: 2 URLs, waiting since 2030-01-01T12:00:00Z" in site.capsys.readouterr().out
