@@ -25,7 +25,7 @@ from notifier.source import is_inside, resolved
 from notifier.urls import path_query
 
 HOME_PAGE = "index.html"
-MAX_DEPTH = 64  # folders deeper than this are not pages anyone links to
+MAX_DEPTH = 64  # a page path of more names (folders and the file) is not a page anyone links to
 
 
 @dataclass
@@ -100,7 +100,7 @@ class Build:
         return "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else None
 
     def _walk(self, folder: str, prefix: str, seen_dirs: set[Path], depth: int) -> None:
-        if depth > MAX_DEPTH:
+        if depth >= MAX_DEPTH:  # its files' paths would have more than MAX_DEPTH names (as _kind counts them)
             return
         add, serve = self._found.append, self._served.append
         try:

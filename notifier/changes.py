@@ -86,7 +86,6 @@ class Diff:
     removed: list[Change] = field(default_factory=list)
     pending: list[Change] = field(default_factory=list)  # waiting from an earlier run only
     unchanged: int = 0
-    rewritten: int = 0  # same instant written differently: recorded, never announced
     total: int = 0  # distinct URLs the sitemap lists, read or not
     missing: list[str] = field(default_factory=list)  # URLs without a lastmod
     origins: list[str] = field(default_factory=list)  # scheme://host of the URLs, first seen first

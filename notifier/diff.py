@@ -225,8 +225,7 @@ class DiffBuilder:
         elif old == lastmod:
             moved = False
         elif same_instant(old, lastmod):
-            moved = False
-            result.rewritten += 1
+            moved = False  # the same instant written differently: recorded, never announced
         else:
             moved = True
         if fingerprint is not None and old_print is not None:

@@ -486,3 +486,60 @@ def test_a_url_that_can_never_be_sent_is_refused_and_the_others_beside_it_go(sit
     result = site.run("--rule", "url-invalid=warn")
     assert result.code == 0 and "1 URL can never be sent to IndexNow and were not queued" in result.out, result.out
     assert site.fake.delivered() == [BASE + good] and recorded_pending(site.state) == {}
+
+
+# -- what the mutation run found no test stating (scripts/mutate.py) --------------------------------
+def _nested(depth: int) -> str:
+    """A page path of ``depth`` names: depth - 1 folders and its file."""
+    return "/".join(f"d{n}" for n in range(depth - 1)) + "/index.html"
+
+
+@pytest.mark.parametrize("scanned", [True, False])
+def test_a_page_64_names_deep_is_found_and_65_is_not(tmp_path: Path, scanned: bool) -> None:
+    """The same bound whether the build is scanned (--site-dir) or looked up page by page."""
+    from notifier.build import MAX_DEPTH, Build
+
+    for depth in (MAX_DEPTH, MAX_DEPTH + 1):
+        (tmp_path / _nested(depth)).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / _nested(depth)).write_text("x")
+    build = Build.scan(tmp_path) if scanned else Build.unscanned(tmp_path)
+    assert build.has(_nested(MAX_DEPTH)) and not build.has(_nested(MAX_DEPTH + 1))
+
+
+def test_a_link_to_a_file_counts_only_when_it_stays_inside_the_build(tmp_path: Path) -> None:
+    from notifier.build import Build
+
+    (tmp_path / "outside.html").write_text("secret")
+    (tmp_path / "public").mkdir()
+    (tmp_path / "public" / "real.html").write_text("x")
+    (tmp_path / "public" / "alias.html").symlink_to(tmp_path / "public" / "real.html")
+    (tmp_path / "public" / "leak.html").symlink_to(tmp_path / "outside.html")
+    for build in (Build.scan(tmp_path / "public"), Build.unscanned(tmp_path / "public")):
+        assert build.page_file(f"{BASE}/alias") == "alias.html" and build.page_file(f"{BASE}/leak") is None
+
+
+def test_only_the_first_mib_of_robots_txt_is_read(offline_site: Site) -> None:
+    """RFC 9309 asks crawlers to read at least 500 KiB; a rule after the first MiB is not read."""
+    offline_site.write(urlset({"/a/": "2024-05-01"}))
+    offline_site.build_pages(["/", "/a/"])
+    (offline_site.public / "robots.txt").write_text("#" * (1 << 20) + "\nUser-agent: *\nDisallow: /\n")
+    assert offline_site.check().code == 0
+    (offline_site.public / "robots.txt").write_text("#" * ((1 << 20) - 40) + "\nUser-agent: *\nDisallow: /\n")
+    assert offline_site.check().code == 1
+
+
+def test_added_compares_as_a_sequence_and_only_as_one() -> None:
+    from notifier.changes import Added, Change
+
+    added = Added()
+    added.add(f"{BASE}/a/", "2024-05-01")
+    assert added == [Change(f"{BASE}/a/", "added", None, "2024-05-01")] and added != 5 and added != "x"
+
+
+@pytest.mark.parametrize(("removed", "fails"), [(10, False), (11, True)])
+def test_mass_removal_fires_over_a_fifth_not_at_it(offline_site: Site, removed: int, fails: bool) -> None:
+    offline_site.write(urlset(pages(50)))
+    assert offline_site.run().code == 0  # a baseline: nothing is sent
+    offline_site.write(urlset(pages(50 - removed)))
+    result = offline_site.check()
+    assert ("error[mass-removal]" in result.out) is fails, result.out
