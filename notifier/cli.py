@@ -23,10 +23,11 @@ from notifier.errors import ExitCode, NotifierError, UsageError
 from notifier.github import mask_secrets, write_github, write_github_error
 from notifier.inspect_state import ACTIONS, StateRequest, run_state_command
 from notifier.keyfile import new_key, write_key_file
+from notifier.options import OPTIONS, RUN_ONLY, Option
 from notifier.pipeline import Environment, execute
 from notifier.report import Report, printable, render_json, render_text
 from notifier.rules import RULES
-from notifier.settings import FORMATS, RUN_ONLY, build_settings, state_options
+from notifier.settings import build_settings, state_options
 from notifier.stamp import describe, stamp_sitemap
 from notifier.terminal import notice_printer, on_a_terminal, progress_printer, use_colour, write_quietly
 
@@ -80,57 +81,30 @@ def make_parser(command: str | None = None) -> argparse.ArgumentParser:
         "4 state locked by another run, 70 internal error (a bug), 130 interrupted.",
     )
     parser.add_argument("sitemap", nargs="?", help="the built sitemap: a path (.xml, .xml.gz, .txt) or an http(s) URL")
-    parser.add_argument("--state", metavar="PATH", help="the state file (default state/notify-changes.json)")
-    parser.add_argument("--key", metavar="KEY", help="the IndexNow key (prefer the INDEXNOW_KEY environment variable)")
-    parser.add_argument("--key-location", metavar="URL", help="where the key file is served, if not SCHEME://HOST/KEY.txt")
-    parser.add_argument(
-        "--endpoint",
-        metavar="URL",
-        action="append",
-        help="IndexNow endpoint, repeatable (default https://api.indexnow.org/indexnow)",
-    )
-    parser.add_argument(
-        "--site-dir",
-        metavar="DIR",
-        help="the build output root. Given, every page file is fingerprinted (a page whose bytes did not change is never "
-        "announced) and the key file is checked; left out, the sitemap's folder resolves index parts and, when it holds "
-        "index.html, gives the page rules the changed pages' heads, without reading every page",
-    )
-    parser.add_argument("--batch-size", metavar="N", help="URLs per request, 1..10000 (default 10000)")
-    parser.add_argument("--dry-run", action="store_const", const=True, help="show every batch it would send; no network, no state written")
-    parser.add_argument("--format", choices=FORMATS, help="report style (default text; github under GITHUB_ACTIONS=true)")
-    parser.add_argument("--retry-timeout", metavar="SECONDS", help="stop retrying a batch after this long (default 120)")
-    parser.add_argument("--request-timeout", metavar="SECONDS", help="bound on one request (default 30)")
-    parser.add_argument("--lock-timeout", metavar="SECONDS", help="wait this long for another run's state lock (default 60)")
-    parser.add_argument(
-        "--initial",
-        metavar="MODE",
-        help="with no state file: baseline (default: record only), submit (every URL), since:DURATION, or fail",
-    )
-    parser.add_argument("--config", metavar="PATH", help="a TOML config file (default notify-changes.toml, else pyproject.toml)")
-    parser.add_argument("--no-removed", action="store_const", const=True, help="do not announce removed URLs")
-    parser.add_argument(
-        "--on-submit-error", choices=("fail", "warn"), help="incomplete submission: exit 3 (fail, default) or 0 with a warning"
-    )
-    parser.add_argument("--rule", metavar="ID=LEVEL", action="append", help=f"set a rule to error, warn or off; rules: {', '.join(RULES)}")
-    parser.add_argument("--clock-skew", metavar="DURATION", help="how far in the future a lastmod may be (default 1h)")
-    parser.add_argument("--max-removed", metavar="SHARE", help="mass-removal threshold, e.g. 20%% (default 20%%, at least 10 URLs)")
-    parser.add_argument("--sitemap-url", metavar="URL", help="the sitemap's public URL, for url-out-of-scope")
-    parser.add_argument(
-        "--platform",
-        choices=("netlify", "cloudflare-pages"),
-        help="the host that serves the build, for how _headers and _redirects are read "
-        "(default: detected from NETLIFY=true or CF_PAGES=1, else netlify)",
-    )
-    parser.add_argument(
-        "--verify-live", metavar="N", help="before submitting, fetch up to N changed pages from the live site (default 0: off)"
-    )
+    for option in OPTIONS:
+        _add_option(parser, option)
+        if option.name == "initial":
+            parser.add_argument("--config", metavar="PATH", help="a TOML config file (default notify-changes.toml, else pyproject.toml)")
+        elif option.name == "on-submit-error":
+            parser.add_argument(
+                "--rule", metavar="ID=LEVEL", action="append", help=f"set a rule to error, warn or off; rules: {', '.join(RULES)}"
+            )
     parser.add_argument("--version", action="version", version=f"notify-changes {__version__}")
     if command == "check":  # run's own options: accepted, not listed
         for action in parser._actions:
             if {f"--{name}" for name in RUN_ONLY}.intersection(action.option_strings):
                 action.help = argparse.SUPPRESS
     return parser
+
+
+def _add_option(parser: argparse.ArgumentParser, option: Option) -> None:
+    flag = f"--{option.name}"
+    if option.kind == "flag":
+        parser.add_argument(flag, action="store_const", const=True, help=option.help)
+    elif option.choices:
+        parser.add_argument(flag, choices=option.choices, help=option.help)
+    else:
+        parser.add_argument(flag, metavar=option.metavar, action="append" if option.kind == "list" else "store", help=option.help)
 
 
 _signalled: list[int] = []  # the signals this run received, even one whose exception was swallowed

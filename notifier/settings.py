@@ -11,27 +11,25 @@ import datetime as dt
 import difflib
 import os
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from notifier.config_tables import HistorySettings, bulk_table, history_table
-from notifier.dates import MAX_DURATION_SECONDS, parse_duration
+from notifier.dates import parse_duration
 from notifier.discovery import find_sitemap
 from notifier.errors import UsageError
-from notifier.hosting import DEFAULT_PLATFORM, PLATFORMS, detect_platform
-from notifier.indexnow import DEFAULT_ENDPOINT, MAX_BATCH, Keys, validate_key
+from notifier.hosting import DEFAULT_PLATFORM, detect_platform
+from notifier.indexnow import Keys, validate_key
+from notifier.options import FORMATS, INITIAL_CHOICES, OPTIONS, RUN_ONLY, Converter, default, duration, text
 from notifier.rules import LEVELS, RULES, BulkThresholds
 from notifier.source import is_url
 
+__all__ = ["CONVERTERS", "FORMATS", "INITIAL_CHOICES", "RUN_ONLY", "Settings", "build_settings", "find_config", "state_options"]
+
 DEFAULT_STATE = Path("state/notify-changes.json")
 DEFAULT_CONFIG = "notify-changes.toml"
-FORMATS = ("text", "json", "github")
-INITIAL_CHOICES = ("baseline", "submit", "fail")  # and since:DURATION
-#: The options only ``run`` uses. ``check`` accepts them too (a deploy script passes one set
-#: of options to both commands), hides them from its help, and the API names them in a note.
-RUN_ONLY = ("batch-size", "dry-run", "retry-timeout", "lock-timeout", "initial", "no-removed", "on-submit-error", "verify-live")
 
 
 @dataclass(frozen=True)
@@ -42,24 +40,24 @@ class Settings:
     sitemap: str = ""
     state: Path = DEFAULT_STATE
     keys: Keys = Keys()
-    endpoints: tuple[str, ...] = (DEFAULT_ENDPOINT,)
+    endpoints: tuple[str, ...] = default("endpoint")
     site_dir: Path | None = None
-    batch_size: int = MAX_BATCH
-    dry_run: bool = False
-    format: str = "text"
-    retry_timeout: float = 120.0
-    request_timeout: float = 30.0
-    lock_timeout: float = 60.0
-    initial: str = "baseline"
-    no_removed: bool = False
-    on_submit_error: str = "fail"
+    batch_size: int = default("batch-size")
+    dry_run: bool = default("dry-run")
+    format: str = default("format")
+    retry_timeout: float = default("retry-timeout")
+    request_timeout: float = default("request-timeout")
+    lock_timeout: float = default("lock-timeout")
+    initial: str = default("initial")
+    no_removed: bool = default("no-removed")
+    on_submit_error: str = default("on-submit-error")
     rule_levels: dict[str, str] = field(default_factory=dict)
-    clock_skew: dt.timedelta = dt.timedelta(hours=1)
-    max_removed: float = 0.2
+    clock_skew: dt.timedelta = default("clock-skew")
+    max_removed: float = default("max-removed")
     sitemap_url: str | None = None
     bulk: BulkThresholds = BulkThresholds()
     history: HistorySettings | None = None
-    verify_live: int = 0
+    verify_live: int = default("verify-live")
     platform: str = DEFAULT_PLATFORM  # how the host reads _headers and _redirects (hosting.PLATFORMS)
     project_dir: Path = Path()  # the config file's folder, else where the run started: netlify.toml is looked for here
     config_path: Path | None = None
@@ -73,159 +71,8 @@ class Settings:
         return None
 
 
-def _positive_float(name: str, maximum: float = 86_400.0) -> Callable[[Any], float]:
-    def convert(value: Any) -> float:
-        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-            raise UsageError(f"{name}: {value!r} is not a number of seconds")
-        try:
-            number = float(value)
-        except (ValueError, OverflowError):
-            raise UsageError(f"{name}: {value!r} is not a number of seconds") from None
-        if not 0 <= number <= maximum:  # nan and inf fail this too
-            raise UsageError(f"{name}: {value!r} must be a number of seconds from 0 to {maximum:g}")
-        return number
-
-    return convert
-
-
-def _whole_number(name: str, minimum: int, maximum: int | None = None) -> Callable[[Any], int]:
-    allowed = f"{minimum}..{maximum}" if maximum is not None else f"{minimum} or more"
-
-    def convert(value: Any) -> int:
-        if isinstance(value, (bool, float)) or not isinstance(value, (str, int)):
-            raise UsageError(f"{name}: {value!r} is not a whole number; use {allowed}")
-        try:
-            number = int(value)
-        except ValueError:
-            raise UsageError(f"{name}: {value!r} is not a whole number; use {allowed}") from None
-        if number < minimum or (maximum is not None and number > maximum):
-            raise UsageError(f"{name}: {value!r} is out of range; use {allowed}")
-        return number
-
-    return convert
-
-
-def _choice(name: str, choices: tuple[str, ...]) -> Callable[[Any], str]:
-    def convert(value: Any) -> str:
-        if not isinstance(value, str) or value not in choices:
-            raise UsageError(f"{name}: {value!r} is not one of {', '.join(choices)}")
-        return str(value)
-
-    return convert
-
-
-def _initial(label: str) -> Callable[[Any], str]:
-    def convert(value: Any) -> str:
-        if isinstance(value, str):
-            if value in INITIAL_CHOICES:
-                return value
-            if value.startswith("since:") and parse_duration(value[6:]) is not None:
-                return value
-        raise UsageError(f"{label}: {value!r} is not baseline, submit, since:DURATION (e.g. since:14d, at most 100 years) or fail")
-
-    return convert
-
-
-def _duration(name: str) -> Callable[[Any], dt.timedelta]:
-    def convert(value: Any) -> dt.timedelta:
-        if isinstance(value, dt.timedelta):
-            value = value.total_seconds()
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            if not 0 <= value <= MAX_DURATION_SECONDS:  # nan, inf and negatives fail this too
-                raise UsageError(f"{name}: {value!r} must be a number of seconds from 0 to 100 years")
-            return dt.timedelta(seconds=float(value))
-        duration = parse_duration(value) if isinstance(value, str) else None
-        if duration is None:
-            raise UsageError(f"{name}: {value!r} is not a duration such as 90s, 30m, 1h or 2d (at most 100 years)")
-        return duration
-
-    return convert
-
-
-def _fraction(label: str) -> Callable[[Any], float]:
-    def convert(value: Any) -> float:
-        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-            raise UsageError(f"{label}: {value!r} is not a share such as 20% or 0.2")
-        text = str(value).strip()
-        try:
-            number = float(text[:-1]) / 100 if text.endswith("%") else float(text)
-        except ValueError:
-            raise UsageError(f"{label}: {value!r} is not a share such as 20% or 0.2") from None
-        if number > 1 and not text.endswith("%"):
-            number = number / 100
-        if not 0 <= number <= 1:
-            raise UsageError(f"{label}: {value!r} must be between 0% and 100%")
-        return number
-
-    return convert
-
-
-def _bool(name: str) -> Callable[[Any], bool]:
-    def convert(value: Any) -> bool:
-        if isinstance(value, bool):
-            return value
-        raise UsageError(f"{name}: {value!r} must be true or false")
-
-    return convert
-
-
-def _url(name: str) -> Callable[[Any], str]:
-    def convert(value: Any) -> str:
-        text = value if isinstance(value, str) else ""
-        if not is_url(text):
-            raise UsageError(f"{name}: {value!r} is not an http(s) URL")
-        return text
-
-    return convert
-
-
-def _endpoints(label: str) -> Callable[[Any], tuple[str, ...]]:
-    def convert(value: Any) -> tuple[str, ...]:
-        items = list(value) if isinstance(value, (list, tuple)) else [value]  # one URL, or several
-        if not items:
-            raise UsageError(f"{label}: give at least one endpoint URL")
-        one = _url(label)
-        return tuple(dict.fromkeys(one(item) for item in items))
-
-    return convert
-
-
-def _str(name: str) -> Callable[[Any], str]:
-    def convert(value: Any) -> str:
-        if isinstance(value, os.PathLike):
-            value = os.fspath(value)
-        if not isinstance(value, str) or not value or "\x00" in value:
-            raise UsageError(f"{name}: {value!r} must be a non-empty text")
-        return value
-
-    return convert
-
-
-# option name -> converter. The names are the long options and the config keys.
-# option name -> (the name to blame in a message -> converter). The names are the long
-# options and the config keys; a bad value is blamed on where it came from (see _blame).
-CONVERTERS: dict[str, Callable[[str], Callable[[Any], Any]]] = {
-    "sitemap": _str,
-    "state": _str,
-    "key": _str,
-    "key-location": _url,
-    "endpoint": _endpoints,
-    "site-dir": _str,
-    "batch-size": lambda label: _whole_number(label, 1, MAX_BATCH),
-    "dry-run": _bool,
-    "format": lambda label: _choice(label, FORMATS),
-    "retry-timeout": _positive_float,
-    "request-timeout": _positive_float,
-    "lock-timeout": _positive_float,
-    "initial": _initial,
-    "no-removed": _bool,
-    "on-submit-error": lambda label: _choice(label, ("fail", "warn")),
-    "clock-skew": _duration,
-    "max-removed": _fraction,
-    "sitemap-url": _url,
-    "verify-live": lambda label: _whole_number(label, 0, 1000),
-    "platform": lambda label: _choice(label, tuple(PLATFORMS)),
-}
+# option name -> converter (see options.py): the long options and the config keys, and SITEMAP.
+CONVERTERS: dict[str, Converter] = {"sitemap": text, **{option.name: option.convert for option in OPTIONS}}
 PATH_OPTIONS = ("state", "site-dir", "sitemap")
 TABLES = ("rules", "keys", "history", "bulk")
 
@@ -293,6 +140,10 @@ def build_settings(
     values = {name: CONVERTERS[name](label)(value) for name, (value, label) in merged.items()}
     if "site-dir" in values and not Path(values["site-dir"]).is_dir():
         raise UsageError(f"{merged['site-dir'][1]} {values['site-dir']}: no such folder; pass the build output root")
+
+    def value(name: str) -> Any:
+        return values.get(name, default(name))
+
     found: Path | None = None
     if not values.get("sitemap"):  # typed by hand in the site's root: the generator's output folder
         found = find_sitemap(cwd)
@@ -304,24 +155,24 @@ def build_settings(
         found_sitemap=found is not None,
         state=Path(values.get("state", cwd / DEFAULT_STATE)),
         keys=_keys(values, file_values.get("keys", {}), blame=merged.get("key", (None, ""))[1], where=where),
-        endpoints=values.get("endpoint", (DEFAULT_ENDPOINT,)),
+        endpoints=value("endpoint"),
         site_dir=Path(values["site-dir"]) if "site-dir" in values else None,
-        batch_size=values.get("batch-size", MAX_BATCH),
-        dry_run=values.get("dry-run", False),
-        format=values.get("format", "text"),
-        retry_timeout=values.get("retry-timeout", 120.0),
-        request_timeout=values.get("request-timeout", 30.0) or 30.0,
-        lock_timeout=values.get("lock-timeout", 60.0),
-        initial=values.get("initial", "baseline"),
-        no_removed=values.get("no-removed", False),
-        on_submit_error=values.get("on-submit-error", "fail"),
+        batch_size=value("batch-size"),
+        dry_run=value("dry-run"),
+        format=value("format"),
+        retry_timeout=value("retry-timeout"),
+        request_timeout=value("request-timeout"),
+        lock_timeout=value("lock-timeout"),
+        initial=value("initial"),
+        no_removed=value("no-removed"),
+        on_submit_error=value("on-submit-error"),
         rule_levels=_levels(cli, file_values.get("rules", {}), where=where, api=api),
-        clock_skew=values.get("clock-skew", dt.timedelta(hours=1)),
-        max_removed=values.get("max-removed", 0.2),
+        clock_skew=value("clock-skew"),
+        max_removed=value("max-removed"),
         sitemap_url=values.get("sitemap-url"),
         bulk=bulk_table(file_values.get("bulk", {}), where),
-        history=history_table(file_values.get("history"), base, where, _duration(f"{where}: [history] tolerance")),
-        verify_live=values.get("verify-live", 0),
+        history=history_table(file_values.get("history"), base, where, duration(f"{where}: [history] tolerance")),
+        verify_live=value("verify-live"),
         platform=values.get("platform") or detect_platform(os.environ if env is None else env) or DEFAULT_PLATFORM,
         project_dir=base,
         config_path=config_path,
@@ -334,7 +185,7 @@ def state_options(cli: Mapping[str, Any], env: Mapping[str, str] | None = None, 
     cwd = Path.cwd() if cwd is None else cwd
     merged = _layers(cli, env, cwd, api=False).merged
     values = {name: CONVERTERS[name](label)(value) for name, (value, label) in merged.items() if name in ("state", "lock-timeout")}
-    return Path(values.get("state", cwd / DEFAULT_STATE)), values.get("lock-timeout", 60.0)
+    return Path(values.get("state", cwd / DEFAULT_STATE)), values.get("lock-timeout", default("lock-timeout"))
 
 
 class _Layers(NamedTuple):

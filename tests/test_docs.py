@@ -52,3 +52,36 @@ def test_every_api_setting_is_in_the_readme() -> None:
 
     missing = [name for name in Options.__annotations__ if f"`{name}=" not in README]
     assert missing == []
+
+
+def test_the_options_table_is_the_one_source_of_the_parser_the_api_and_the_action() -> None:
+    """notifier/options.py defines each option once; the parser, api.Options and action.yml follow it."""
+    import yaml
+
+    from notifier.api import Options
+    from notifier.options import OPTIONS
+
+    parsed = {opt[2:] for action in make_parser()._actions for opt in action.option_strings if opt.startswith("--")}
+    assert {option.name for option in OPTIONS} == parsed - {"help", "version", "config", "rule"}
+    api = set(Options.__annotations__) - {"config", "rules", "environ", "cwd"}
+    printed = {"format"}  # the API prints nothing: a report style has nothing to style
+    assert api == {"endpoints" if option.name == "endpoint" else option.field for option in OPTIONS if option.name not in printed}
+    inputs = yaml.safe_load((Path(__file__).resolve().parents[1] / "action.yml").read_text())["inputs"]
+    own = {"sitemap", "mode", "args", "python", "config"}  # the Action's own, or the positional SITEMAP
+    assert set(inputs) - own <= {option.name for option in OPTIONS}, set(inputs) - own
+    for name in set(inputs) - own:  # an input names its option's default where it has one
+        option = next(option for option in OPTIONS if option.name == name)
+        if isinstance(option.default, (int, float)) and not isinstance(option.default, bool) and option.default:
+            assert f"{option.default:g}" in inputs[name]["description"], name
+
+
+def test_a_request_timeout_of_zero_is_refused_not_made_thirty(offline_site: object) -> None:
+    from notifier.errors import UsageError
+    from notifier.settings import build_settings
+
+    try:
+        build_settings("check", {"sitemap": "s.xml", "request-timeout": "0"})
+    except UsageError as error:
+        assert "--request-timeout: '0' must be a number of seconds from more than 0 to 86400" in str(error)
+    else:
+        raise AssertionError("a request timeout of 0 was taken")
