@@ -457,6 +457,16 @@ def _summary(chosen: list[Mutant], outcomes: dict[Mutant, str], known: dict[str,
     return unexplained
 
 
+def _earlier(results: Path, since: str | None) -> dict[str, str]:
+    """An earlier run's outcomes, without those of the modules changed since it (run again whole)."""
+    outcomes: dict[str, str] = json.loads(results.read_text())
+    if since is None:
+        raise SystemExit("--again needs --since REV: the commit the earlier run mutated")
+    changed = subprocess.run(["git", "diff", "--name-only", since, "--", "notifier"], cwd=ROOT, capture_output=True, text=True, check=True)
+    stale = {line.strip() for line in changed.stdout.splitlines() if line.strip()}
+    return {key: outcome for key, outcome in outcomes.items() if key.partition("::")[0] not in stale}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--module", action="append", help="only these modules, e.g. notifier/diff.py (repeatable)")
@@ -464,9 +474,18 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=2, help="mutants run at once (default 2)")
     parser.add_argument("--results", type=Path, help="also write every mutant's outcome to this JSON file")
     parser.add_argument("--max-tests", type=int, default=300, help="tests run at most per mutant, most likely killers first (default 300)")
+    parser.add_argument(
+        "--again",
+        type=Path,
+        metavar="RESULTS",
+        help="take the outcomes of an earlier run's --results file: run only what it did not kill, and every mutant of "
+        "a module changed since --since",
+    )
+    parser.add_argument("--since", metavar="REV", help="with --again: the commit that earlier run mutated")
     args = parser.parse_args()
     modules = args.module or decision_modules()
     chosen = [mutant for module in modules for mutant in mutants(module)]
+    earlier = _earlier(args.again, args.since) if args.again else {}
     if args.list:
         for mutant in chosen:
             print(mutant.key)
@@ -475,11 +494,15 @@ def main() -> int:
     known = equivalents()
     started = time.monotonic()
     outcomes: dict[Mutant, str] = {}
+    outcomes.update({mutant: earlier[mutant.key] for mutant in chosen if earlier.get(mutant.key) in ("killed", "timeout")})
+    todo = [mutant for mutant in chosen if mutant not in outcomes]
     with tempfile.TemporaryDirectory(prefix="nc-mutate-") as temp:
-        for mutant, outcome in _run_all(chosen, snapshot(Path(temp)), args.jobs, args.max_tests):
+        for mutant, outcome in _run_all(todo, snapshot(Path(temp)), args.jobs, args.max_tests) if todo else ():
             outcomes[mutant] = outcome
             print(f"{outcome:9s} {mutant.key}", file=sys.stderr, flush=True)
-    print(f"\n{len(chosen)} mutants in {time.monotonic() - started:.0f} s\n")
+    print(
+        f"\n{len(chosen)} mutants ({len(todo)} run now, {len(chosen) - len(todo)} killed in the earlier run) in {time.monotonic() - started:.0f} s\n"
+    )
     unexplained = _summary(chosen, outcomes, known)
     if args.results:
         args.results.write_text(json.dumps({mutant.key: outcome for mutant, outcome in outcomes.items()}, indent=1))
