@@ -309,8 +309,9 @@ def test_map(source: Path) -> tuple[dict[str, dict[int, set[str]]], dict[str, fl
 class TestOrder:
     """Which of a mutant's tests run first, and how many at most.
 
-    Tests that killed a mutant of the same function (then of the same module) earlier in the
-    run come first, then the most focused (those running the fewest lines of the module: a
+    Tests that killed a mutant of the same function earlier in the run come first, then the
+    module's own test files (tests/test_dates*.py for dates.py), then those that killed a mutant
+    of the same module, then the most focused (those running the fewest lines of the module: a
     unit test before an end-to-end run), then the fastest. At most ``cap`` run: a mutant that
     outlives that many of the tests most likely to notice it is reported as a survivor, so the
     cap can only add survivors, never hide one."""
@@ -334,8 +335,14 @@ class TestOrder:
         breadth = self._breadth(mutant.module)
         with self.lock:
             here, module = self.killers[(mutant.module, mutant.scope)], self.killers[(mutant.module, "")]
+        stem = Path(mutant.module).stem.strip("_")  # tests/test_dates.py and test_dates_*.py for notifier/dates.py
+
+        def mine(test: str) -> bool:
+            return Path(test.partition("::")[0]).stem.removeprefix("test_").startswith(stem)
+
         ordered = sorted(
-            chosen, key=lambda test: (test not in here, test not in module, breadth[test], self.durations.get(test, 0.0), test)
+            chosen,
+            key=lambda test: (test not in here, not mine(test), test not in module, breadth[test], self.durations.get(test, 0.0), test),
         )
         return ordered[: self.cap], len(chosen)
 
@@ -500,9 +507,8 @@ def main() -> int:
         for mutant, outcome in _run_all(todo, snapshot(Path(temp)), args.jobs, args.max_tests) if todo else ():
             outcomes[mutant] = outcome
             print(f"{outcome:9s} {mutant.key}", file=sys.stderr, flush=True)
-    print(
-        f"\n{len(chosen)} mutants ({len(todo)} run now, {len(chosen) - len(todo)} killed in the earlier run) in {time.monotonic() - started:.0f} s\n"
-    )
+    reused, took = len(chosen) - len(todo), time.monotonic() - started
+    print(f"\n{len(chosen)} mutants ({len(todo)} run now, {reused} killed in the earlier run) in {took:.0f} s\n")
     unexplained = _summary(chosen, outcomes, known)
     if args.results:
         args.results.write_text(json.dumps({mutant.key: outcome for mutant, outcome in outcomes.items()}, indent=1))
