@@ -127,7 +127,7 @@ MEASURE = textwrap.dedent(
 def measure(command: list[str], env: dict[str, str], ok: tuple[int, ...] = (0,)) -> dict[str, float]:
     """Wall time and peak RSS of ``command``, run in a fresh process."""
     done = subprocess.run([sys.executable, "-c", MEASURE, json.dumps(command)], env=env, capture_output=True, text=True, check=True)
-    result = json.loads(done.stdout)
+    result: dict[str, float] = json.loads(done.stdout)
     if result["code"] not in ok:
         raise SystemExit(f"{command[:3]} exited {result['code']}: {result['stderr']}")
     return result

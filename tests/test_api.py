@@ -104,7 +104,8 @@ def test_a_bad_setting_raises_a_usage_error_naming_it(offline_site: Site, option
     offline_site.write(urlset(pages(1)))
     for call in (notifier.run, notifier.check):
         with pytest.raises(notifier.UsageError) as caught:
-            call(offline_site.sitemap, **({"state": offline_site.state, "dry_run": True} | options))
+            given: dict[str, Any] = {"state": offline_site.state, "dry_run": True} | options
+            call(offline_site.sitemap, **given)
         assert blamed in str(caught.value) and caught.value.exit_code == 2
 
 

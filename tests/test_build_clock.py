@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,7 @@ def fired(result: Result) -> set[str]:
     return set(re.findall(r"^(?:error|warn)\[([a-z-]+)\]", result.out, re.MULTILINE))
 
 
-def deploy(site: Site, listed: dict[str, str | None], *args: str) -> Result:
+def deploy(site: Site, listed: Mapping[str, str | None], *args: str) -> Result:
     site.write(urlset(listed))
     return site.run("--site-dir", str(site.public), *args)
 
@@ -155,7 +156,7 @@ def test_a_first_run_sharing_an_instant_long_before_the_build_is_honest(offline_
     if story == "a site imported in one commit":
         listed: dict[str, str | None] = {f"/p/{n}/": "2025-02-03T09:14:27+01:00" for n in range(200)}
     else:
-        listed = {f"/p/{n}/": "2025-02-03T09:14:27Z" for n in range(15)} | pages(5)
+        listed = {**{f"/p/{n}/": "2025-02-03T09:14:27Z" for n in range(15)}, **pages(5)}
     offline_site.write(urlset(listed))
     result = offline_site.check()
     assert result.code == 0 and fired(result) == set(), result.out

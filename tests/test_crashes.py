@@ -189,7 +189,7 @@ def test_sigkill_between_batches_resends_only_the_batch_in_flight(site: Site) ->
     assert site.fake is not None
     site.fake.plan = [status(200), hang(60)]
     process = spawn(site, "--batch-size", "2")
-    assert wait_until(lambda: len(site.fake.posts) == 2, timeout=20)  # type: ignore[union-attr]
+    assert wait_until(lambda: len(site.fake.posts) == 2, timeout=20)
     kill(process)
     site.fake.plan = []
     code, _, err = finish(spawn(site, "--batch-size", "2"))

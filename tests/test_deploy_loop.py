@@ -223,6 +223,7 @@ def test_a_rerun_an_hour_later_leaves_the_state_bytes_and_its_updated_time_alone
     assert site.run().code == 0
     before = site.state_bytes()
     later = dt.datetime.now(dt.UTC) + dt.timedelta(hours=1)
+    assert site.fake is not None
     cli = {"sitemap": str(site.sitemap), "state": str(site.state), "endpoint": [site.fake.endpoint], "key": KEY}
     report = execute(build_settings("run", cli), Environment(now=lambda: later))
     assert report.exit_code == 0 and not report.added and not report.changed

@@ -140,9 +140,9 @@ def test_a_changed_url_says_when_its_old_lastmod_was_recorded() -> None:
 
 def _two_files(pending: list[str]) -> State:
     """Two recorded files: a.xml lists x, b.xml lists y and z; ``pending`` waits at ENDPOINT."""
-    from notifier.store import RecordedPart
+    from notifier.store import Part, RecordedPart
 
-    parts = [
+    parts: list[Part] = [
         RecordedPart("a.xml", "da", {"https://a.org/x/": new_record("2024-01-01", NOW)}),
         RecordedPart("b.xml", "db", {"https://a.org/y/": new_record("2024-01-01", NOW), "https://a.org/z/": new_record("2024-01-01", NOW)}),
     ]
@@ -185,7 +185,8 @@ def test_a_new_file_listing_a_url_of_a_file_not_read_again_leaves_the_record_the
 def test_the_urls_without_a_lastmod_are_the_missing_ones() -> None:
     state = State.from_urls({"https://a.org/x/": new_record("2024-01-01"), "https://a.org/y/": new_record(None)})
     rows = [Entry("https://a.org/x/", "2024-01-01", 0, 1), Entry("https://a.org/y/", None, 0, 2), Entry("https://a.org/z/", None, 0, 3)]
-    for prints in (None, {}):  # one sweep for a file with no record of its own, and URL by URL
+    sweeps: tuple[dict[str, str] | None, ...] = (None, {})
+    for prints in sweeps:  # one sweep for a file with no record of its own, and URL by URL
         diff = compute_diff(rows, State.from_urls(state.all_urls()), endpoints=[ENDPOINT], fingerprints=prints)
         assert diff.missing == ["https://a.org/y/", "https://a.org/z/"]
         assert [part.missing for part in diff.parts] == [2]

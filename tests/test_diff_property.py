@@ -13,6 +13,7 @@ import datetime as dt
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 from hypothesis import HealthCheck, given, settings
@@ -48,7 +49,7 @@ def listing(files: list[list[str] | None]) -> dict[str, None]:
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(DEPLOY, min_size=2, max_size=4))
-def test_the_cross_file_diff_equals_a_reading_of_every_file(deploys: list[tuple[dict[str, str], tuple, bool]]) -> None:
+def test_the_cross_file_diff_equals_a_reading_of_every_file(deploys: list[tuple[dict[str, str], tuple[Any, ...], bool]]) -> None:
     fake = FakeIndexNow()
     fake.serve_key("www.shop-site.org", KEY)
     try:
@@ -59,7 +60,7 @@ def test_the_cross_file_diff_equals_a_reading_of_every_file(deploys: list[tuple[
         fake.close()
 
 
-def _story(root: Path, fake: FakeIndexNow, deploys: list[tuple[dict[str, str], tuple, bool]]) -> None:
+def _story(root: Path, fake: FakeIndexNow, deploys: list[tuple[dict[str, str], tuple[Any, ...], bool]]) -> None:
     public = root / "public"
     (public / "sitemaps").mkdir(parents=True)
     clock = FakeTime(dt.datetime(2031, 1, 1, tzinfo=dt.UTC))
@@ -71,9 +72,10 @@ def _story(root: Path, fake: FakeIndexNow, deploys: list[tuple[dict[str, str], t
         for slot, spec in enumerate(files):
             if spec != "same" or current[slot] is None:
                 current[slot] = None if spec == "same" else spec
-            if current[slot] is not None and spec != "same":
+            listed_here = current[slot]
+            if listed_here is not None and spec != "same":
                 # a rewritten file carries this deploy's dates; an unchanged one keeps its bytes
-                for loc in current[slot]:
+                for loc in listed_here:
                     lastmods[loc] = dates[loc]
         listed = listing(current)
         if not listed:

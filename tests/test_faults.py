@@ -23,6 +23,11 @@ NOW = dt.datetime(2030, 1, 1, 12, 0, 0, tzinfo=dt.UTC)
 CHANGED = [f"{BASE}/p/{n}/" for n in range(3)]
 
 
+def _given(options: dict[str, Any]) -> dict[str, Any]:
+    """Options by their long names (``retry-timeout``), as keyword arguments of run_library."""
+    return options
+
+
 def run_library(
     site: Site, fake: FakeIndexNow, notice: Callable[[str], None] | None = None, **options: Any
 ) -> tuple[Report, FakeTime, float]:
@@ -153,7 +158,7 @@ def test_a_dripping_answer_is_cut_at_the_request_timeout(changed: Site, fake: Fa
     """--request-timeout bounds the whole request: an answer that drips a byte at a time
     (each byte well within the per-read timeout) is abandoned when the bound is reached."""
     fake.plan = [drip(0.05, 600)]  # 30 s of answer, a byte every 50 ms
-    report, _, _ = run_library(changed, fake, **{"request-timeout": 0.5, "retry-timeout": 0})
+    report, _, _ = run_library(changed, fake, **_given({"request-timeout": 0.5, "retry-timeout": 0}))
     assert report.exit_code == 3 and "timed out" in report.batches[0].message
     assert wait_until(lambda: fake.posts[0].cut, timeout=5)
     assert fake.posts[0].dripped < 600
@@ -164,7 +169,7 @@ def test_a_dead_endpoint_costs_one_budget_not_one_per_batch(changed: Site, fake:
     other.serve_key("www.shop-site.org", KEY)
     try:
         fake.plan = [status(503)] * 600
-        report, fake_time, _ = run_library(changed, fake, endpoint=[fake.endpoint, other.endpoint], **{"batch-size": 1})
+        report, fake_time, _ = run_library(changed, fake, endpoint=[fake.endpoint, other.endpoint], **_given({"batch-size": 1}))
         assert report.exit_code == 3
         assert 1 < len(fake.posts) <= 7  # the first batch's retries, nothing for the other two
         to_dead = [batch for batch in report.batches if batch.endpoint == fake.endpoint]
@@ -179,14 +184,14 @@ def test_a_dead_endpoint_costs_one_budget_not_one_per_batch(changed: Site, fake:
 
 def test_an_endpoint_that_recovers_between_batches_is_not_given_up(changed: Site, fake: FakeIndexNow) -> None:
     fake.plan = [status(503), status(503)]  # the first batch gets through on its third try
-    report, _, _ = run_library(changed, fake, **{"batch-size": 1})
+    report, _, _ = run_library(changed, fake, **_given({"batch-size": 1}))
     assert report.exit_code == 0 and [batch.status for batch in report.batches] == ["delivered"] * 3
 
 
 def test_each_retry_wait_is_said_in_one_line(changed: Site, fake: FakeIndexNow) -> None:
     said: list[str] = []
     fake.plan = [status(503), status(429, Retry_After="7")]
-    report, _, _ = run_library(changed, fake, said.append, **{"retry-timeout": 100, "request-timeout": 2})
+    report, _, _ = run_library(changed, fake, said.append, **_given({"retry-timeout": 100, "request-timeout": 2}))
     assert report.exit_code == 0
     assert len(said) == 2, said
     assert said[0].startswith("batch 1/1 to 127.0.0.1:")
@@ -204,7 +209,7 @@ def test_the_key_is_hidden_before_an_error_text_is_cut(changed: Site, fake: Fake
 
 def test_an_endpoint_that_drops_every_connection_costs_one_budget_too(changed: Site, fake: FakeIndexNow) -> None:
     fake.plan = [reset()] * 600  # no answer at all, only resets: the same as a 503 every time
-    report, fake_time, _ = run_library(changed, fake, **{"batch-size": 1})
+    report, fake_time, _ = run_library(changed, fake, **_given({"batch-size": 1}))
     assert report.exit_code == 3
     assert [batch.status for batch in report.batches] == ["failed", "skipped", "skipped"]
     assert "connection failed" in report.batches[0].message
@@ -215,7 +220,7 @@ def test_an_endpoint_that_drops_every_connection_costs_one_budget_too(changed: S
 def test_the_backoff_is_capped_at_its_longest_wait(changed: Site, fake: FakeIndexNow) -> None:
     """With --retry-timeout 600, waits grow to 60 s and stay there (not 64, 128, 256)."""
     fake.plan = [status(503)] * 40
-    report, fake_time, _ = run_library(changed, fake, **{"retry-timeout": 600})
+    report, fake_time, _ = run_library(changed, fake, **_given({"retry-timeout": 600}))
     assert report.exit_code == 3
     waits = [wait for wait in fake_time.sleeps if wait > 0]
     assert len(waits) >= 10 and max(waits) <= 60 + 1  # the longest wait, and at most a second of jitter

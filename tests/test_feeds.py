@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import email.utils
 import re
+from collections.abc import Mapping
 from xml.sax.saxutils import escape
 
 import pytest
@@ -21,7 +22,7 @@ from tests.fakeindexnow import FakeIndexNow
 ATOM = "http://www.w3.org/2005/Atom"
 
 
-def rss(items: dict[str, str | None], date_tag: str = "pubDate") -> str:
+def rss(items: Mapping[str, str | None], date_tag: str = "pubDate") -> str:
     rows = "".join(
         f"<item><title>t</title><link>{escape(loc if '://' in loc else BASE + loc)}</link>"
         + (f"<{date_tag}>{date}</{date_tag}>" if date is not None else "")
@@ -35,7 +36,7 @@ def rss(items: dict[str, str | None], date_tag: str = "pubDate") -> str:
     )
 
 
-def atom(entries: dict[str, str | None]) -> str:
+def atom(entries: Mapping[str, str | None]) -> str:
     rows = "".join(
         f'<entry><title>t</title><id>urn:{n}</id><link rel="edit" href="{BASE}/edit/{n}"/>'
         f'<link rel="alternate" type="text/html" href="{escape(loc if "://" in loc else BASE + loc)}"/>'

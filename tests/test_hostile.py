@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import importlib.metadata
 import inspect
 from collections.abc import Callable
 from pathlib import Path
@@ -154,9 +155,8 @@ def test_the_parser_itself_refuses_a_huge_text_node() -> None:
 
 
 def test_the_reader_never_uses_recover_and_needs_a_safe_lxml() -> None:
-    import lxml
-
     from notifier import sitemap, sitemap_xml
 
     assert "recover=True" not in inspect.getsource(sitemap) + inspect.getsource(sitemap_xml)
-    assert tuple(int(part) for part in lxml.__version__.split(".")[:2]) >= (6, 1)
+    lxml_version = tuple(int(part) for part in importlib.metadata.version("lxml").split(".")[:2])
+    assert lxml_version >= (6, 1)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping, Sequence
 
 import pytest
 
@@ -16,7 +17,7 @@ from tests.conftest import BASE, Site, index, pages, recorded_urls, urlset
 def parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The files the XML parser was run on."""
     seen: list[str] = []
-    real = notifier.sitemap._parse_xml
+    real = vars(notifier.sitemap)["_parse_xml"]
 
     def spy(chunks, location, *args):  # type: ignore[no-untyped-def]
         seen.append(location.rsplit("/", 1)[-1])
@@ -26,7 +27,7 @@ def parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return seen
 
 
-def build(site: Site, parts: list[dict[str, str | None]]) -> None:
+def build(site: Site, parts: Sequence[Mapping[str, str | None]]) -> None:
     for number, part in enumerate(parts):
         site.write(urlset(part), f"sitemaps/part-{number}.xml")
     site.write(index({f"/sitemaps/part-{number}.xml": None for number in range(len(parts))}))
@@ -175,7 +176,7 @@ def test_a_worker_that_dies_falls_back_to_reading_here(offline_site: Site, monke
 
 def test_an_unchanged_part_still_has_its_pages_fingerprinted(site: Site) -> None:
     """A part's bytes can stay the same while a page it lists changes (no lastmod): still announced."""
-    parts = [{"/a/": None, "/b/": "2024-01-01"}, {"/c/": "2024-01-02"}]
+    parts: list[dict[str, str | None]] = [{"/a/": None, "/b/": "2024-01-01"}, {"/c/": "2024-01-02"}]
     build(site, parts)
     for path, body in (("a", "A"), ("b", "B"), ("c", "C")):
         (site.public / path).mkdir(exist_ok=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 import time
 
 import pytest
@@ -31,7 +32,7 @@ def test_a_signal_during_a_request_is_exit_130_with_the_batch_pending(site: Site
         text=True,
     )
     try:
-        assert wait_until(lambda: len(site.fake.posts) == 1, timeout=20)  # type: ignore[union-attr]
+        assert wait_until(lambda: len(site.fake.posts) == 1, timeout=20)
         started = time.monotonic()
         process.send_signal(signum)
         _, err = process.communicate(timeout=120)
@@ -128,7 +129,7 @@ def test_an_abandoned_pool_leaves_no_thread_waiting_for_a_half_sent_result() -> 
 
     pool = fork_pool(1)
     pool.submit(_half_sent_result)
-    manager = pool._executor_manager_thread  # type: ignore[attr-defined]
+    manager: threading.Thread | None = vars(pool)["_executor_manager_thread"]
     assert manager is not None
     time.sleep(0.5)  # the worker has sent half its result; the manager thread waits for the rest
     abandon(pool)

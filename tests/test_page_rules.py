@@ -13,6 +13,7 @@ from notifier.head import (
     EVERY_CRAWLER,
     HEAD_LIMIT,
     Head,
+    Noindex,
     canonical_elsewhere,
     noindex_header,
     noindex_meta,
@@ -149,7 +150,7 @@ def test_x_robots_tag_values() -> None:
     assert noindex_header(["unavailable_after: 25 Jun 2010 15:00:00 PST"]) is None
     assert noindex_header(["unavailable_after: Wed, 25 Jun 2010 15:00:00 PST, noindex"]) is not None  # a date with a comma
     assert noindex_header(["unavailable_after: Wed, 25 Jun 2010 15:00:00 PST"]) is None
-    assert noindex_header(["googlebot: noindex, bingbot: none"]) == ("googlebot: noindex, bingbot: none", {"bingbot"})
+    assert noindex_header(["googlebot: noindex, bingbot: none"]) == Noindex("googlebot: noindex, bingbot: none", frozenset({"bingbot"}))
     assert noindex_header(["googlebot: noindex"]) is None
     assert noindex_header(["max-snippet: 20, nofollow"]) is None
     headers = Headers.parse("/a/*\n  X-Robots-Tag: noindex\n/a/b/*\n  ! X-Robots-Tag\n", PLATFORMS["cloudflare-pages"])

@@ -124,7 +124,10 @@ def test_a_database_another_program_holds_is_busy_not_damaged(sqlite_site: Site)
     assert sqlite_site.fake is not None
     with contextlib.ExitStack() as stack:
         # a reader takes the file once the run has saved what it will send, before the answer
-        sqlite_site.fake.on_post = lambda record: stack.enter_context(held(sqlite_site.state)) and None
+        def hold(record: object) -> None:
+            stack.enter_context(held(sqlite_site.state))
+
+        sqlite_site.fake.on_post = hold
         result = sqlite_site.run("--lock-timeout", "0.5")
     assert result.code == 3, result.err
     assert "acknowledged a batch of 2 URLs, but it could not be recorded (database is locked: another program holds" in result.err

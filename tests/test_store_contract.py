@@ -145,7 +145,7 @@ def test_a_kill_between_batches_resends_only_the_batch_in_flight(any_site: Site)
     ]
     process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        assert wait_until(lambda: len(any_site.fake.posts) == 2, timeout=20)  # type: ignore[union-attr]
+        assert wait_until(lambda: len(any_site.fake.posts) == 2, timeout=20)
     finally:
         process.send_signal(signal.SIGKILL)
         process.communicate()
