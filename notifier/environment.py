@@ -8,11 +8,9 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import requests
-
-from notifier.rules import Violation
 
 
 @dataclass
@@ -26,4 +24,3 @@ class Environment:
     step: Callable[[str], None] | None = None  # a counted step of a long run (a part read, a batch sent): in logs too
     notice: Callable[[str], None] | None = None  # one line as it happens: each retry wait
     session: requests.Session | None = None
-    extra_violations: list[Violation] = field(default_factory=list)

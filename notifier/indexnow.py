@@ -169,10 +169,6 @@ class _RetryableAnswer(Exception):
         self.response = response
 
 
-class _GiveUp(Exception):
-    """The budget would be exceeded by the next wait."""
-
-
 def parse_retry_after(value: str | None, now: dt.datetime) -> float | None:
     """Seconds to wait from a Retry-After header (seconds or an HTTP-date), or None if unusable."""
     if value is None:

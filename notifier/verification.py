@@ -89,7 +89,7 @@ def _diff_and_verify(
     if built is not None:
         built.reader.read_heads(itertools.chain(diff.added.locs, (change.loc for change in diff.changed)))
         _robots_note(built, settings, report)
-    extra = list(env.extra_violations)
+    extra: list[Violation] = []
     backed: set[str] = set()
     if settings.history is not None:
         checked = _history(settings.history, diff, report)

@@ -415,3 +415,11 @@ def test_a_feeds_own_link_names_its_site(offline_site: Site) -> None:
     result = offline_site.run(command="check", sitemap=str(path))
     flagged = re.findall(r"^error\[url-out-of-scope\] (\S+):", result.out, re.MULTILINE)
     assert sorted(flagged) == [f"https://mirror.other-site.net/{n}/" for n in range(2)], result.out
+
+
+def test_every_rule_has_a_finder_and_every_finder_names_rules_that_exist() -> None:
+    """rules.CHECKS binds each rule to the pass that finds it (verify refuses a finding a pass does not name)."""
+    from notifier.rules import CHECKS
+
+    named = [rule for check in CHECKS for rule in check.rules]
+    assert set(named) == set(RULES), set(RULES) ^ set(named)

@@ -6,7 +6,8 @@ violation at level ``error`` fails the deploy (exit 1) before anything is submit
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 from notifier.rules.bulk import lastmod_bulk
 from notifier.rules.dates import _lastmods
@@ -39,6 +40,7 @@ from notifier.rules.urls import (
 )
 
 __all__ = [
+    "CHECKS",
     "ERROR",
     "LEVELS",
     "OFF",
@@ -46,6 +48,7 @@ __all__ = [
     "WARN",
     "_PLACEHOLDER_HOSTS",
     "BulkThresholds",
+    "Check",
     "Context",
     "HostPattern",
     "Rule",
@@ -57,6 +60,72 @@ __all__ = [
     "url_problem",
     "verify",
 ]
+
+
+@dataclass(frozen=True)
+class Check:
+    """One pass of the rules over what a deploy saw, and the rule ids it may find."""
+
+    name: str
+    find: Callable[[Context, RuleSettings], Iterator[Found]]
+    rules: tuple[str, ...]
+
+
+def _read(context: Context, settings: RuleSettings) -> Iterator[Found]:
+    """What the sitemap reader saw while it parsed (it judges each file as it goes)."""
+    for finding in context.sitemap.findings:
+        yield finding.rule, finding.url, finding.message, None
+
+
+def _bulk(context: Context, settings: RuleSettings) -> Iterator[Found]:
+    if settings.level("lastmod-bulk") != OFF:  # the one rule that counts every date
+        yield from lastmod_bulk(context, settings)
+
+
+def _key_files(context: Context, settings: RuleSettings) -> Iterator[Found]:
+    for path, problem in context.key_file_missing:
+        yield "key-file-missing", path, problem, None
+
+
+def _history(context: Context, settings: RuleSettings) -> Iterator[Found]:
+    """What [history] found (notifier.history), judged before the rules ran."""
+    for violation in context.extra:
+        yield violation.rule, violation.url, violation.message, None
+
+
+#: Every rule's finder, in the order a report lists them; each names the rules it may find, and
+#: verify holds it to that (tests/test_rules.py: every rule has a finder, every finder's rules exist).
+CHECKS: tuple[Check, ...] = (
+    Check(
+        "the reader",
+        _read,
+        (
+            "sitemap-limits",
+            "sitemap-encoding",
+            "sitemap-namespace",
+            "sitemap-values",
+            "xml-prolog",
+            "url-invalid",
+            "lastmod-invalid",
+            "lastmod-without-change",
+            "change-without-lastmod",
+        ),
+    ),
+    Check("an empty sitemap", lambda context, _: _sitemap_empty(context), ("sitemap-empty",)),
+    Check("the URLs", _urls, ("url-invalid", "url-out-of-scope", "url-dev-host")),
+    Check("tracking parameters", _tracking, ("url-tracking-params",)),
+    Check(
+        "the built pages", _pages, ("page-noindex", "page-canonical-elsewhere", "page-redirect", "page-missing", "url-robots-disallowed")
+    ),
+    Check("hreflang", _hreflang, ("hreflang-broken",)),
+    Check("duplicates", _duplicates, ("url-duplicate",)),
+    Check("the dates", _lastmods, ("lastmod-invalid", "lastmod-future", "lastmod-regressed", "lastmod-missing")),
+    Check("the build's clock", _bulk, ("lastmod-bulk",)),
+    Check("removals", _mass_removal, ("mass-removal",)),
+    Check("the page files", lambda context, _: _page_changes(context), ("lastmod-without-change", "change-without-lastmod")),
+    Check("the key file", _key_files, ("key-file-missing",)),
+    Check("[history]", _history, ("lastmod-vs-history",)),
+)
 
 
 def verify(context: Context, settings: RuleSettings) -> list[Violation]:
@@ -74,20 +143,8 @@ def verify(context: Context, settings: RuleSettings) -> list[Violation]:
 
 
 def _all_findings(context: Context, settings: RuleSettings) -> Iterator[Found]:
-    for finding in context.sitemap.findings:
-        yield finding.rule, finding.url, finding.message, None
-    yield from _sitemap_empty(context)
-    yield from _urls(context, settings)
-    yield from _tracking(context, settings)
-    yield from _pages(context, settings)
-    yield from _hreflang(context, settings)
-    yield from _duplicates(context, settings)
-    yield from _lastmods(context, settings)
-    if settings.level("lastmod-bulk") != OFF:  # the one rule that counts every date
-        yield from lastmod_bulk(context, settings)
-    yield from _mass_removal(context, settings)
-    yield from _page_changes(context)
-    for path, problem in context.key_file_missing:
-        yield "key-file-missing", path, problem, None
-    for violation in context.extra:
-        yield violation.rule, violation.url, violation.message, None
+    for check in CHECKS:
+        for found in check.find(context, settings):
+            if found[0] not in check.rules:  # a bug: the table above is the list of what each finds
+                raise AssertionError(f"{check.name} found {found[0]!r}, which it does not name in rules.CHECKS")
+            yield found
