@@ -43,6 +43,7 @@ class Options(TypedDict, total=False):
     sitemap_url: str
     verify_live: int
     platform: str  # "netlify" | "cloudflare-pages" (default: detected from the environment)
+    jobs: int  # worker processes (1: none)
     environ: Mapping[str, str]  # instead of os.environ (INDEXNOW_KEY, GITHUB_ACTIONS)
     cwd: str | os.PathLike[str]  # where the config file is looked for and relative paths start
 

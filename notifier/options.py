@@ -244,6 +244,14 @@ OPTIONS: tuple[Option, ...] = (
         choices=tuple(PLATFORMS),
     ),
     Option(
+        "jobs",
+        lambda label: whole_number(label, 1, 64),
+        None,
+        "worker processes for a large sitemap index and the page files (default: the usable cores, at most 8; "
+        "1: none, all work in this process; env NOTIFY_CHANGES_JOBS)",
+        "N",
+    ),
+    Option(
         "verify-live",
         lambda label: whole_number(label, 0, 1000),
         0,

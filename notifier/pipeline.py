@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 
+from notifier import workers
 from notifier.changes import Diff
 from notifier.dates import format_utc
 from notifier.environment import Environment
@@ -34,7 +35,8 @@ def execute(settings: Settings, env: Environment | None = None) -> Report:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        report = _execute(settings, env or Environment())
+        with workers.jobs(settings.jobs):
+            report = _execute(settings, env or Environment())
     except NotifierError as error:  # its one line names files and URLs: a key file's path holds the key
         error.args = (redact_all(str(error), settings.keys),)
         raise

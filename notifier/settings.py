@@ -58,6 +58,7 @@ class Settings:
     bulk: BulkThresholds = BulkThresholds()
     history: HistorySettings | None = None
     verify_live: int = default("verify-live")
+    jobs: int | None = default("jobs")
     platform: str = DEFAULT_PLATFORM  # how the host reads _headers and _redirects (hosting.PLATFORMS)
     project_dir: Path = Path()  # the config file's folder, else where the run started: netlify.toml is looked for here
     config_path: Path | None = None
@@ -173,6 +174,7 @@ def build_settings(
         bulk=bulk_table(file_values.get("bulk", {}), where),
         history=history_table(file_values.get("history"), base, where, duration(f"{where}: [history] tolerance")),
         verify_live=value("verify-live"),
+        jobs=value("jobs"),
         platform=values.get("platform") or detect_platform(os.environ if env is None else env) or DEFAULT_PLATFORM,
         project_dir=base,
         config_path=config_path,
@@ -220,6 +222,8 @@ def _merge(
             merged[name] = (value, f"{where}: {name}")
     if env.get("INDEXNOW_KEY"):
         merged["key"] = (env["INDEXNOW_KEY"], "INDEXNOW_KEY")
+    if env.get("NOTIFY_CHANGES_JOBS"):
+        merged["jobs"] = (env["NOTIFY_CHANGES_JOBS"], "NOTIFY_CHANGES_JOBS")
     if env.get("GITHUB_ACTIONS") == "true" and "format" not in merged:
         merged["format"] = ("github", "GITHUB_ACTIONS")
     for name, value in cli.items():

@@ -11,6 +11,7 @@ from __future__ import annotations
 import concurrent.futures
 import concurrent.futures.process
 import contextlib
+import contextvars
 import multiprocessing
 import os
 import signal
@@ -20,12 +21,29 @@ from collections.abc import Iterator
 _CANCELS = {signal.SIGINT, signal.SIGTERM}
 
 
+_JOBS: contextvars.ContextVar[int | None] = contextvars.ContextVar("jobs", default=None)
+
+
 def usable_cores() -> int:
-    """How many processes may work at once: the usable cores, but one in a threaded process,
-    where fork could copy a lock some other thread holds (a Python program using the API)."""
+    """How many processes may work at once: ``--jobs`` when the run gives it (1: none, all
+    work here), else the usable cores (at most 8); but one in a threaded process, where fork
+    could copy a lock some other thread holds (a Python program using the API)."""
     if threading.active_count() > 1:
         return 1
+    chosen = _JOBS.get()
+    if chosen is not None:
+        return chosen
     return min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1), 8)
+
+
+@contextlib.contextmanager
+def jobs(count: int | None) -> Iterator[None]:
+    """Within the block, ``usable_cores()`` is ``count`` (None: the machine's)."""
+    token = _JOBS.set(count)
+    try:
+        yield
+    finally:
+        _JOBS.reset(token)
 
 
 def quiet_worker() -> None:
