@@ -466,7 +466,15 @@ def _summary(chosen: list[Mutant], outcomes: dict[Mutant, str], known: dict[str,
 
 def _earlier(results: Path, since: str | None) -> dict[str, str]:
     """An earlier run's outcomes, without those of the modules changed since it (run again whole)."""
-    outcomes: dict[str, str] = json.loads(results.read_text())
+    text = results.read_text(encoding="utf-8", errors="replace")
+    try:
+        outcomes: dict[str, str] = json.loads(text)
+    except ValueError:  # the log a run prints on stderr, "outcome key" a line (a run that did not finish)
+        outcomes = {}
+        for line in text.splitlines():
+            outcome, _, key = line.replace("\0", "").partition(" ")
+            if outcome in ("killed", "timeout", "survived", "uncovered", "uncollected", "error"):
+                outcomes[key.strip()] = outcome
     if since is None:
         raise SystemExit("--again needs --since REV: the commit the earlier run mutated")
     changed = subprocess.run(["git", "diff", "--name-only", since, "--", "notifier"], cwd=ROOT, capture_output=True, text=True, check=True)
@@ -485,8 +493,8 @@ def main() -> int:
         "--again",
         type=Path,
         metavar="RESULTS",
-        help="take the outcomes of an earlier run's --results file: run only what it did not kill, and every mutant of "
-        "a module changed since --since",
+        help="take the outcomes of an earlier run's --results file (or its stderr log): run only what it did not kill, "
+        "and every mutant of a module changed since --since",
     )
     parser.add_argument("--since", metavar="REV", help="with --again: the commit that earlier run mutated")
     args = parser.parse_args()
