@@ -75,7 +75,7 @@ NOT_DECISIONS = {
     "notifier/keyfile.py": "writes a key file the user asked for",
     "notifier/report.py": "prints the report (presentation)",
     "notifier/terminal.py": "progress lines and colours",
-    "notifier/workers.py": "the process pool (how work is spread, not what it decides; tests/test_jobs.py: the same report with any number)",
+    "notifier/workers.py": "the process pool: how work is spread, not what it decides (tests/test_jobs.py)",
 }
 
 _FLIPS: dict[type, type] = {
