@@ -110,7 +110,8 @@ def _path_regex(path: str, platform: Platform) -> str:
     if not platform.slash_tolerant or path == "/":
         return _piece(path, "/", names)
     if path.endswith("/*"):  # /blog/* matches /blog, /blog/ and below
-        return _piece(path[:-2], "/", names) + "(?:/(?P<splat>.*))?"
+        body = _piece(path[:-2], "/", names)
+        return body + ("(?:/.*)?" if "splat" in names else "(?:/(?P<splat>.*))?")
     return _piece(path.rstrip("/"), "/", names) + "/?"  # /a/ matches /a, /a matches /a/
 
 

@@ -100,6 +100,7 @@ def _deploy(site: Site, redirects: str, *args: str, built: tuple[str, ...] = ("/
     site.build_pages(["/", "/new/", *built])
     (site.public / "_redirects").write_text(redirects)
     result = site.check("--site-dir", str(site.public), *args)
+    assert result.code in (0, 1), result.err  # a verdict, never an error or a crash
     return result.out
 
 
@@ -147,3 +148,37 @@ def test_a_broken_netlify_toml_is_one_line(offline_site: Site, monkeypatch: pyte
     offline_site.build_pages(["/", "/new/"])
     result = offline_site.check("--site-dir", str(offline_site.public))
     assert result.code == 2 and "netlify.toml: not valid TOML" in result.err and result.err.count("\n") == 1, result.err
+
+
+# -- the edges of the line syntax (what the mutation run found unstated) ---------------------------
+@pytest.mark.parametrize(
+    ("text", "path", "target"),
+    [
+        ("/a/*/b/* /x/:splat 301", "/a/1/b/2", "/x/1"),  # two stars: the first is :splat, and the line still parses
+        ("/:lang/:lang/x /y/:lang 301", "/en/fr/x", "/y/en"),  # a placeholder named twice: the first is its value
+        ("/docs/*: /x/ 301", "/docs/a:", "/x/"),  # a colon after a star is a colon, not a placeholder
+        ("/a/* /b/:other 301", "/a/x", "/b/:other"),  # a placeholder the source does not have stays as written
+        ("/only", "/only", None),  # a source without a target is no rule
+        ("/a/:slug /b/:slug 301", "/a/hi", "/b/hi"),
+    ],
+)
+def test_redirect_line_edges(text: str, path: str, target: str | None) -> None:
+    for platform in PLATFORMS.values():
+        assert Redirects.parse(text, platform).target(BASE + path, has_file=False) == target, platform.name
+
+
+def test_a_detach_line_may_omit_its_space_and_a_later_block_takes_the_later_place() -> None:
+    assert Headers.parse("/*\n  X-Robots-Tag: noindex\n/a/*\n  !X-Robots-Tag\n", CLOUDFLARE).robots_tag(f"{BASE}/a/x") == []
+    text = "/a/*\n  X-Robots-Tag: noindex\n/*\n  ! X-Robots-Tag\n/a/*\n  X-Robots-Tag: nosnippet\n"
+    assert Headers.parse(text, CLOUDFLARE).robots_tag(f"{BASE}/a/x") == ["nosnippet"]  # the /a/* block now comes after /*
+
+
+def test_malformed_netlify_toml_entries_are_skipped(offline_site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(offline_site.root)
+    (offline_site.root / "netlify.toml").write_text(
+        '[[redirects]]\nto = "/x/"\n\n[[redirects]]\nfrom = "/old/"\n\n[[redirects]]\nfrom = "/new/"\nto = "/y/"\nstatus = "301"\n\n'
+        '[[headers]]\n[headers.values]\nX-Robots-Tag = "noindex"\n\n[[headers]]\nfor = "/old/*"\nvalues = "noindex"\n'
+    )
+    _deploy(offline_site, "")
+    result = offline_site.check("--site-dir", str(offline_site.public))
+    assert result.code == 0 and _redirected(result.out) == [] and "page-noindex" not in result.out, result.out + result.err
