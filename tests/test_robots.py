@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+import protego  # a test dependency: the reference parser
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -131,7 +132,6 @@ def test_a_noindex_meta_for_one_engine_is_a_note_and_for_all_an_error(offline_si
 
 
 # -- held to protego --------------------------------------------------------------------------------
-protego = pytest.importorskip("protego")
 
 _AGENTS = ["*", "bingbot", "Bingbot", "msnbot", "YandexBot", "Yandex", "SeznamBot", "Yeti", "YepBot", "Amazonbot", "GPTBot"]
 _PATHS = ["/", "/a", "/a/", "/a/b", "/ab", "/a.pdf", "/a?x=1", "/a/b.php", "/%7Ea", "/~a", "/a%2Fb", "/b", "/*", "/a$"]
