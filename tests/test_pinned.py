@@ -256,29 +256,27 @@ def test_stamp_counts_the_dates_already_right(dated: Site) -> None:
     assert code == 0 and _stamp_counts(out) == (0, 3)
 
 
-def test_an_atom_link_without_rel_is_the_entrys_page(dated: Site) -> None:
+def _with_an_atom_feed(site: Site, link: str) -> None:
+    """An index of a urlset listing /p0/ and an Atom feed whose entry ``link`` names it, both stamped."""
     feed = (
         '<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom"><title>t</title>'
-        f'<entry><title>p0</title><link href="{BASE}/p0/"/><id>x</id><updated>2026-11-30T09:41:07Z</updated></entry></feed>'
+        f"<entry><title>p0</title>{link}<id>x</id><updated>2026-11-30T09:41:07Z</updated></entry></feed>"
     )
-    dated.write(index_of(["sitemap-pages.xml", "atom.xml"]))
-    dated.write(urlset({"/p0/": "2026-11-30T09:41:07Z"}), "sitemap-pages.xml")
-    dated.write(feed, "atom.xml")
-    assert _stamp(dated)[0] == 0
+    site.write(index_of(["sitemap-pages.xml", "atom.xml"]))
+    site.write(urlset({"/p0/": "2026-11-30T09:41:07Z"}), "sitemap-pages.xml")
+    site.write(feed, "atom.xml")
+    assert _stamp(site)[0] == 0
+
+
+def test_an_atom_link_without_rel_is_the_entrys_page(dated: Site) -> None:
+    _with_an_atom_feed(dated, f'<link href="{BASE}/p0/"/>')
     assert "<updated>2025-01-10T10:00:00Z</updated>" in (dated.public / "atom.xml").read_text()  # RFC 4287: no rel is alternate
 
 
 def test_a_day_only_date_is_written_into_atom_as_an_rfc3339_date_time(dated: Site) -> None:
     Repo(dated.root).commit({"content/p0.md": "---\nlastmod: 2025-04-01\n---\n"}, "2025-04-03T10:00:00Z")
     (dated.root / "notify-changes.toml").write_text('[history]\nsources = ["content/{path}.md"]\nfields = ["lastmod"]\n')
-    feed = (
-        '<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom"><title>t</title>'
-        f'<entry><link rel="alternate" href="{BASE}/p0/"/><id>x</id><updated>2026-11-30T09:41:07Z</updated></entry></feed>'
-    )
-    dated.write(index_of(["sitemap-pages.xml", "atom.xml"]))
-    dated.write(urlset({"/p0/": "2026-11-30T09:41:07Z"}), "sitemap-pages.xml")
-    dated.write(feed, "atom.xml")
-    assert _stamp(dated)[0] == 0
+    _with_an_atom_feed(dated, f'<link rel="alternate" href="{BASE}/p0/"/>')
     assert "<lastmod>2025-04-01</lastmod>" in (dated.public / "sitemap-pages.xml").read_text()  # a sitemap takes a day
     assert "<updated>2025-04-01T00:00:00Z</updated>" in (dated.public / "atom.xml").read_text()  # Atom needs a date-time
 
