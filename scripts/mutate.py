@@ -63,6 +63,7 @@ NOT_DECISIONS = {
     "notifier/api.py": "the Python API's keyword arguments, handed to settings",
     "notifier/config_tables.py": "reads the config's tables; a bad value is exit 2 before anything is read (tests/test_cli.py)",
     "notifier/settings.py": "reads the options; a bad value is exit 2 before anything is read (tests/test_cli.py)",
+    "notifier/options.py": "the table of options and their converters (tests/test_cli.py, tests/test_extremes.py)",
     "notifier/discovery.py": "finds the sitemap in the usual build folders when none is given",
     "notifier/_launch.py": "starts main() and turns signals into exit codes",
     "notifier/cli.py": "the command line's words; its decisions are settings' and the phases'",
@@ -153,10 +154,15 @@ class _Finder:
             if name in ("annotation", "returns", "decorator_list", "type_comment"):
                 continue
             children = value if isinstance(value, list) else [value]
-            for position, child in enumerate(children):
-                if not isinstance(child, ast.AST) or _is_docstring(node, name, position):
-                    continue
-                self.visit(child, scope, node, name, position if isinstance(value, list) else None, isinstance(node, ast.Compare))
+            defaults = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and name == "args"
+            self.functions.append(self.functions[-2] if defaults else self.functions[-1])  # defaults are made at import
+            try:
+                for position, child in enumerate(children):
+                    if not isinstance(child, ast.AST) or _is_docstring(node, name, position):
+                        continue
+                    self.visit(child, scope, node, name, position if isinstance(value, list) else None, isinstance(node, ast.Compare))
+            finally:
+                self.functions.pop()
 
     def _add(self, node: ast.AST, scope: str, operator: str, apply: Callable[[], None]) -> None:
         self.points.append(_Point(node, scope, operator, apply, self.functions[-1]))
@@ -344,7 +350,8 @@ class TestOrder:
             chosen,
             key=lambda test: (test not in here, not mine(test), test not in module, breadth[test], self.durations.get(test, 0.0), test),
         )
-        return ordered[: self.cap], len(chosen)
+        cap = self.cap if mutant.in_function else 3 * self.cap  # made at import: used by more tests, and few
+        return ordered[:cap], len(chosen)
 
     def killed(self, mutant: Mutant, tests: list[str]) -> None:
         """Remember the tests that judged a killed mutant (the first of them, most likely, killed it)."""
