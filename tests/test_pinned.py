@@ -14,7 +14,7 @@ import pytest
 from notifier.cli import main
 from notifier.history import read_history
 from notifier.sources import SourceFinder
-from tests.conftest import BASE, HOST, KEY, NS, Site, pages, recorded_pending, urlset
+from tests.conftest import BASE, HOST, KEY, NS, Site, index, pages, recorded_pending, urlset
 from tests.test_history import Repo
 
 
@@ -541,3 +541,29 @@ def test_mass_removal_fires_over_a_fifth_not_at_it(offline_site: Site, removed: 
     offline_site.write(urlset(pages(50 - removed)))
     result = offline_site.check()
     assert ("error[mass-removal]" in result.out) is fails, result.out
+
+
+def test_a_part_records_how_many_of_its_urls_have_no_lastmod(site: Site) -> None:
+    """state/README.md: parts[].missing, so that an unread file still counts for lastmod-missing."""
+    import json
+
+    site.write(urlset(pages(3) | {"/x/": None}))
+    assert site.run().code == 0
+    site.write(urlset(pages(3) | {"/x/": None, "/y/": None, "/p/0/": "2026-06-01T10:00:00Z"}))  # read again: a change
+    assert site.run().code == 0
+    (part,) = json.loads(site.state.read_text())["parts"]
+    assert part["missing"] == 2 and part["count"] == 5
+
+
+def test_mass_removal_counts_the_urls_of_an_unread_part_too(offline_site: Site) -> None:
+    """Two parts: one unchanged (not read again), one losing 10 of the site's 50 URLs: a fifth, not more."""
+    keep, lose = pages(25, prefix="/keep/"), pages(25, prefix="/lose/")
+    offline_site.write(index({"/keep.xml": None, "/lose.xml": None}))
+    offline_site.write(urlset(keep), "keep.xml")
+    offline_site.write(urlset(lose), "lose.xml")
+    assert offline_site.run().code == 0
+    offline_site.write(urlset(dict(list(lose.items())[:15])), "lose.xml")
+    result = offline_site.check()
+    assert result.code == 0 and "mass-removal" not in result.out, result.out
+    offline_site.write(urlset(dict(list(lose.items())[:14])), "lose.xml")
+    assert "error[mass-removal]" in offline_site.check().out

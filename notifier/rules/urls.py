@@ -272,7 +272,7 @@ def _duplicates(context: Context, settings: RuleSettings) -> Iterator[Found]:
             )
 
 
-# -- lastmods ------------------------------------------------------------------------
+# -- tracking parameters ---------------------------------------------------------------
 
 
 # Parameters that mark a link's campaign or click, never a different page.
