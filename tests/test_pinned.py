@@ -567,3 +567,27 @@ def test_mass_removal_counts_the_urls_of_an_unread_part_too(offline_site: Site) 
     assert result.code == 0 and "mass-removal" not in result.out, result.out
     offline_site.write(urlset(dict(list(lose.items())[:14])), "lose.xml")
     assert "error[mass-removal]" in offline_site.check().out
+
+
+def _two_parts(site: Site, first: dict[str, str | None], second: dict[str, str | None] | None) -> None:
+    names = {"/a.xml": None} | ({"/b.xml": None} if second is not None else {})
+    site.write(index(names))
+    site.write(urlset(first), "a.xml")
+    if second is not None:
+        site.write(urlset(second), "b.xml")
+
+
+def test_an_unread_parts_urls_without_a_lastmod_are_still_said(offline_site: Site) -> None:
+    _two_parts(offline_site, pages(3) | {"/bare/": None}, pages(2, prefix="/b/"))
+    assert offline_site.run().code == 0
+    _two_parts(offline_site, pages(3) | {"/bare/": None}, pages(3, prefix="/b/"))  # a.xml unchanged: not read again
+    result = offline_site.check()
+    assert result.code == 0 and f"warn[lastmod-missing] {BASE}/bare/" in result.out, result.out
+
+
+def test_a_duplicate_in_a_new_part_names_that_part_and_line(offline_site: Site) -> None:
+    _two_parts(offline_site, pages(3), None)
+    assert offline_site.run().code == 0
+    _two_parts(offline_site, pages(3), {"/q/": "2024-05-01", "/p/0/": "2024-05-01T10:00:00Z"})  # b.xml is new
+    result = offline_site.check()
+    assert f"listed twice ({offline_site.public / 'b.xml'} line " in result.out, result.out
