@@ -591,3 +591,13 @@ def test_a_duplicate_in_a_new_part_names_that_part_and_line(offline_site: Site) 
     _two_parts(offline_site, pages(3), {"/q/": "2024-05-01", "/p/0/": "2024-05-01T10:00:00Z"})  # b.xml is new
     result = offline_site.check()
     assert f"listed twice ({offline_site.public / 'b.xml'} line " in result.out, result.out
+
+
+def test_a_part_not_read_again_still_says_which_host_the_sitemap_is_on(offline_site: Site) -> None:
+    """url-out-of-scope's host is the one most URLs are on: the unread part's 20 count, not only the 2 read again."""
+    other = "http://cdn.example-shop.org"
+    _two_parts(offline_site, pages(20), {f"{other}/a/": "2024-05-01", f"{other}/b/": "2024-05-01"})
+    assert offline_site.run("--rule", "url-out-of-scope=off").code == 0
+    _two_parts(offline_site, pages(20), {f"{other}/a/": "2024-06-01", f"{other}/b/": "2024-05-01"})  # a.xml unread
+    result = offline_site.check()
+    assert result.code == 1 and f"error[url-out-of-scope] {other}/a/" in result.out, result.out
