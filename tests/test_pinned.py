@@ -303,6 +303,17 @@ def _iso(moment: dt.datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+@pytest.mark.parametrize(("now", "own_day"), [("2024-05-01T10:00:00Z", True), ("2024-05-01T09:59:59Z", False)])
+def test_a_day_is_the_runs_own_day_from_fourteen_hours_before_it_begins(now: str, own_day: bool) -> None:
+    """UTC+14 (Kiribati) begins 2 May at 10:00 UTC on 1 May: a build there stamps its own day."""
+    from notifier.dates import parse_w3c
+    from notifier.rules.bulk import _shared_mark
+
+    instant = parse_w3c(now)
+    assert instant is not None
+    assert (_shared_mark("2024-05-02", instant, first_run=False) is not None) is own_day
+
+
 def test_a_crowd_of_dates_just_after_now_is_a_crowd(offline_site: Site) -> None:
     """A build machine whose clock runs ahead (within --clock-skew) stamps its pages after now."""
     now = dt.datetime.now(dt.UTC)
@@ -591,6 +602,10 @@ def test_a_duplicate_in_a_new_part_names_that_part_and_line(offline_site: Site) 
     _two_parts(offline_site, pages(3), {"/q/": "2024-05-01", "/p/0/": "2024-05-01T10:00:00Z"})  # b.xml is new
     result = offline_site.check()
     assert f"listed twice ({offline_site.public / 'b.xml'} line " in result.out, result.out
+    import json
+
+    report = json.loads(offline_site.check("--format", "json").out)
+    assert (report["added"], report["unchanged"]) == (1, 3)  # /p/0/ counted once, in the unread a.xml
 
 
 def test_a_part_not_read_again_still_says_which_host_the_sitemap_is_on(offline_site: Site) -> None:
