@@ -29,7 +29,7 @@ import textwrap
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench import FLOOR, measure  # the same parse floor and measuring, in a fresh process
+from benchlib import FLOOR, measure  # the same parse floor and measuring, in a fresh process
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 HOST = "www.big-retailer.net"
