@@ -616,3 +616,26 @@ def test_a_part_not_read_again_still_says_which_host_the_sitemap_is_on(offline_s
     _two_parts(offline_site, pages(20), {f"{other}/a/": "2024-06-01", f"{other}/b/": "2024-05-01"})  # a.xml unread
     result = offline_site.check()
     assert result.code == 1 and f"error[url-out-of-scope] {other}/a/" in result.out, result.out
+
+
+def test_a_build_with_link_cycles_is_scanned_once_through_each_link(tmp_path: Path) -> None:
+    """Two links back to their own folder would make 2**64 paths; each target is walked once."""
+    from notifier.build import Build
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "index.html").write_text("x")
+    (tmp_path / "a" / "x").symlink_to(tmp_path / "a")
+    (tmp_path / "a" / "y").symlink_to(tmp_path / "a")
+    build = Build.scan(tmp_path)
+    assert build.has("a/index.html") and build.has("a/x/index.html") and not build.has("a/x/x/index.html")
+
+
+def test_the_depth_bound_counts_a_linked_folders_names_alike(tmp_path: Path) -> None:
+    from notifier.build import Build
+
+    deep = tmp_path / "real" / "/".join(f"d{n}" for n in range(62))
+    deep.mkdir(parents=True)
+    (deep / "index.html").write_text("x")  # real/d0/…/d61/index.html: 64 names
+    (tmp_path / "l").symlink_to(tmp_path / "real")
+    linked = "l/" + "/".join(f"d{n}" for n in range(62)) + "/index.html"
+    assert Build.scan(tmp_path).has(linked)
