@@ -639,3 +639,13 @@ def test_the_depth_bound_counts_a_linked_folders_names_alike(tmp_path: Path) -> 
     (tmp_path / "l").symlink_to(tmp_path / "real")
     linked = "l/" + "/".join(f"d{n}" for n in range(62)) + "/index.html"
     assert Build.scan(tmp_path).has(linked)
+
+
+def test_a_url_whose_record_left_with_its_file_but_an_unread_file_lists_is_not_removed(offline_site: Site) -> None:
+    import json
+
+    _two_parts(offline_site, {"/u/": "2024-05-01", "/a1/": "2024-05-01"}, {"/u/": "2024-05-01", "/b1/": "2024-05-01"})
+    assert offline_site.run("--rule", "url-duplicate=off").code == 0  # /u/'s record is a.xml's
+    _two_parts(offline_site, {"/a1/": "2024-05-01"}, {"/u/": "2024-05-01", "/b1/": "2024-05-01"})  # b.xml unread
+    report = json.loads(offline_site.check("--format", "json").out)
+    assert (report["removed"], report["unchanged"]) == (0, 3), report
