@@ -649,3 +649,16 @@ def test_a_url_whose_record_left_with_its_file_but_an_unread_file_lists_is_not_r
     _two_parts(offline_site, {"/a1/": "2024-05-01"}, {"/u/": "2024-05-01", "/b1/": "2024-05-01"})  # b.xml unread
     report = json.loads(offline_site.check("--format", "json").out)
     assert (report["removed"], report["unchanged"]) == (0, 3), report
+
+
+@pytest.mark.parametrize(
+    ("zone", "offset"),
+    [
+        ("UT", "Z"), ("GMT", "Z"), ("Z", "Z"), ("EST", "-05:00"), ("EDT", "-04:00"), ("CST", "-06:00"),
+        ("CDT", "-05:00"), ("MST", "-07:00"), ("MDT", "-06:00"), ("PST", "-08:00"), ("PDT", "-07:00"),
+    ],
+)  # fmt: skip
+def test_rfc_822_named_zones_are_their_offsets(zone: str, offset: str) -> None:
+    from notifier.dates import rfc822_to_w3c
+
+    assert rfc822_to_w3c(f"Fri, 14 Mar 2025 10:20:00 {zone}") == f"2025-03-14T10:20:00{offset}"
