@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from notifier.source import is_inside, resolved
+from notifier.paths import is_inside, resolved
 from notifier.urls import path_query
 
 HOME_PAGE = "index.html"

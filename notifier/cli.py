@@ -24,11 +24,9 @@ from notifier.github import mask_secrets, write_github, write_github_error
 from notifier.inspect_state import ACTIONS, StateRequest, run_state_command
 from notifier.keyfile import new_key, write_key_file
 from notifier.options import OPTIONS, RUN_ONLY, Option
-from notifier.pipeline import Environment, execute
 from notifier.report import Report, printable, render_json, render_text
 from notifier.rules import RULES
 from notifier.settings import build_settings, state_options
-from notifier.stamp import describe, stamp_sitemap
 from notifier.terminal import notice_printer, on_a_terminal, progress_printer, use_colour, write_quietly
 
 COMMANDS = ("run", "check")
@@ -259,6 +257,8 @@ def _main(command: str, args: list[str], word: str | None = None) -> int:
             mask_secrets(settings.keys, sys.stdout)
         progress, step = progress_printer(sys.stderr, os.environ)
         try:
+            from notifier.pipeline import Environment, execute  # here: the parser and --help need neither lxml nor requests
+
             report = execute(settings, Environment(progress=progress, step=step, notice=notice_printer(sys.stderr)))
         finally:
             if on_a_terminal(sys.stderr, os.environ):
@@ -370,6 +370,8 @@ def _stamp_command(args: list[str]) -> int:
         namespace = parser.parse_args(args)
         cli = {"sitemap": namespace.sitemap, "site-dir": namespace.site_dir, "config": namespace.config}
         settings = build_settings("check", cli)
+        from notifier.stamp import describe, stamp_sitemap
+
         result = stamp_sitemap(settings, dry_run=namespace.dry_run)
     except NotifierError as error:
         return _failed(error)

@@ -6,7 +6,7 @@ import html
 from collections.abc import Mapping
 from typing import TextIO
 
-from notifier.indexnow import Keys
+from notifier.protocol import Keys
 from notifier.report import Report, printable, render_text
 
 

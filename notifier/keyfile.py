@@ -8,7 +8,7 @@ import os
 import secrets
 
 from notifier.errors import UsageError
-from notifier.indexnow import KEY_PATTERN
+from notifier.protocol import KEY_PATTERN
 
 
 def new_key() -> str:

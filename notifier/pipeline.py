@@ -15,9 +15,9 @@ from notifier.changes import Diff
 from notifier.dates import format_utc
 from notifier.environment import Environment
 from notifier.errors import ExitCode, InputError, NotifierError, StateError
-from notifier.indexnow import Keys, redact_all
 from notifier.pending import drop_unsendable, hand_over_orphans
 from notifier.planning import plan_announcements, preview_first_run, show_plan
+from notifier.protocol import Keys, redact_all
 from notifier.report import Report, plural
 from notifier.settings import Settings
 from notifier.store import Part, RunRecord, SaveFailed, State, StateStore, open_store, read_state

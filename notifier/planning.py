@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 from notifier.dates import format_utc, parse_w3c
 from notifier.diff import Added, Change, Diff
 from notifier.errors import UsageError
-from notifier.indexnow import make_batches
 from notifier.pending import apply_to_state, refuse_unsendable
+from notifier.protocol import make_batches
 from notifier.report import PlannedBatch, Report, plural
 from notifier.settings import Settings
 from notifier.store import State

@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 
 from notifier.changes import Change
 from notifier.errors import ExitCode
-from notifier.indexnow import BatchResult
+from notifier.protocol import BatchResult
 from notifier.rules import Violation
 
 _CONTROLS = {code: f"\\x{code:02x}" for code in [*range(32), *range(127, 160)]}

@@ -24,6 +24,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from notifier.errors import InputError
+from notifier.paths import is_inside, is_url
+from notifier.paths import resolved as _real
 from notifier.sitemap_files import (
     MAX_URLS_PER_FILE,
     Entry,
@@ -39,8 +41,7 @@ from notifier.sitemap_files import (
 from notifier.sitemap_text import parse_text as _parse_text
 from notifier.sitemap_xml import BOM, NEWS, NS_084, NS_09, WHITESPACE_BYTES, XML_SPACE
 from notifier.sitemap_xml import parse_xml as _parse_xml
-from notifier.source import Source, file_digest, is_inside, is_url, same_site
-from notifier.source import resolved as _real
+from notifier.source import Source, file_digest, same_site
 from notifier.urls import join_url, split_url
 from notifier.workers import usable_cores as _workers
 from notifier.workers import worker_pool

@@ -12,35 +12,17 @@ import os
 import stat
 import zlib
 from collections.abc import Iterator
-from pathlib import Path
 
 import requests
 
 from notifier.errors import InputError
 from notifier.http import exchange
+from notifier.paths import is_url
 from notifier.urls import join_url, split_url
 
 MAX_FILE_BYTES = 50 * 1024 * 1024  # sitemaps.org: at most 50 MB (52,428,800 bytes) uncompressed
 CHUNK = 1 << 20
 _GZIP_MAGIC = b"\x1f\x8b"
-
-
-def resolved(path: Path | str) -> Path:
-    """``Path.resolve()`` that never raises: a symlink loop (which ``resolve`` turns into a
-    RuntimeError) stays as written, absolute, and reading it then says what is wrong."""
-    try:
-        return Path(path).resolve()
-    except (OSError, RuntimeError):
-        return Path(os.path.abspath(path))
-
-
-def is_inside(path: Path, root: Path) -> bool:
-    """Whether a resolved ``path`` is ``root`` or below it (no ``..`` escapes the site)."""
-    return path == root or root in path.parents
-
-
-def is_url(location: str) -> bool:
-    return location.startswith(("http://", "https://"))
 
 
 class Source:

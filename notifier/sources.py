@@ -26,10 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from notifier.dates import parse_w3c
-from notifier.source import is_inside, resolved
+from notifier.paths import is_inside, resolved
 from notifier.urls import split_url
 
 DEFAULT_FIELDS = ("lastmod", "last_modified_at", "updated", "date")
@@ -226,7 +224,6 @@ def _is_file(path: Path) -> bool:
 
 # -- front matter ------------------------------------------------------------------------
 _FIELD_LINE = re.compile(r"([A-Za-z_][\w-]*)\s*:\s*(.*?)\s*$")
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's, when the wheel has it
 _LOOSE = re.compile(r"(?P<date>\d{4}-\d\d-\d\d)(?:[T ](?P<time>\d\d:\d\d(?::\d\d(?:\.\d+)?)?)\s*(?P<zone>Z|[+-]\d\d:?\d\d)?)?", re.ASCII)
 FRONT_MATTER_BYTES = 16_384
 _NESTED_DATES = ("last_update",)  # top-level tables whose date field is the page's date
@@ -280,8 +277,10 @@ _YAML_END = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
 def _yaml(rest: str) -> dict[str, object]:
     end = _YAML_END.search(rest)
     body = rest[: end.start()] if end is not None else rest  # no end within 16 KB: what was read
+    import yaml  # here, not at the top: reading the config (which names the presets) needs no YAML parser
+
     try:
-        document = yaml.load(body, Loader=_YAML_LOADER)
+        document = yaml.load(body, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # libyaml's, when the wheel has it
     except (yaml.YAMLError, RecursionError, ValueError):  # ValueError: a date that does not exist
         return {}
     return {str(name): value for name, value in document.items()} if isinstance(document, dict) else {}

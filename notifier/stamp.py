@@ -32,10 +32,10 @@ from pathlib import Path
 from notifier.dates import UTC, parse_w3c, rfc822_to_w3c
 from notifier.errors import InputError, Interrupted, UsageError
 from notifier.history import SourceDates, agrees
+from notifier.paths import is_url
 from notifier.settings import Settings
 from notifier.sitemap import ReadOptions, read_sitemap
 from notifier.sitemap_files import SitemapFile
-from notifier.source import is_url
 from notifier.store.durable import fsync_folder
 
 

@@ -27,7 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from notifier.changes import Diff
 from notifier.dates import timestamps
 from notifier.rules.bulk import lastmod_bulk
-from notifier.rules.table import Context, RuleSettings
+from notifier.rules.context import Context
+from notifier.rules.table import RuleSettings
 from notifier.sitemap_files import Sitemap
 from notifier.store import State
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import notifier.cli
+import notifier.pipeline
 from notifier.crash import LOG_NAME
 from tests.conftest import BASE, KEY, ROOT, Site, pages, program, urlset
 
@@ -25,7 +26,7 @@ def test_a_bug_is_exit_70_with_one_line_and_the_traceback_beside_the_state(site:
     site.write(urlset(pages(3)))
     assert site.run().code == 0
     before = site.state_bytes()
-    monkeypatch.setattr(notifier.cli, "execute", _bug)
+    monkeypatch.setattr(notifier.pipeline, "execute", _bug)
     result = site.run()
     assert result.code == 70
     log = site.state.parent / LOG_NAME
@@ -46,7 +47,7 @@ def test_a_bug_under_github_is_an_annotation_too(site: Site, monkeypatch: pytest
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     site.write(urlset(pages(1)))
-    monkeypatch.setattr(notifier.cli, "execute", _bug)
+    monkeypatch.setattr(notifier.pipeline, "execute", _bug)
     result = site.run()
     assert result.code == 70
     assert "\n::error title=notify-changes::internal error (ZeroDivisionError), a bug in notify-changes" in result.out
@@ -60,7 +61,7 @@ def test_a_bug_with_nowhere_to_write_a_log_prints_the_traceback(site: Site, monk
     missing = tmp_path / "gone"
     monkeypatch.setattr(tempfile, "tempdir", str(missing))  # no state folder yet, and no temporary folder
     site.write(urlset(pages(1)))
-    monkeypatch.setattr(notifier.cli, "execute", _bug)
+    monkeypatch.setattr(notifier.pipeline, "execute", _bug)
     result = site.run("--state", str(tmp_path / "nowhere" / "st.json"))
     assert result.code == 70
     assert "ZeroDivisionError: division by zero" in result.err and "the traceback is above" in result.err
@@ -146,3 +147,11 @@ def test_a_closed_stderr_does_not_stop_a_run(site: Site) -> None:
     assert done.returncode == 0
     assert '"submitted": 2' in done.stdout
     assert site.fake.delivered() == [f"{BASE}/p/2/", f"{BASE}/p/3/"]
+
+
+def test_reading_the_settings_and_the_command_line_loads_no_reader_and_no_http_client() -> None:
+    """#18: the option table, the rule list and argument parsing stay light; lxml, requests and
+    PyYAML are loaded when a run or a stamp needs them."""
+    code = "import sys, notifier.settings, notifier.cli; print(sorted({'lxml', 'requests', 'yaml'} & set(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr

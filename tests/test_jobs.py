@@ -3,16 +3,13 @@ none; the report is the same with any number."""
 
 from __future__ import annotations
 
-import concurrent.futures
 import json
 import os
-import threading
+import subprocess
 
 import pytest
 
-from notifier import workers
-from tests.conftest import Site, index, pages, urlset
-from tests.fakeindexnow import wait_until
+from tests.conftest import Site, index, pages, program_python, urlset
 
 
 def _big_site(site: Site) -> None:
@@ -26,31 +23,36 @@ def _big_site(site: Site) -> None:
     site.build_pages(["/", *locs[:1400]])  # 100 pages missing: page-missing findings too
 
 
-def _report(site: Site, *args: str) -> dict[str, object]:
-    result = site.check("--site-dir", str(site.public), "--format", "json", *args)
-    report = json.loads(result.out)
-    assert isinstance(report, dict)
-    return report
+_COUNTED = """
+import json, sys
+from notifier import workers
+from notifier.cli import main
+started = []
+real = workers.fork_pool
+def counted(count):
+    started.append(count)
+    return real(count)
+workers.fork_pool = counted
+code = main(sys.argv[1:])
+print(json.dumps({"code": int(code), "started": started}), file=sys.stderr)
+"""
+
+
+def _report(site: Site, jobs: str) -> tuple[dict[str, object], list[int]]:
+    """A check in a fresh process (one thread, as a run from the command line has), and the pools it forked."""
+    argv = ["check", str(site.sitemap), "--state", str(site.state), "--site-dir", str(site.public), "--format", "json", "--jobs", jobs]
+    done = subprocess.run([program_python(), "-c", _COUNTED, *argv], capture_output=True, text=True, check=False, cwd=site.root)
+    counted = json.loads(done.stderr.strip().splitlines()[-1])
+    assert counted["code"] == 0, done.stderr
+    return json.loads(done.stdout), counted["started"]
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores to start workers")
-def test_the_report_is_the_same_with_one_worker_or_several(offline_site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_report_is_the_same_with_one_worker_or_several(offline_site: Site) -> None:
     _big_site(offline_site)
-    # a thread another test left behind (a pool's manager thread ending) would make this process
-    # "threaded", where a run starts no workers at all: wait for it to end
-    assert wait_until(lambda: threading.active_count() == 1, timeout=20), threading.enumerate()
-    started: list[int] = []
-    real = workers.fork_pool
-
-    def counted(count: int) -> concurrent.futures.ProcessPoolExecutor:
-        started.append(count)
-        return real(count)
-
-    monkeypatch.setattr(workers, "fork_pool", counted)
-    several = _report(offline_site, "--jobs", "2")
+    several, started = _report(offline_site, "2")
     assert started and all(count == 2 for count in started)  # workers were used
-    started.clear()
-    one = _report(offline_site, "--jobs", "1")
+    one, started = _report(offline_site, "1")
     assert started == []  # none at all
     assert one == several
     assert any(violation["rule"] == "page-missing" for violation in one["violations"])  # type: ignore[attr-defined]

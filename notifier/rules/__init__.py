@@ -2,42 +2,35 @@
 
 ``verify`` turns what the reader, the diff and the history saw into violations; any
 violation at level ``error`` fails the deploy (exit 1) before anything is submitted.
+
+Where each part lives: ``table`` (a leaf: the rule list, levels, Violation, thresholds),
+``context`` (what the rules look at), ``checks`` (the passes and ``verify``), and the rules
+themselves by what they judge: ``urls``, ``dates``, ``bulk``, ``site``, ``pages``,
+``hreflang``. The names below are imported on first use, so that reading the rule list
+(``notifier.settings``, the command line's help) loads no page reader and no HTTP client.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from notifier.rules.bulk import lastmod_bulk
-from notifier.rules.dates import _lastmods
-from notifier.rules.hreflang import _hreflang
-from notifier.rules.pages import _pages
-from notifier.rules.site import _mass_removal, _page_changes, _sitemap_empty
-from notifier.rules.table import (
-    ERROR,
-    LEVELS,
-    OFF,
-    RULES,
-    WARN,
-    BulkThresholds,
-    Context,
-    Found,
-    Rule,
-    RuleSettings,
-    Violation,
-)
-from notifier.rules.urls import (
-    _PLACEHOLDER_HOSTS,
-    HostPattern,
-    Scope,
-    _duplicates,
-    _tracking,
-    _urls,
-    dev_host_reason,
-    sitemap_scope,
-    url_problem,
-)
+if TYPE_CHECKING:
+    from notifier.rules.checks import CHECKS, Check, verify
+    from notifier.rules.context import Context, Dated
+    from notifier.rules.table import ERROR, LEVELS, OFF, RULES, WARN, BulkThresholds, Found, Rule, RuleSettings, Violation
+    from notifier.rules.urls import _PLACEHOLDER_HOSTS, HostPattern, Scope, dev_host_reason, sitemap_scope, url_problem
+
+_WHERE = {
+    **dict.fromkeys(("CHECKS", "Check", "verify"), "notifier.rules.checks"),
+    **dict.fromkeys(("Context", "Dated"), "notifier.rules.context"),
+    **dict.fromkeys(
+        ("ERROR", "LEVELS", "OFF", "RULES", "WARN", "BulkThresholds", "Found", "Rule", "RuleSettings", "Violation"), "notifier.rules.table"
+    ),
+    **dict.fromkeys(
+        ("_PLACEHOLDER_HOSTS", "HostPattern", "Scope", "dev_host_reason", "sitemap_scope", "url_problem"), "notifier.rules.urls"
+    ),
+}
 
 __all__ = [
     "CHECKS",
@@ -50,6 +43,8 @@ __all__ = [
     "BulkThresholds",
     "Check",
     "Context",
+    "Dated",
+    "Found",
     "HostPattern",
     "Rule",
     "RuleSettings",
@@ -62,89 +57,10 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class Check:
-    """One pass of the rules over what a deploy saw, and the rule ids it may find."""
-
-    name: str
-    find: Callable[[Context, RuleSettings], Iterator[Found]]
-    rules: tuple[str, ...]
-
-
-def _read(context: Context, settings: RuleSettings) -> Iterator[Found]:
-    """What the sitemap reader saw while it parsed (it judges each file as it goes)."""
-    for finding in context.sitemap.findings:
-        yield finding.rule, finding.url, finding.message, None
-
-
-def _bulk(context: Context, settings: RuleSettings) -> Iterator[Found]:
-    if settings.level("lastmod-bulk") != OFF:  # the one rule that counts every date
-        yield from lastmod_bulk(context, settings)
-
-
-def _key_files(context: Context, settings: RuleSettings) -> Iterator[Found]:
-    for path, problem in context.key_file_missing:
-        yield "key-file-missing", path, problem, None
-
-
-def _history(context: Context, settings: RuleSettings) -> Iterator[Found]:
-    """What [history] found (notifier.history), judged before the rules ran."""
-    for violation in context.extra:
-        yield violation.rule, violation.url, violation.message, None
-
-
-#: Every rule's finder, in the order a report lists them; each names the rules it may find, and
-#: verify holds it to that (tests/test_rules.py: every rule has a finder, every finder's rules exist).
-CHECKS: tuple[Check, ...] = (
-    Check(
-        "the reader",
-        _read,
-        (
-            "sitemap-limits",
-            "sitemap-encoding",
-            "sitemap-namespace",
-            "sitemap-values",
-            "xml-prolog",
-            "url-invalid",
-            "lastmod-invalid",
-            "lastmod-without-change",
-            "change-without-lastmod",
-        ),
-    ),
-    Check("an empty sitemap", lambda context, _: _sitemap_empty(context), ("sitemap-empty",)),
-    Check("the URLs", _urls, ("url-invalid", "url-out-of-scope", "url-dev-host")),
-    Check("tracking parameters", _tracking, ("url-tracking-params",)),
-    Check(
-        "the built pages", _pages, ("page-noindex", "page-canonical-elsewhere", "page-redirect", "page-missing", "url-robots-disallowed")
-    ),
-    Check("hreflang", _hreflang, ("hreflang-broken",)),
-    Check("duplicates", _duplicates, ("url-duplicate",)),
-    Check("the dates", _lastmods, ("lastmod-invalid", "lastmod-future", "lastmod-regressed", "lastmod-missing")),
-    Check("the build's clock", _bulk, ("lastmod-bulk",)),
-    Check("removals", _mass_removal, ("mass-removal",)),
-    Check("the page files", lambda context, _: _page_changes(context), ("lastmod-without-change", "change-without-lastmod")),
-    Check("the key file", _key_files, ("key-file-missing",)),
-    Check("[history]", _history, ("lastmod-vs-history",)),
-)
-
-
-def verify(context: Context, settings: RuleSettings) -> list[Violation]:
-    """Every violation at its effective level, rules at ``off`` left out.
-
-    A configured level wins; else a finding's own level (url-duplicate escalates to
-    error when the two lastmods differ); else the rule's default.
-    """
-    found: list[Violation] = []
-    for rule_id, url, message, own_level in _all_findings(context, settings):
-        effective = settings.levels.get(rule_id) or own_level or RULES[rule_id].level
-        if effective != OFF:
-            found.append(Violation(rule_id, effective, url, message))
-    return found
-
-
-def _all_findings(context: Context, settings: RuleSettings) -> Iterator[Found]:
-    for check in CHECKS:
-        for found in check.find(context, settings):
-            if found[0] not in check.rules:  # a bug: the table above is the list of what each finds
-                raise AssertionError(f"{check.name} found {found[0]!r}, which it does not name in rules.CHECKS")
-            yield found
+def __getattr__(name: str) -> Any:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module 'notifier.rules' has no attribute {name!r}")
+    value = getattr(importlib.import_module(where), name)
+    globals()[name] = value
+    return value

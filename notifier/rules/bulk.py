@@ -29,8 +29,9 @@ from collections import Counter
 from collections.abc import Iterator
 
 from notifier.dates import ZONE_SLACK, day_sized, day_span, parse_w3c
+from notifier.rules.context import Context, Dated
 from notifier.rules.dates import dated_lastmods
-from notifier.rules.table import BulkThresholds, Context, Dated, Found, RuleSettings
+from notifier.rules.table import BulkThresholds, Found, RuleSettings
 
 BUILD_WINDOW = dt.timedelta(hours=1)  # how long before the run a build's clock stamps its pages
 CROWD = dt.timedelta(minutes=10)  # how far apart the stamps of one build lie

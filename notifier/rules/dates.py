@@ -8,7 +8,8 @@ from collections.abc import Iterator
 
 from notifier.changes import Change
 from notifier.dates import parse_w3c, timestamps
-from notifier.rules.table import Context, Dated, Found, RuleSettings
+from notifier.rules.context import Context, Dated
+from notifier.rules.table import Found, RuleSettings
 
 
 def _recorded_on(change: Change) -> str:

@@ -8,7 +8,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 
-from notifier.rules.table import OFF, Context, Found, RuleSettings
+from notifier.rules.context import Context
+from notifier.rules.table import OFF, Found, RuleSettings
 from notifier.urls import where_host
 
 

@@ -16,7 +16,8 @@ from notifier.build import candidates
 from notifier.head import EVERY_CRAWLER, NO_HEAD, canonical_elsewhere, noindex_header, noindex_meta, refresh_target, same_page
 from notifier.pages import BuiltSite
 from notifier.robots import INDEXNOW_CRAWLERS
-from notifier.rules.table import OFF, Context, Found, RuleSettings
+from notifier.rules.context import Context
+from notifier.rules.table import OFF, Found, RuleSettings
 from notifier.urls import join_url
 
 ALL_MISSING = 20  # from this many judged URLs, all without a page file, one finding says so

@@ -6,7 +6,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 
-from notifier.rules.table import Context, Found, RuleSettings
+from notifier.rules.context import Context
+from notifier.rules.table import Found, RuleSettings
 
 
 def _sitemap_empty(context: Context) -> Iterator[Found]:

@@ -11,7 +11,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import NamedTuple
 
 from notifier.changes import Change, same_instant
-from notifier.rules.table import ERROR, OFF, Context, Found, RuleSettings
+from notifier.rules.context import Context
+from notifier.rules.table import ERROR, OFF, Found, RuleSettings
 from notifier.sitemap_files import Sitemap
 from notifier.urls import MAX_URL_LENGTH, PLAIN_URL, by_origin, site, split_url
 

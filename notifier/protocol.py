@@ -1,0 +1,125 @@
+"""The IndexNow protocol without the network: its limits, keys and where their files are, how
+URLs are grouped into batches, and what a batch's outcome records. A leaf: no HTTP client,
+so the settings and the plan can use it without loading one."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from notifier.errors import UsageError
+from notifier.urls import by_origin, locate, site, split_url
+
+DEFAULT_ENDPOINT = "https://api.indexnow.org/indexnow"
+MAX_BATCH = 10_000  # IndexNow: at most 10,000 URLs per POST
+KEY_PATTERN = re.compile(r"[A-Za-z0-9-]{8,128}")  # IndexNow: 8 to 128 of a-z, A-Z, 0-9, '-'
+
+
+class Batch(NamedTuple):
+    """One POST: URLs of one host, with the key that host uses."""
+
+    host: str
+    key: str
+    key_location: str | None
+    urls: list[str]
+
+
+class BatchResult(NamedTuple):
+    endpoint: str
+    host: str
+    url_count: int
+    status: str  # "delivered", "accepted" (202: key validation pending), "failed", "skipped"
+    http_status: int | None
+    message: str
+    attempts: int
+    exhausted: bool = False  # failed after its retries (or a Retry-After past the budget): the endpoint is down for this run
+
+
+@dataclass(frozen=True)
+class Keys:
+    """Which key each host uses and where its key file is."""
+
+    default: str | None = None
+    per_host: dict[str, str] = field(default_factory=dict)
+    key_location: str | None = None  # --key-location: applies to the host it names
+
+    def key_for(self, host: str) -> str | None:
+        return self.per_host.get(host, self.default)
+
+    @property
+    def secrets(self) -> list[str]:
+        """Every key, once: what no message may show whole."""
+        return [key for key in dict.fromkeys([self.default, *self.per_host.values()]) if key]
+
+    def location_for(self, host: str, scheme: str) -> tuple[str | None, str]:
+        """(keyLocation to send or None, URL to fetch the key file from)."""
+        if self.key_location is not None:
+            split = split_url(self.key_location)
+            if split.netloc.lower() == host:
+                return self.key_location, self.key_location
+        key = self.key_for(host) or ""
+        return None, f"{scheme}://{host}/{key}.txt"
+
+
+def validate_key(key: str, where: str) -> None:
+    if not KEY_PATTERN.fullmatch(key):
+        raise UsageError(
+            f"{where}: an IndexNow key is 8 to 128 characters of a-z, A-Z, 0-9 and '-'; make one with `notify-changes key new`"
+        )
+
+
+def redact(text: str, key: str) -> str:
+    """Never print a whole key: its first four characters say which one it is."""
+    return text.replace(key, key[:4] + "…") if key else text
+
+
+def redact_all(text: str, keys: Keys) -> str:
+    """``text`` with every configured key cut to its first four characters (a key file's path
+    names its key: ``public/KEY.txt``)."""
+    for key in keys.secrets:
+        text = redact(text, key)
+    return text
+
+
+def key_scope(key_location: str | None) -> str:
+    """The folder a key file covers: URLs outside it cannot use that key."""
+    if key_location is None:
+        return "/"
+    path = split_url(key_location).path
+    return path[: path.rfind("/") + 1] or "/"
+
+
+def make_batches(urls: Iterable[str], keys: Keys, batch_size: int) -> tuple[list[Batch], list[tuple[str, str]]]:
+    """Group URLs by host (in first-seen order) into batches of at most ``batch_size``.
+
+    Returns the batches and the URLs that cannot be sent, each with the reason.
+    """
+    by_host: dict[tuple[str, str], list[str]] = {}
+    unsendable: list[tuple[str, str]] = []
+    for each, group in by_origin(urls).items():
+        where = site(each)
+        if where.scheme not in ("http", "https") or not where.host:
+            unsendable.extend((url, "not an absolute http(s) URL") for url in group)
+            continue
+        by_host.setdefault((where.host, where.scheme), []).extend(group)
+    batches: list[Batch] = []
+    for (host, scheme), host_urls in by_host.items():
+        key = keys.key_for(host)
+        if key is None:
+            unsendable.extend((url, f"no IndexNow key for {host}; set INDEXNOW_KEY or [keys] in the config") for url in host_urls)
+            continue
+        key_location, _ = keys.location_for(host, scheme)
+        scope = key_scope(key_location)
+        inside: list[str] = host_urls
+        if scope != "/":  # a key file in a folder covers only the URLs under that folder
+            inside = []
+            for url in host_urls:
+                if locate(url).path.startswith(scope):
+                    inside.append(url)
+                else:
+                    unsendable.append((url, f"outside {scope}, the folder its key file {key_location} covers"))
+        for start in range(0, len(inside), batch_size):
+            batches.append(Batch(host, key, key_location, inside[start : start + batch_size]))
+    return batches, unsendable
