@@ -316,7 +316,7 @@ class TestOrder:
     """Which of a mutant's tests run first, and how many at most.
 
     Tests that killed a mutant of the same function earlier in the run come first, then the
-    module's own test files (tests/test_dates*.py for dates.py), then those that killed a mutant
+    module's own test files (tests/test_dates*.py for dates.py, and those that import it), then those that killed a mutant
     of the same module, then the most focused (those running the fewest lines of the module: a
     unit test before an end-to-end run), then the fastest. At most ``cap`` run: a mutant that
     outlives that many of the tests most likely to notice it is reported as a survivor, so the
@@ -326,6 +326,7 @@ class TestOrder:
         self.lines, self.durations, self.cap = lines, durations, cap
         self.breadth: dict[str, Counter[str]] = {}  # module -> test -> lines of it the test runs
         self.killers: dict[tuple[str, str], set[str]] = defaultdict(set)  # (module, scope) -> tests that killed there
+        self.importing: dict[str, set[str]] = {}  # module -> the test files that import it
         self.lock = threading.Lock()
 
     def tests_for(self, mutant: Mutant) -> tuple[list[str], int]:
@@ -342,9 +343,11 @@ class TestOrder:
         with self.lock:
             here, module = self.killers[(mutant.module, mutant.scope)], self.killers[(mutant.module, "")]
         stem = Path(mutant.module).stem.strip("_")  # tests/test_dates.py and test_dates_*.py for notifier/dates.py
+        importers = self._importers(mutant.module)
 
         def mine(test: str) -> bool:
-            return Path(test.partition("::")[0]).stem.removeprefix("test_").startswith(stem)
+            file = test.partition("::")[0]
+            return Path(file).stem.removeprefix("test_").startswith(stem) or file in importers
 
         ordered = sorted(
             chosen,
@@ -359,6 +362,20 @@ class TestOrder:
             for test in tests[:3]:
                 self.killers[(mutant.module, mutant.scope)].add(test)
                 self.killers[(mutant.module, "")].add(test)
+
+    def _importers(self, module: str) -> set[str]:
+        """The test files that import ``module`` by name (``from notifier.head import ...``)."""
+        with self.lock:
+            known = self.importing.get(module)
+            if known is None:
+                dotted = ".".join(Path(module).with_suffix("").parts).removesuffix(".__init__")
+                files = ROOT.joinpath("tests").glob("test_*.py")
+                known = self.importing[module] = {
+                    f"tests/{path.name}"
+                    for path in files
+                    if f"from {dotted} import" in path.read_text() or f"import {dotted}\n" in path.read_text()
+                }
+            return known
 
     def _breadth(self, module: str) -> Counter[str]:
         with self.lock:

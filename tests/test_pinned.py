@@ -662,3 +662,33 @@ def test_rfc_822_named_zones_are_their_offsets(zone: str, offset: str) -> None:
     from notifier.dates import rfc822_to_w3c
 
     assert rfc822_to_w3c(f"Fri, 14 Mar 2025 10:20:00 {zone}") == f"2025-03-14T10:20:00{offset}"
+
+
+@pytest.mark.parametrize(
+    ("page", "noindex", "refresh", "base"),
+    [
+        (b"<html><head>" + b"<meta name=x content=y>" * 200 + b'<meta name="robots" content="noindex"></head>', True, None, None),
+        (b"<html><head></div><meta name=robots content=noindex><p></head>", True, None, None),  # a stray tag: still read
+        (
+            b'<head><meta http-equiv="refresh" content="0; url=/a/"><meta http-equiv="refresh" content="0; url=/b/"></head>',
+            False,
+            "0; url=/a/",
+            None,
+        ),  # the first refresh
+        (b'<head><base href="/one/"><base href="/two/"></head>', False, None, "/one/"),  # the first base
+    ],
+)
+def test_a_head_is_read_past_its_first_kilobyte_and_its_first_facts_count(
+    page: bytes, noindex: bool, refresh: str | None, base: str | None
+) -> None:
+    from notifier.head import noindex_meta, read_head
+
+    head = read_head(page)
+    assert (noindex_meta(head) is not None, head.refresh, head.base) == (noindex, refresh, base)
+
+
+def test_a_long_head_is_fed_to_the_parser_once() -> None:
+    from notifier.head import read_head
+
+    head = read_head(b"<html><head>" + b"<meta name=x content=y>" * 200 + b"</head><body></body></html>")
+    assert len(head.robots) == 200  # each meta once, though the head came in several pieces
