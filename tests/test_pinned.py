@@ -692,3 +692,27 @@ def test_a_long_head_is_fed_to_the_parser_once() -> None:
 
     head = read_head(b"<html><head>" + b"<meta name=x content=y>" * 200 + b"</head><body></body></html>")
     assert len(head.robots) == 200  # each meta once, though the head came in several pieces
+
+
+def test_a_date_field_not_in_fields_is_said_to_be_ignored(offline_site: Site) -> None:
+    repo = Repo(offline_site.root)
+    repo.commit({"content/a.md": "---\nrevised: 2024-03-01\n---\n"}, "2024-03-01T10:00:00Z")
+    (offline_site.root / "notify-changes.toml").write_text('[history]\nsources = ["content/{path}.md"]\nfields = ["lastmod"]\n')
+    offline_site.write(urlset({"/a/": "2024-03-01T10:00:00Z"}))
+    result = offline_site.check()
+    assert result.code == 0 and "front-matter date field(s) 'revised'" in result.out and "so they were ignored" in result.out, result.out
+
+
+def test_pages_sharing_the_date_their_front_matter_gives_are_no_build_clock(offline_site: Site) -> None:
+    """Twelve posts re-dated together in their front matter (a batch republished), committed at other times."""
+    repo = Repo(offline_site.root)
+    for n in range(12):
+        repo.commit({f"content/p{n}.md": f"---\nlastmod: 2024-01-{n + 1:02d}\n---\n"}, f"2024-01-{n + 1:02d}T10:00:00Z")
+    (offline_site.root / "notify-changes.toml").write_text('[history]\nsources = ["content/{path}.md"]\nfields = ["lastmod"]\n')
+    offline_site.write(urlset({f"/p{n}/": f"2024-01-{n + 1:02d}" for n in range(12)}))
+    assert offline_site.run().code == 0
+    for n in range(12):
+        repo.commit({f"content/p{n}.md": f"---\nlastmod: 2024-03-10T10:00:00Z\n---\n{n}"}, f"2024-03-{n + 11:02d}T10:00:00Z")
+    offline_site.write(urlset({f"/p{n}/": "2024-03-10T10:00:00Z" for n in range(12)}))
+    result = offline_site.check()
+    assert result.code == 0 and "lastmod-bulk" not in result.out, result.out
