@@ -182,3 +182,25 @@ def test_malformed_netlify_toml_entries_are_skipped(offline_site: Site, monkeypa
     _deploy(offline_site, "")
     result = offline_site.check("--site-dir", str(offline_site.public))
     assert result.code == 0 and _redirected(result.out) == [] and "page-noindex" not in result.out, result.out + result.err
+
+
+@pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
+def test_every_redirect_status_redirects(status: int) -> None:
+    for platform in PLATFORMS.values():
+        assert Redirects.parse(f"/a /b/ {status}\n", platform).target(f"{BASE}/a", has_file=False) == "/b/"
+
+
+@pytest.mark.parametrize(
+    ("status", "netlify", "cloudflare"), [(200, None, None), (404, None, "/b/"), (410, None, "/b/"), (451, None, "/b/")]
+)
+def test_a_status_a_platform_takes_ends_the_search_and_one_it_refuses_is_skipped(
+    status: int, netlify: str | None, cloudflare: str | None
+) -> None:
+    """A valid 200, 404, 410 or 451 rule matches first and is no redirect; Cloudflare Pages refuses all but 200."""
+    text = f"/a /other {status}\n/a /b/ 301\n"
+    assert Redirects.parse(text, NETLIFY).target(f"{BASE}/a", has_file=False) == netlify
+    assert Redirects.parse(text, CLOUDFLARE).target(f"{BASE}/a", has_file=False) == cloudflare
+
+
+def test_a_two_word_line_on_query_parameters_is_no_rule() -> None:
+    assert Redirects.parse("/store id=:id\n", NETLIFY).target(f"{BASE}/store", has_file=False) is None

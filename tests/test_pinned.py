@@ -716,3 +716,19 @@ def test_pages_sharing_the_date_their_front_matter_gives_are_no_build_clock(offl
     offline_site.write(urlset({f"/p{n}/": "2024-03-10T10:00:00Z" for n in range(12)}))
     result = offline_site.check()
     assert result.code == 0 and "lastmod-bulk" not in result.out, result.out
+
+
+def test_a_batch_holds_at_most_ten_thousand_urls() -> None:
+    from notifier.protocol import Keys, make_batches
+
+    batches, unsendable = make_batches([f"{BASE}/p/{n}/" for n in range(10_001)], Keys(default=KEY), 10_000)
+    assert [len(batch.urls) for batch in batches] == [10_000, 1] and unsendable == []
+
+
+def test_a_batch_size_over_indexnows_limit_is_refused_and_the_default_is_the_limit() -> None:
+    from notifier.errors import UsageError
+    from notifier.settings import build_settings
+
+    assert build_settings("run", {"sitemap": "s.xml"}).batch_size == 10_000
+    with pytest.raises(UsageError, match="--batch-size: '10001' is out of range; use 1..10000"):
+        build_settings("run", {"sitemap": "s.xml", "batch-size": "10001"})
