@@ -730,5 +730,5 @@ def test_a_batch_size_over_indexnows_limit_is_refused_and_the_default_is_the_lim
     from notifier.settings import build_settings
 
     assert build_settings("run", {"sitemap": "s.xml"}).batch_size == 10_000
-    with pytest.raises(UsageError, match="--batch-size: '10001' is out of range; use 1..10000"):
+    with pytest.raises(UsageError, match=re.escape("--batch-size: '10001' is out of range; use 1..10000")):
         build_settings("run", {"sitemap": "s.xml", "batch-size": "10001"})
