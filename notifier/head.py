@@ -50,6 +50,8 @@ def read_head(data: bytes) -> Head:
             if any(True for _ in parser.read_events()):
                 break  # the parser closed the head: the rest is body
         root = parser.close()
+        for _ in parser.read_events():  # the events close() made (a head it ended) must not end the next page's head
+            pass
     except etree.XMLSyntaxError:
         _local.parser = None  # half-way through a document: not fit to read the next
         return NO_HEAD

@@ -732,3 +732,12 @@ def test_a_batch_size_over_indexnows_limit_is_refused_and_the_default_is_the_lim
     assert build_settings("run", {"sitemap": "s.xml"}).batch_size == 10_000
     with pytest.raises(UsageError, match=re.escape("--batch-size: '10001' is out of range; use 1..10000")):
         build_settings("run", {"sitemap": "s.xml", "batch-size": "10001"})
+
+
+def test_a_long_head_read_after_a_page_cut_short_is_read_whole() -> None:
+    """The head parser is reused page after page: what closing one page left must not end the next one's head."""
+    from notifier.head import noindex_meta, read_head
+
+    read_head(b"<html><head><title>no end")  # closing it ends its head: an event nobody read
+    head = read_head(b"<html><head>" + b"<meta name=x content=y>" * 200 + b'<meta name="robots" content="noindex"></head>')
+    assert noindex_meta(head) is not None and len(head.robots) == 201
