@@ -27,7 +27,7 @@ _DEV_NAMES = {"localhost", "example.com", "example.net", "example.org"}
 
 # Hosts that generators put in a sitemap when the site's own URL was never configured:
 # starters' and themes' default base URLs, and the preview or staging hosts of hosting
-# services (taken from real sitemaps in the corpus; see ../shared/corpus/SOURCES.md).
+# services (taken from real sitemaps of public sites).
 class HostPattern(NamedTuple):
     """A host shape that is not a site's own public address, with an example each way
     (tests hold every pattern to both: ``tests/test_rules.py``)."""
