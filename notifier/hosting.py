@@ -163,7 +163,7 @@ class Headers:
                 continue
             name, colon, value = line.partition(":")
             if colon and name.strip():
-                current[name.strip().lower()] = _joined(current.get(name.strip().lower()), value.strip())
+                _add_header(current, name, value)
         return headers
 
     def block(self, path: str) -> dict[str, str]:
@@ -180,7 +180,7 @@ class Headers:
                 current = self.block(entry["for"])
                 for name, value in entry["values"].items():
                     for each in value if isinstance(value, list) else [value]:
-                        current[str(name).lower()] = _joined(current.get(str(name).lower()), str(each))
+                        _add_header(current, str(name), str(each))
 
     def robots_tag(self, url: str) -> list[str]:
         """The X-Robots-Tag values the host sends for ``url``."""
@@ -194,9 +194,10 @@ class Headers:
         return values
 
 
-def _joined(before: str | None, value: str) -> str:
+def _add_header(block: dict[str, str], name: str, value: str) -> None:
     """A header given twice in one block is sent once with both values, as both hosts send it."""
-    return value if before is None else f"{before}, {value}"
+    key, value = name.strip().lower(), value.strip()
+    block[key] = value if key not in block else f"{block[key]}, {value}"
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import os
 import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from notifier.build import Build
 from notifier.errors import InputError
@@ -148,6 +148,9 @@ class PageReader:
         self._read(todo, False, lambda _: True)
 
 
+_HostRules = TypeVar("_HostRules", Headers, Redirects)
+
+
 class BuiltSite:
     """What the page rules look at: the build, its pages as read, its robots.txt, and the
     host's ``_headers`` and ``_redirects`` (Netlify, Cloudflare Pages) when it has them."""
@@ -189,25 +192,22 @@ class BuiltSite:
 
     @functools.cached_property
     def headers(self) -> Headers | None:
-        text = self.build.read_text("_headers")
-        toml = self._netlify_toml.get("headers")
-        if text is None and not isinstance(toml, list):
-            return None
-        headers = Headers.parse(text or "", self.platform)
-        if isinstance(toml, list):
-            headers.add_toml(toml)
-        return headers
+        return self._host_rules(Headers, "_headers", "headers")
 
     @functools.cached_property
     def redirects(self) -> Redirects | None:
-        text = self.build.read_text("_redirects")
-        toml = self._netlify_toml.get("redirects")
+        return self._host_rules(Redirects, "_redirects", "redirects")  # Netlify applies _redirects first, then netlify.toml
+
+    def _host_rules(self, kind: type[_HostRules], file: str, table: str) -> _HostRules | None:
+        """The build's ``file`` and netlify.toml's ``[[table]]`` as one set of rules; None when neither exists."""
+        text = self.build.read_text(file)
+        toml = self._netlify_toml.get(table)
         if text is None and not isinstance(toml, list):
             return None
-        redirects = Redirects.parse(text or "", self.platform)  # Netlify applies _redirects first, then netlify.toml
+        rules = kind.parse(text or "", self.platform)
         if isinstance(toml, list):
-            redirects.add_toml(toml)
-        return redirects
+            rules.add_toml(toml)
+        return rules
 
     @functools.cached_property
     def _netlify_toml(self) -> dict[str, Any]:
