@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
 from notifier.errors import UsageError
-from notifier.pipeline import execute
+from notifier.pipeline.loop import execute
 from notifier.report import Report
 from notifier.settings import RUN_ONLY, build_settings
 

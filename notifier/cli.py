@@ -18,11 +18,11 @@ from types import FrameType
 from typing import NoReturn
 
 from notifier import __version__
+from notifier.commands.key import new_key, write_key_file
+from notifier.commands.state import ACTIONS, StateRequest, run_state_command
 from notifier.crash import report_crash
 from notifier.errors import ExitCode, NotifierError, UsageError
 from notifier.github import mask_secrets, write_github, write_github_error
-from notifier.inspect_state import ACTIONS, StateRequest, run_state_command
-from notifier.keyfile import new_key, write_key_file
 from notifier.options import OPTIONS, RUN_ONLY, Option
 from notifier.report import Report, printable, render_json, render_text
 from notifier.rules import RULES
@@ -257,7 +257,7 @@ def _main(command: str, args: list[str], word: str | None = None) -> int:
             mask_secrets(settings.keys, sys.stdout)
         progress, step = progress_printer(sys.stderr, os.environ)
         try:
-            from notifier.pipeline import Environment, execute  # here: the parser and --help need neither lxml nor requests
+            from notifier.pipeline.loop import Environment, execute  # here: the parser and --help need neither lxml nor requests
 
             report = execute(settings, Environment(progress=progress, step=step, notice=notice_printer(sys.stderr)))
         finally:
@@ -370,7 +370,7 @@ def _stamp_command(args: list[str]) -> int:
         namespace = parser.parse_args(args)
         cli = {"sitemap": namespace.sitemap, "site-dir": namespace.site_dir, "config": namespace.config}
         settings = build_settings("check", cli)
-        from notifier.stamp import describe, stamp_sitemap
+        from notifier.commands.stamp import describe, stamp_sitemap
 
         result = stamp_sitemap(settings, dry_run=namespace.dry_run)
     except NotifierError as error:

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from notifier.errors import UsageError
+from notifier.history.source_files import DEFAULT_FIELDS, PRESETS, check_template
 from notifier.rules import BulkThresholds
-from notifier.sources import DEFAULT_FIELDS, PRESETS, check_template
 
 
 @dataclass(frozen=True)

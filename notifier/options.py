@@ -18,9 +18,9 @@ from typing import Any
 
 from notifier.dates import MAX_DURATION_SECONDS, parse_duration
 from notifier.errors import UsageError
-from notifier.hosting import DEFAULT_PLATFORM, PLATFORMS
 from notifier.paths import is_url
 from notifier.protocol import DEFAULT_ENDPOINT, MAX_BATCH
+from notifier.site.hosting import DEFAULT_PLATFORM, PLATFORMS
 
 FORMATS = ("text", "json", "github")
 INITIAL_CHOICES = ("baseline", "submit", "fail")  # and since:DURATION

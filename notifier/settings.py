@@ -20,11 +20,11 @@ from notifier.config_tables import HistorySettings, bulk_table, history_table
 from notifier.dates import parse_duration
 from notifier.discovery import find_sitemap
 from notifier.errors import UsageError
-from notifier.hosting import DEFAULT_PLATFORM, detect_platform
 from notifier.options import FORMATS, INITIAL_CHOICES, OPTIONS, RUN_ONLY, Converter, default, duration, text
 from notifier.paths import is_url
 from notifier.protocol import Keys, validate_key
 from notifier.rules import LEVELS, RULES, BulkThresholds
+from notifier.site.hosting import DEFAULT_PLATFORM, detect_platform
 
 __all__ = ["CONVERTERS", "FORMATS", "INITIAL_CHOICES", "RUN_ONLY", "Settings", "build_settings", "find_config", "state_options"]
 

@@ -202,7 +202,7 @@ def history_bench(folder: Path, files: int) -> dict[str, float]:
         env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = f"2024-0{commit + 1}-01T10:00:00Z"
         subprocess.run(["git", "commit", "-qm", f"c{commit}"], cwd=repo, check=True, env=env)
     sys.path.insert(0, str(ROOT))
-    from notifier.history import read_history
+    from notifier.history.git import read_history
 
     started = time.perf_counter()
     spans = read_history(repo)

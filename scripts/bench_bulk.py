@@ -24,12 +24,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from notifier.changes import Diff
 from notifier.dates import timestamps
+from notifier.pipeline.changes import Diff
 from notifier.rules.bulk import lastmod_bulk
 from notifier.rules.context import Context
 from notifier.rules.table import RuleSettings
-from notifier.sitemap_files import Sitemap
+from notifier.sitemap.files import Sitemap
 from notifier.store import State
 
 NOW = dt.datetime(2026, 11, 30, 12, tzinfo=dt.UTC)

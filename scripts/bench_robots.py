@@ -3,7 +3,7 @@
 
     .venv/bin/python scripts/bench_robots.py
 
-For each rule: the median of 5 runs of matching N URLs against it, with notifier.robots (a
+For each rule: the median of 5 runs of matching N URLs against it, with notifier.site.robots (a
 greedy walk of the star-separated pieces) and with the regex translation the project used
 before (``.*`` for each star, re.match), the latter stopped after a time limit a URL.
 """
@@ -14,7 +14,7 @@ import re
 import statistics
 import time
 
-from notifier.robots import Robots
+from notifier.site.robots import Robots
 
 # (rule, the URL path, whether the old regex finishes within minutes for it)
 CASES = [
@@ -45,7 +45,7 @@ def regex_one(rule: str, path: str) -> float:
 
 
 def main() -> None:
-    print("| rule | path length | notifier.robots, per URL | the old regex, one URL |")
+    print("| rule | path length | notifier.site.robots, per URL | the old regex, one URL |")
     print("|---|---:|---:|---:|")
     for rule, path, finishes in CASES:
         mine = statistics.median(ours(rule, path) for _ in range(5))

@@ -2,7 +2,7 @@
 """Mutation testing of the decisions users rely on: which mutants does the suite let live?
 
     .venv/bin/python scripts/mutate.py                       # every decision module
-    .venv/bin/python scripts/mutate.py --module notifier/diff.py
+    .venv/bin/python scripts/mutate.py --module notifier/pipeline/diff.py
     .venv/bin/python scripts/mutate.py --list                # the mutants, without running them
 
 The mutants are generated, not chosen: in every module of the package that decides what a
@@ -72,8 +72,8 @@ NOT_DECISIONS = {
     "notifier/errors.py": "the exception classes and their exit codes",
     "notifier/github.py": "annotations and the job summary (presentation)",
     "notifier/http.py": "the HTTP session's set-up",
-    "notifier/inspect_state.py": "prints what the state holds (presentation)",
-    "notifier/keyfile.py": "writes a key file the user asked for",
+    "notifier/commands/state.py": "prints what the state holds (presentation)",
+    "notifier/commands/key.py": "writes a key file the user asked for",
     "notifier/report.py": "prints the report (presentation)",
     "notifier/terminal.py": "progress lines and colours",
     "notifier/workers.py": "the process pool: how work is spread, not what it decides (tests/test_jobs.py)",
@@ -364,7 +364,7 @@ class TestOrder:
                 self.killers[(mutant.module, "")].add(test)
 
     def _importers(self, module: str) -> set[str]:
-        """The test files that import ``module`` by name (``from notifier.head import ...``)."""
+        """The test files that import ``module`` by name (``from notifier.site.head import ...``)."""
         with self.lock:
             known = self.importing.get(module)
             if known is None:
@@ -508,7 +508,7 @@ def _earlier(results: Path, since: str | None) -> dict[str, str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--module", action="append", help="only these modules, e.g. notifier/diff.py (repeatable)")
+    parser.add_argument("--module", action="append", help="only these modules, e.g. notifier/pipeline/diff.py (repeatable)")
     parser.add_argument("--list", action="store_true", help="list the mutants and stop")
     parser.add_argument("--jobs", type=int, default=2, help="mutants run at once (default 2)")
     parser.add_argument("--results", type=Path, help="also write every mutant's outcome to this JSON file")

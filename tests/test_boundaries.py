@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from notifier.errors import UsageError
-from notifier.pipeline import Environment, execute
+from notifier.pipeline.loop import Environment, execute
 from notifier.report import Report
 from notifier.settings import build_settings
-from notifier.source import MAX_FILE_BYTES
+from notifier.sitemap.source import MAX_FILE_BYTES
 from notifier.urls import MAX_URL_LENGTH
 from tests.conftest import BASE, KEY, NS, Site, pages, urlset
 from tests.fakeindexnow import FakeIndexNow, status

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import notifier.cli
-import notifier.pipeline
+import notifier.pipeline.loop
 from notifier.crash import LOG_NAME
 from tests.conftest import BASE, KEY, ROOT, Site, pages, program, urlset
 
@@ -26,7 +26,7 @@ def test_a_bug_is_exit_70_with_one_line_and_the_traceback_beside_the_state(site:
     site.write(urlset(pages(3)))
     assert site.run().code == 0
     before = site.state_bytes()
-    monkeypatch.setattr(notifier.pipeline, "execute", _bug)
+    monkeypatch.setattr(notifier.pipeline.loop, "execute", _bug)
     result = site.run()
     assert result.code == 70
     log = site.state.parent / LOG_NAME
@@ -47,7 +47,7 @@ def test_a_bug_under_github_is_an_annotation_too(site: Site, monkeypatch: pytest
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     site.write(urlset(pages(1)))
-    monkeypatch.setattr(notifier.pipeline, "execute", _bug)
+    monkeypatch.setattr(notifier.pipeline.loop, "execute", _bug)
     result = site.run()
     assert result.code == 70
     assert "\n::error title=notify-changes::internal error (ZeroDivisionError), a bug in notify-changes" in result.out
@@ -61,7 +61,7 @@ def test_a_bug_with_nowhere_to_write_a_log_prints_the_traceback(site: Site, monk
     missing = tmp_path / "gone"
     monkeypatch.setattr(tempfile, "tempdir", str(missing))  # no state folder yet, and no temporary folder
     site.write(urlset(pages(1)))
-    monkeypatch.setattr(notifier.pipeline, "execute", _bug)
+    monkeypatch.setattr(notifier.pipeline.loop, "execute", _bug)
     result = site.run("--state", str(tmp_path / "nowhere" / "st.json"))
     assert result.code == 70
     assert "ZeroDivisionError: division by zero" in result.err and "the traceback is above" in result.err

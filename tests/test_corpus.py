@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from notifier.cli import main
-from notifier.sitemap import read_sitemap
+from notifier.sitemap.reader import read_sitemap
 from tests.conftest import CORPUS
 
 FILES = sorted(p.name for p in CORPUS.glob("*.xml*")) if CORPUS.is_dir() else []

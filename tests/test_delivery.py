@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from notifier.pipeline import Environment, execute
+from notifier.pipeline.loop import Environment, execute
 from notifier.settings import build_settings
 from notifier.store import decode_state
 from tests.conftest import BASE, HOST, KEY, recorded_pending, urlset

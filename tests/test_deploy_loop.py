@@ -216,7 +216,7 @@ def test_python_m_notifier_is_the_same_program(site: Site) -> None:
 def test_a_rerun_an_hour_later_leaves_the_state_bytes_and_its_updated_time_alone(site: Site) -> None:
     import datetime as dt
 
-    from notifier.pipeline import Environment, execute
+    from notifier.pipeline.loop import Environment, execute
     from notifier.settings import build_settings
 
     site.write(FIVE)
@@ -236,7 +236,7 @@ def test_a_rerun_with_site_dir_leaves_the_state_bytes_alone(site: Site, store: s
     change, so a commit-the-state workflow does not commit on every deploy."""
     import datetime as dt
 
-    from notifier.pipeline import Environment, execute
+    from notifier.pipeline.loop import Environment, execute
     from notifier.settings import build_settings
 
     site.state = site.root / "state" / store

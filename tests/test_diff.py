@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from notifier.diff import Diff, compute_diff, same_instant
-from notifier.pending import apply_to_state
-from notifier.sitemap import Entry
+from notifier.pipeline.diff import Diff, compute_diff, same_instant
+from notifier.pipeline.pending import apply_to_state
+from notifier.sitemap.reader import Entry
 from notifier.store import PendingItem, State, new_record
 
 ENDPOINT = "https://api.indexnow.org/indexnow"
@@ -115,8 +115,8 @@ def test_a_fingerprint_decides_only_what_a_date_cannot_and_disagreements_are_sai
 
 
 def test_a_file_listed_twice_by_an_index_is_compared_once() -> None:
-    from notifier.diff import DiffBuilder
-    from notifier.sitemap_files import SitemapFile, examine
+    from notifier.pipeline.diff import DiffBuilder
+    from notifier.sitemap.files import SitemapFile, examine
 
     loc = "https://a.org/x/"
     state = State.from_urls({loc: new_record("2024-01-01")})
@@ -151,8 +151,8 @@ def _two_files(pending: list[str]) -> State:
 
 
 def _deploy(state: State, files: list[tuple[str, list[Entry] | None]], build: bool) -> Diff:
-    from notifier.diff import DiffBuilder
-    from notifier.sitemap_files import SitemapFile, examine
+    from notifier.pipeline.diff import DiffBuilder
+    from notifier.sitemap.files import SitemapFile, examine
 
     builder = DiffBuilder(state, endpoints=[ENDPOINT], build=build, now=NOW)
     for name, rows in files:

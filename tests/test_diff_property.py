@@ -19,7 +19,7 @@ from unittest import mock
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from notifier.pipeline import Environment, execute
+from notifier.pipeline.loop import Environment, execute
 from notifier.settings import build_settings
 from notifier.store import read_state
 from tests.conftest import BASE, KEY, index, urlset

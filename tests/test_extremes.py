@@ -110,7 +110,7 @@ def test_a_huge_file_listed_in_the_sitemap_is_hashed_in_pieces(tmp_path: Path) -
     probe = textwrap.dedent(
         f"""
         import hashlib
-        from notifier.pages import _read_page
+        from notifier.site.pages import _read_page
         page = _read_page({str(video)!r}, True, None)
         expected = hashlib.blake2b(digest_size=16)
         with open({str(video)!r}, "rb") as handle:

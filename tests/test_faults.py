@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from notifier.errors import ExitCode
-from notifier.pipeline import Environment, execute
+from notifier.pipeline.loop import Environment, execute
 from notifier.report import Report
 from notifier.settings import build_settings
 from tests.conftest import BASE, KEY, Site, pages, recorded_pending, urlset

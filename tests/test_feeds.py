@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from notifier.dates import parse_w3c, rfc822_to_w3c
-from notifier.sitemap import read_sitemap
+from notifier.sitemap.reader import read_sitemap
 from tests.conftest import BASE, Result, Site, index, urlset
 from tests.fakeindexnow import FakeIndexNow
 
@@ -190,9 +190,9 @@ def test_feeds_by_url_alone_and_in_a_remote_index(fake: FakeIndexNow) -> None:
 
 
 def test_a_feed_over_the_size_cap_is_refused(offline_site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
-    import notifier.source
+    import notifier.sitemap.source
 
-    monkeypatch.setattr(notifier.source, "MAX_FILE_BYTES", 4096)
+    monkeypatch.setattr(notifier.sitemap.source, "MAX_FILE_BYTES", 4096)
     path = offline_site.write(rss({f"/p{n}/": "Wed, 01 May 2024 12:00:00 GMT" for n in range(100)}), "feed.xml")
     result = offline_site.run(command="check", sitemap=str(path))
     assert result.code == 2 and "over the sitemap limit of 4096 bytes" in result.err

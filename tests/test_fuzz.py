@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from notifier.cli import main
 from notifier.errors import NotifierError
-from notifier.sitemap import read_sitemap
+from notifier.sitemap.reader import read_sitemap
 from tests.conftest import CORPUS, NS
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from notifier.pipeline import Environment, execute
+from notifier.pipeline.loop import Environment, execute
 from notifier.settings import build_settings
 from tests.conftest import KEY, Site, index, pages, urlset
 from tests.fakeindexnow import status

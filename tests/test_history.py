@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from notifier.history import read_history
+from notifier.history.git import read_history
 from tests.conftest import Result, Site, urlset
 
 
@@ -138,7 +138,7 @@ def test_git_runs_a_fixed_number_of_times_whatever_the_page_count(offline_site: 
         return real_run(args, **kwargs)  # type: ignore[call-overload,no-any-return]
 
     repo.commit({f"content/p{n}.md": str(n) for n in range(200)}, "2024-01-01T00:00:00Z")
-    monkeypatch.setattr(subprocess, "run", counting_run)  # the module notifier.history calls
+    monkeypatch.setattr(subprocess, "run", counting_run)  # the module notifier.history.git calls
     offline_site.write(urlset({f"/p{n}/": "2024-01-01" for n in range(200)}))
     assert check(offline_site).code == 0  # 200 pages stamped by one commit: backed by history, not lastmod-bulk
     assert [args[3] for args in calls] == ["rev-parse", "rev-parse", "config", "log"]

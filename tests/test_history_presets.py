@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from notifier.sources import PRESETS, SourceFinder, as_w3c, front_matter
+from notifier.history.source_files import PRESETS, SourceFinder, as_w3c, front_matter
 from tests.conftest import Result, Site, urlset
 from tests.test_history import Repo
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from notifier.history import read_history
-from notifier.sources import front_matter
+from notifier.history.git import read_history
+from notifier.history.source_files import front_matter
 from tests.conftest import Site, urlset
 from tests.test_history import Repo
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from lxml import etree
 
-from notifier.source import MAX_FILE_BYTES
+from notifier.sitemap.source import MAX_FILE_BYTES
 from tests.conftest import BASE, NS, Site, index, pages, urlset
 from tests.fakeindexnow import FakeIndexNow
 
@@ -127,8 +127,8 @@ def test_an_entity_pointing_at_a_loopback_listener_is_never_fetched(site: Site) 
 def _bare_parser() -> Any:
     """The reader's own lxml parser, fed directly: past the DOCTYPE check on the bytes, to
     see what the parser itself would do if a DOCTYPE ever reached it."""
-    from notifier.sitemap_files import Sitemap, SitemapFile
-    from notifier.sitemap_xml import _XmlFile
+    from notifier.sitemap.files import Sitemap, SitemapFile
+    from notifier.sitemap.xml import _XmlFile
 
     return _XmlFile("x.xml", 0, Sitemap(), SitemapFile("x.xml", "urlset")).parser
 
@@ -155,8 +155,8 @@ def test_the_parser_itself_refuses_a_huge_text_node() -> None:
 
 
 def test_the_reader_never_uses_recover_and_needs_a_safe_lxml() -> None:
-    from notifier import sitemap, sitemap_xml
+    from notifier.sitemap import reader, xml
 
-    assert "recover=True" not in inspect.getsource(sitemap) + inspect.getsource(sitemap_xml)
+    assert "recover=True" not in inspect.getsource(reader) + inspect.getsource(xml)
     lxml_version = tuple(int(part) for part in importlib.metadata.version("lxml").split(".")[:2])
     assert lxml_version >= (6, 1)

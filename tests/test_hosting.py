@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from notifier.hosting import PLATFORMS, Headers, Redirects, detect_platform
+from notifier.site.hosting import PLATFORMS, Headers, Redirects, detect_platform
 from tests.conftest import BASE, Site, urlset
 
 NETLIFY, CLOUDFLARE = PLATFORMS["netlify"], PLATFORMS["cloudflare-pages"]

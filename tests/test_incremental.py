@@ -8,8 +8,8 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
-import notifier.sitemap
-from notifier.sitemap import ReadOptions, read_sitemap
+import notifier.sitemap.reader
+from notifier.sitemap.reader import ReadOptions, read_sitemap
 from tests.conftest import BASE, Site, index, pages, recorded_urls, urlset
 
 
@@ -17,13 +17,13 @@ from tests.conftest import BASE, Site, index, pages, recorded_urls, urlset
 def parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The files the XML parser was run on."""
     seen: list[str] = []
-    real = vars(notifier.sitemap)["_parse_xml"]
+    real = vars(notifier.sitemap.reader)["_parse_xml"]
 
     def spy(chunks, location, *args):  # type: ignore[no-untyped-def]
         seen.append(location.rsplit("/", 1)[-1])
         return real(chunks, location, *args)
 
-    monkeypatch.setattr(notifier.sitemap, "_parse_xml", spy)
+    monkeypatch.setattr(notifier.sitemap.reader, "_parse_xml", spy)
     return seen
 
 
@@ -42,7 +42,7 @@ def known(site: Site) -> dict[str, str]:
 
 
 def test_only_the_changed_part_is_parsed(site: Site, parsed: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(notifier.sitemap, "_workers", lambda: 1)  # in this process, where the spy sees it
+    monkeypatch.setattr(notifier.sitemap.reader, "_workers", lambda: 1)  # in this process, where the spy sees it
     parts = three_parts()
     build(site, parts)
     assert site.run().code == 0
@@ -88,17 +88,17 @@ def test_the_parallel_and_the_serial_reader_agree(offline_site: Site, monkeypatc
     parts = ["/sitemaps/part-0.xml", "/sitemaps/inner.xml", "/sitemaps/part-1.xml", "/sitemaps/part-2.xml", "/sitemaps/part-3.xml"]
     offline_site.write(index(dict.fromkeys(parts)))
     calls: list[int] = []
-    real = notifier.sitemap._read_parts_in_parallel
+    real = notifier.sitemap.reader._read_parts_in_parallel
 
     def spy(resolved, *args):  # type: ignore[no-untyped-def]
         calls.append(len(resolved))
         return real(resolved, *args)
 
-    monkeypatch.setattr(notifier.sitemap, "_read_parts_in_parallel", spy)
-    monkeypatch.setattr(notifier.sitemap, "_workers", lambda: 2)  # whatever threads other tests left running
+    monkeypatch.setattr(notifier.sitemap.reader, "_read_parts_in_parallel", spy)
+    monkeypatch.setattr(notifier.sitemap.reader, "_workers", lambda: 2)  # whatever threads other tests left running
     parallel = read_sitemap(str(offline_site.sitemap))
     assert calls == [5]
-    monkeypatch.setattr(notifier.sitemap, "_workers", lambda: 1)
+    monkeypatch.setattr(notifier.sitemap.reader, "_workers", lambda: 1)
     serial = read_sitemap(str(offline_site.sitemap))
     assert parallel.entries == serial.entries and len(parallel.entries) == 131
     assert [entry.file for entry in parallel.entries][-1] == len(parallel.files) - 1
@@ -153,7 +153,7 @@ def test_duplicates_with_an_unchanged_part_are_still_seen(site: Site) -> None:
     assert f"warn[url-duplicate] {BASE}/a/1/" in result.out
 
 
-_REAL_JOB = notifier.sitemap._read_part_job
+_REAL_JOB = notifier.sitemap.reader._read_part_job
 
 
 def _dying_job(location, *args):  # type: ignore[no-untyped-def]
@@ -167,8 +167,8 @@ def test_a_worker_that_dies_falls_back_to_reading_here(offline_site: Site, monke
     for number in range(3):
         offline_site.write(urlset(pages(4, prefix=f"/s{number}/")), f"sitemaps/part-{number}.xml")
     offline_site.write(index({f"/sitemaps/part-{number}.xml": None for number in range(3)}))
-    monkeypatch.setattr(notifier.sitemap, "_read_part_job", _dying_job)
-    monkeypatch.setattr(notifier.sitemap, "_workers", lambda: 2)
+    monkeypatch.setattr(notifier.sitemap.reader, "_read_part_job", _dying_job)
+    monkeypatch.setattr(notifier.sitemap.reader, "_workers", lambda: 2)
     sitemap = read_sitemap(str(offline_site.sitemap))
     assert len(sitemap.entries) == 12
     assert [info.key for info in sitemap.files][1:] == [f"sitemaps/part-{n}.xml" for n in range(3)]
@@ -192,7 +192,7 @@ def test_an_unchanged_part_still_has_its_pages_fingerprinted(site: Site) -> None
 def test_an_unread_part_is_consulted_for_urls_that_appear_or_vanish_elsewhere(
     site: Site, parsed: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(notifier.sitemap, "_workers", lambda: 1)
+    monkeypatch.setattr(notifier.sitemap.reader, "_workers", lambda: 1)
     parts = three_parts()
     parts[0]["/shared/"] = "2024-01-01"  # listed by part 0 and, later, by part 2 as well
     build(site, parts)

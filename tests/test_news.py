@@ -80,7 +80,7 @@ def test_a_news_article_without_a_lastmod_is_dated_by_its_publication_date(offli
     offline_site.write(news_sitemap({"/news/a/": "2026-06-01T08:00:00+02:00"}))
     result = offline_site.check("--format", "json")
     assert result.code == 0 and "lastmod-missing" not in result.out, result.out
-    from notifier.sitemap import read_sitemap
+    from notifier.sitemap.reader import read_sitemap
 
     (entry,) = read_sitemap(str(offline_site.sitemap)).entries
     assert entry.lastmod == "2026-06-01T08:00:00+02:00"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from notifier.cli import main
-from notifier.sources import SourceFinder, front_matter
+from notifier.history.source_files import SourceFinder, front_matter
 from tests.conftest import BASE, Result, Site, urlset
 from tests.test_history import Repo
 

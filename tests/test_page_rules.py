@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from notifier.head import (
+from notifier.rules.urls import tracking_params
+from notifier.site.head import (
     EVERY_CRAWLER,
     HEAD_LIMIT,
     Head,
@@ -21,9 +22,8 @@ from notifier.head import (
     refresh_target,
     same_page,
 )
-from notifier.hosting import PLATFORMS, Headers, Redirects
-from notifier.robots import Robots
-from notifier.rules.urls import tracking_params
+from notifier.site.hosting import PLATFORMS, Headers, Redirects
+from notifier.site.robots import Robots
 from tests.conftest import BASE, Result, Site, pages, urlset
 
 PAGE_FINDINGS = {
@@ -444,8 +444,8 @@ def test_same_page() -> None:
 
 
 def test_pages_read_on_worker_processes_give_what_one_process_gives(offline_site: Site) -> None:
-    from notifier.build import Build
-    from notifier.pages import PageReader
+    from notifier.site.folder import Build
+    from notifier.site.pages import PageReader
     from notifier.workers import fork_pool
 
     site = offline_site
@@ -497,7 +497,7 @@ def test_a_build_without_a_single_listed_page_is_one_finding(offline_site: Site,
     ],
 )
 def test_the_url_to_file_mapping(loc: str, file: str | None, tmp_path: Path) -> None:
-    from notifier.build import Build
+    from notifier.site.folder import Build
 
     names = ["index.html", "a/index.html", "a.html", "b.html", "c.pdf", "café/index.html", "x/index.html"]
     for name in names:
@@ -509,7 +509,7 @@ def test_the_url_to_file_mapping(loc: str, file: str | None, tmp_path: Path) -> 
 
 
 def test_the_build_scanned_on_a_worker_process_is_the_build_scanned_here(offline_site: Site) -> None:
-    from notifier.pages import BuiltSite
+    from notifier.site.pages import BuiltSite
     from notifier.workers import fork_pool
 
     site = offline_site

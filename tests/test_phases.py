@@ -7,13 +7,13 @@ from pathlib import Path
 from typing import Any
 
 from notifier.environment import Environment
-from notifier.pipeline import _persist_pending, _record_run
-from notifier.planning import plan_announcements, show_plan
+from notifier.pipeline.loop import _persist_pending, _record_run
+from notifier.pipeline.planning import plan_announcements, show_plan
+from notifier.pipeline.submission import submit_pending
+from notifier.pipeline.verification import diff_and_verify
 from notifier.report import Report
 from notifier.settings import Settings, build_settings
 from notifier.store import JsonStore, State, read_state
-from notifier.submission import submit_pending
-from notifier.verification import diff_and_verify
 from tests.conftest import BASE, KEY, Site, pages, urlset
 from tests.fakeindexnow import FakeIndexNow, status
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from notifier.cli import main
-from notifier.history import read_history
-from notifier.sources import SourceFinder
+from notifier.history.git import read_history
+from notifier.history.source_files import SourceFinder
 from tests.conftest import BASE, HOST, KEY, NS, Site, index, pages, recorded_pending, urlset
 from tests.test_history import Repo
 
@@ -91,7 +91,7 @@ def test_rest_of_a_one_segment_path_is_index(tmp_path: Path) -> None:
 
 # -- robots.txt ---------------------------------------------------------------------------------
 def test_bing_obeys_an_msnbot_group() -> None:
-    from notifier.robots import Robots
+    from notifier.site.robots import Robots
 
     robots = Robots.parse("User-agent: msnbot\nDisallow: /old/\n\nUser-agent: *\nDisallow:\n")
     assert robots.blocking(f"{BASE}/old/x") == ["bingbot"]
@@ -99,7 +99,7 @@ def test_bing_obeys_an_msnbot_group() -> None:
 
 @pytest.mark.parametrize("rules", ["Allow: /p\nDisallow: /p\n", "Disallow: /p\nAllow: /p\n"])
 def test_on_a_tie_in_length_allow_wins_whatever_the_order(rules: str) -> None:
-    from notifier.robots import Robots
+    from notifier.site.robots import Robots
 
     assert Robots.parse(f"User-agent: *\n{rules}").blocking(f"{BASE}/p/x") == []
 
@@ -123,7 +123,7 @@ def test_a_robots_txt_naming_no_sitemap_says_nothing_of_one(offline_site: Site) 
 )
 def test_an_rss_item_is_dated_by_its_modification_date_first(offline_site: Site, dates: str, lastmod: str) -> None:
     """atom:updated, then dc:date, then pubDate (the publication)."""
-    from notifier.sitemap import read_sitemap
+    from notifier.sitemap.reader import read_sitemap
 
     feed = (
         '<?xml version="1.0"?><rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom" '
@@ -147,7 +147,7 @@ def test_a_month_or_a_year_spans_its_whole_month_or_year(lastmod: str, end: str)
 
 # -- pending ----------------------------------------------------------------------------------------
 def test_an_orphaned_endpoints_pending_url_never_overwrites_a_configured_ones() -> None:
-    from notifier.pending import hand_over_orphans
+    from notifier.pipeline.pending import hand_over_orphans
     from notifier.store import PendingItem, State
 
     loc = f"{BASE}/a/"
@@ -181,7 +181,7 @@ def test_an_orphaned_endpoints_pending_url_never_overwrites_a_configured_ones() 
     ],
 )
 def test_front_matter_dates_as_the_generators_write_them(tmp_path: Path, name: str, text: str, dates: dict[str, str]) -> None:
-    from notifier.sources import front_matter
+    from notifier.history.source_files import front_matter
 
     (tmp_path / name).write_text(text, encoding="utf-8")
     assert front_matter(tmp_path / name) == dates
@@ -374,7 +374,7 @@ T2 = dt.datetime(2030, 1, 2, 12, 0, 0, tzinfo=dt.UTC)
 
 def _run_at(site: Site, when: dt.datetime, **options: object) -> int:
     """A run through the library at the wall-clock time ``when`` (the state's stamps are that time)."""
-    from notifier.pipeline import Environment, execute
+    from notifier.pipeline.loop import Environment, execute
     from notifier.settings import build_settings
     from tests.faketime import FakeTime
 
@@ -506,7 +506,7 @@ def _nested(depth: int) -> str:
 @pytest.mark.parametrize("scanned", [True, False])
 def test_a_page_64_names_deep_is_found_and_65_is_not(tmp_path: Path, scanned: bool) -> None:
     """The same bound whether the build is scanned (--site-dir) or looked up page by page."""
-    from notifier.build import Build
+    from notifier.site.folder import Build
 
     for depth in (64, 65):
         (tmp_path / _nested(depth)).parent.mkdir(parents=True, exist_ok=True)
@@ -516,7 +516,7 @@ def test_a_page_64_names_deep_is_found_and_65_is_not(tmp_path: Path, scanned: bo
 
 
 def test_a_link_to_a_file_counts_only_when_it_stays_inside_the_build(tmp_path: Path) -> None:
-    from notifier.build import Build
+    from notifier.site.folder import Build
 
     (tmp_path / "outside.html").write_text("secret")
     (tmp_path / "public").mkdir()
@@ -538,7 +538,7 @@ def test_only_the_first_mib_of_robots_txt_is_read(offline_site: Site) -> None:
 
 
 def test_added_compares_as_a_sequence_and_only_as_one() -> None:
-    from notifier.changes import Added, Change
+    from notifier.pipeline.changes import Added, Change
 
     added = Added()
     added.add(f"{BASE}/a/", "2024-05-01")
@@ -621,7 +621,7 @@ def test_a_part_not_read_again_still_says_which_host_the_sitemap_is_on(offline_s
 
 def test_a_build_with_link_cycles_is_scanned_once_through_each_link(tmp_path: Path) -> None:
     """Two links back to their own folder would make 2**64 paths; each target is walked once."""
-    from notifier.build import Build
+    from notifier.site.folder import Build
 
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "index.html").write_text("x")
@@ -632,7 +632,7 @@ def test_a_build_with_link_cycles_is_scanned_once_through_each_link(tmp_path: Pa
 
 
 def test_the_depth_bound_counts_a_linked_folders_names_alike(tmp_path: Path) -> None:
-    from notifier.build import Build
+    from notifier.site.folder import Build
 
     deep = tmp_path / "real" / "/".join(f"d{n}" for n in range(62))
     deep.mkdir(parents=True)
@@ -682,14 +682,14 @@ def test_rfc_822_named_zones_are_their_offsets(zone: str, offset: str) -> None:
 def test_a_head_is_read_past_its_first_kilobyte_and_its_first_facts_count(
     page: bytes, noindex: bool, refresh: str | None, base: str | None
 ) -> None:
-    from notifier.head import noindex_meta, read_head
+    from notifier.site.head import noindex_meta, read_head
 
     head = read_head(page)
     assert (noindex_meta(head) is not None, head.refresh, head.base) == (noindex, refresh, base)
 
 
 def test_a_long_head_is_fed_to_the_parser_once() -> None:
-    from notifier.head import read_head
+    from notifier.site.head import read_head
 
     head = read_head(b"<html><head>" + b"<meta name=x content=y>" * 200 + b"</head><body></body></html>")
     assert len(head.robots) == 200  # each meta once, though the head came in several pieces
@@ -737,7 +737,7 @@ def test_a_batch_size_over_indexnows_limit_is_refused_and_the_default_is_the_lim
 
 def test_a_long_head_read_after_a_page_cut_short_is_read_whole() -> None:
     """The head parser is reused page after page: what closing one page left must not end the next one's head."""
-    from notifier.head import noindex_meta, read_head
+    from notifier.site.head import noindex_meta, read_head
 
     read_head(b"<html><head><title>no end")  # closing it ends its head: an event nobody read
     head = read_head(b"<html><head>" + b"<meta name=x content=y>" * 200 + b'<meta name="robots" content="noindex"></head>')

@@ -1,6 +1,6 @@
 """robots.txt as RFC 9309 and the IndexNow engines' crawlers read it (#17, points 1-8).
 
-A table of RFC 9309 cases written here, then a property test that holds notifier/robots.py to
+A table of RFC 9309 cases written here, then a property test that holds notifier/site/robots.py to
 protego (the parser Scrapy uses), with every disagreement listed and explained.
 """
 
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from notifier.robots import INDEXNOW_CRAWLERS, Robots
+from notifier.site.robots import INDEXNOW_CRAWLERS, Robots
 from tests.conftest import BASE, Site, urlset
 
 ALL = list(INDEXNOW_CRAWLERS)

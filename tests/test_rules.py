@@ -325,9 +325,9 @@ def test_sitemap_limits_50001_urls(offline_site: Site) -> None:
 
 
 def test_sitemap_limits_an_index_of_too_many_parts(offline_site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
-    import notifier.sitemap
+    import notifier.sitemap.reader
 
-    monkeypatch.setattr(notifier.sitemap, "MAX_URLS_PER_FILE", 3)  # the rule's count, not 50,001 files on disk
+    monkeypatch.setattr(notifier.sitemap.reader, "MAX_URLS_PER_FILE", 3)  # the rule's count, not 50,001 files on disk
     for number in range(4):
         offline_site.write(urlset(pages(1, prefix=f"/{number}/")), f"part-{number}.xml")
     offline_site.write(index({f"/part-{number}.xml": None for number in range(4)}))

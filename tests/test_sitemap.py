@@ -8,8 +8,8 @@ import os
 import pytest
 
 from notifier.errors import InputError
-from notifier.sitemap import NS_084, ReadOptions, read_sitemap
-from notifier.source import MAX_FILE_BYTES
+from notifier.sitemap.reader import NS_084, ReadOptions, read_sitemap
+from notifier.sitemap.source import MAX_FILE_BYTES
 from tests.conftest import BASE, Site, index, pages, urlset
 from tests.fakeindexnow import FakeIndexNow
 
@@ -230,7 +230,7 @@ def test_a_sitemap_redirect_is_followed_on_its_own_site_only(fake: FakeIndexNow)
 
 
 def test_a_dripping_sitemap_download_is_bounded_by_the_request_timeout(fake: FakeIndexNow) -> None:
-    from notifier.sitemap import ReadOptions
+    from notifier.sitemap.reader import ReadOptions
     from tests.fakeindexnow import drip
 
     fake.get_faults["/sitemap.xml"] = drip(0.05, 600)  # 30 s of sitemap, a byte every 50 ms
@@ -316,9 +316,9 @@ def test_an_index_inside_an_index_is_said_of_the_inner_index(offline_site: Site)
 
 
 def test_over_the_limit_says_urls_for_a_urlset_and_parts_for_an_index(offline_site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
-    import notifier.sitemap
+    import notifier.sitemap.reader
 
-    monkeypatch.setattr(notifier.sitemap, "MAX_URLS_PER_FILE", 2)
+    monkeypatch.setattr(notifier.sitemap.reader, "MAX_URLS_PER_FILE", 2)
     offline_site.write(urlset(pages(3)), "a.xml")
     offline_site.write(urlset(pages(1, prefix="/q/")), "b.xml")
     offline_site.write(urlset(pages(1, prefix="/r/")), "c.xml")

@@ -184,7 +184,7 @@ def test_an_rss_date_already_right_is_kept_and_an_index_entry_without_a_date_is_
 
 
 def test_text_and_dates_in_the_raw_markup() -> None:
-    from notifier.stamp import _latest, _text
+    from notifier.commands.stamp import _latest, _text
 
     assert _text(" <![CDATA[ https://a.org/?a=1&b=2 ]]> ") == "https://a.org/?a=1&b=2"
     assert _text("<![CDATA[https://a.org/x]]>") == "https://a.org/x"
@@ -258,9 +258,9 @@ def test_a_killed_stamps_temporary_files_are_cleared_from_the_build(built: Site)
 
 
 def test_an_interrupted_stamp_says_what_it_rewrote(built: Site, monkeypatch: pytest.MonkeyPatch) -> None:
-    import notifier.stamp
+    import notifier.commands.stamp
 
-    real = notifier.stamp._replace
+    real = notifier.commands.stamp._replace
     calls: list[Path] = []
 
     def interrupted_on_the_second(path: Path, data: bytes, *, gzipped: bool) -> None:
@@ -269,7 +269,7 @@ def test_an_interrupted_stamp_says_what_it_rewrote(built: Site, monkeypatch: pyt
             raise KeyboardInterrupt
         real(path, data, gzipped=gzipped)
 
-    monkeypatch.setattr(notifier.stamp, "_replace", interrupted_on_the_second)
+    monkeypatch.setattr(notifier.commands.stamp, "_replace", interrupted_on_the_second)
     before = files(built)
     result = stamp(built)
     assert result.code == 130

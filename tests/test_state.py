@@ -190,8 +190,8 @@ def test_a_large_pending_set_is_written_in_pieces_and_read_back_whole() -> None:
 def test_records_are_walked_in_step() -> None:
     """The ordering invariant of State.records: the diff inserts a run's records in the order
     of its new parts and their URLs, which the fast paths of settle and the encoder follow."""
-    from notifier.diff import DiffBuilder
-    from notifier.sitemap_files import Entry, SitemapFile, examine
+    from notifier.pipeline.diff import DiffBuilder
+    from notifier.sitemap.files import Entry, SitemapFile, examine
 
     builder = DiffBuilder(State(), endpoints=["e"], now="2024-02-01T00:00:00Z", build=True)
     for number in range(3):

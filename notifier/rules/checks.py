@@ -41,7 +41,7 @@ def _key_files(context: Context, settings: RuleSettings) -> Iterator[Found]:
 
 
 def _history(context: Context, settings: RuleSettings) -> Iterator[Found]:
-    """What [history] found (notifier.history), judged before the rules ran."""
+    """What [history] found (notifier.history.git), judged before the rules ran."""
     for violation in context.extra:
         yield violation.rule, violation.url, violation.message, None
 

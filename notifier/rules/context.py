@@ -6,10 +6,10 @@ import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from notifier.changes import Change, Diff
-from notifier.pages import BuiltSite
+from notifier.pipeline.changes import Change, Diff
 from notifier.rules.table import Violation
-from notifier.sitemap_files import Sitemap
+from notifier.site.pages import BuiltSite
+from notifier.sitemap.files import Sitemap
 from notifier.store import State
 
 

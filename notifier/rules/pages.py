@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from notifier.build import candidates
-from notifier.head import EVERY_CRAWLER, NO_HEAD, canonical_elsewhere, noindex_header, noindex_meta, refresh_target, same_page
-from notifier.pages import BuiltSite
-from notifier.robots import INDEXNOW_CRAWLERS
 from notifier.rules.context import Context
 from notifier.rules.table import OFF, Found, RuleSettings
+from notifier.site.folder import candidates
+from notifier.site.head import EVERY_CRAWLER, NO_HEAD, canonical_elsewhere, noindex_header, noindex_meta, refresh_target, same_page
+from notifier.site.pages import BuiltSite
+from notifier.site.robots import INDEXNOW_CRAWLERS
 from notifier.urls import join_url
 
 ALL_MISSING = 20  # from this many judged URLs, all without a page file, one finding says so

@@ -10,10 +10,10 @@ import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping
 from typing import NamedTuple
 
-from notifier.changes import Change, same_instant
+from notifier.pipeline.changes import Change, same_instant
 from notifier.rules.context import Context
 from notifier.rules.table import ERROR, OFF, Found, RuleSettings
-from notifier.sitemap_files import Sitemap
+from notifier.sitemap.files import Sitemap
 from notifier.urls import MAX_URL_LENGTH, PLAIN_URL, by_origin, site, split_url
 
 _UNESCAPED = re.compile(r"[^A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]|%(?![0-9A-Fa-f]{2})")

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple, overload
 
 from notifier.dates import parse_w3c
-from notifier.sitemap_files import Entry
+from notifier.sitemap.files import Entry
 from notifier.store import Part, Record
 
 

@@ -12,19 +12,19 @@ import datetime as dt
 import itertools
 from pathlib import Path
 
-from notifier.build import build_root
 from notifier.config_tables import HistorySettings
 from notifier.dates import format_utc
-from notifier.diff import Diff, DiffBuilder
 from notifier.environment import Environment
-from notifier.history import HistoryCheck, check_history, is_shallow_checkout
-from notifier.pages import BuiltSite
+from notifier.history.git import HistoryCheck, check_history, is_shallow_checkout
 from notifier.paths import is_url
+from notifier.pipeline.diff import Diff, DiffBuilder
 from notifier.report import Report, plural
 from notifier.rules import OFF, RULES, Context, RuleSettings, Violation, verify
 from notifier.rules.pages import PAGE_RULES
 from notifier.settings import Settings
-from notifier.sitemap import Entry, ReadOptions, read_sitemap
+from notifier.site.folder import build_root
+from notifier.site.pages import BuiltSite
+from notifier.sitemap.reader import Entry, ReadOptions, read_sitemap
 from notifier.store import State
 from notifier.urls import locate, site, split_url
 from notifier.workers import usable_cores, worker_pool

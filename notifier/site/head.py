@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from lxml import etree
 
-from notifier.robots import INDEXNOW_CRAWLERS
+from notifier.site.robots import INDEXNOW_CRAWLERS
 from notifier.urls import join_url, split_url
 
 HEAD_LIMIT = 64 * 1024  # a head longer than this is cut; the facts that matter come first

@@ -9,9 +9,9 @@ import itertools
 from collections.abc import Callable, Sequence
 
 from notifier.dates import format_utc, parse_w3c
-from notifier.diff import Added, Change, Diff
 from notifier.errors import UsageError
-from notifier.pending import apply_to_state, refuse_unsendable
+from notifier.pipeline.diff import Added, Change, Diff
+from notifier.pipeline.pending import apply_to_state, refuse_unsendable
 from notifier.protocol import make_batches
 from notifier.report import PlannedBatch, Report, plural
 from notifier.settings import Settings

@@ -15,8 +15,8 @@ from lxml import etree
 
 from notifier.dates import rfc822_to_w3c
 from notifier.errors import InputError
-from notifier.sitemap_files import Entry, Finding, IndexPart, Sitemap, SitemapFile, make_entry
-from notifier.source import CHUNK
+from notifier.sitemap.files import Entry, Finding, IndexPart, Sitemap, SitemapFile, make_entry
+from notifier.sitemap.source import CHUNK
 
 NS_09 = "http://www.sitemaps.org/schemas/sitemap/0.9"
 XHTML_LINK = "{http://www.w3.org/1999/xhtml}link"  # <xhtml:link rel="alternate" hreflang href>

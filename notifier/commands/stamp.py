@@ -31,11 +31,11 @@ from pathlib import Path
 
 from notifier.dates import UTC, parse_w3c, rfc822_to_w3c
 from notifier.errors import InputError, Interrupted, UsageError
-from notifier.history import SourceDates, agrees
+from notifier.history.git import SourceDates, agrees
 from notifier.paths import is_url
 from notifier.settings import Settings
-from notifier.sitemap import ReadOptions, read_sitemap
-from notifier.sitemap_files import SitemapFile
+from notifier.sitemap.files import SitemapFile
+from notifier.sitemap.reader import ReadOptions, read_sitemap
 from notifier.store.durable import fsync_folder
 
 

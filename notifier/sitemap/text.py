@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from notifier.errors import InputError
-from notifier.sitemap_files import Entry, Sitemap
-from notifier.sitemap_xml import BOM, XML_SPACE
+from notifier.sitemap.files import Entry, Sitemap
+from notifier.sitemap.xml import BOM, XML_SPACE
 
 
 def parse_text(chunks: Iterator[bytes], location: str, file_no: int, sitemap: Sitemap) -> None:

@@ -20,8 +20,8 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from notifier.changes import Added, Change, Diff, PageFinding, same_instant
-from notifier.sitemap_files import Entry, Row, SitemapFile, examine
+from notifier.pipeline.changes import Added, Change, Diff, PageFinding, same_instant
+from notifier.sitemap.files import Entry, Row, SitemapFile, examine
 from notifier.store import (
     NewPart,
     Part,

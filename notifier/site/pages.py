@@ -19,12 +19,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
-from notifier.build import Build
 from notifier.errors import InputError
-from notifier.head import HEAD_LIMIT, NO_HEAD, Head, noteworthy, read_head
-from notifier.hosting import DEFAULT_PLATFORM, PLATFORMS, Headers, Platform, Redirects
-from notifier.robots import Robots
-from notifier.sitemap_files import Row
+from notifier.site.folder import Build
+from notifier.site.head import HEAD_LIMIT, NO_HEAD, Head, noteworthy, read_head
+from notifier.site.hosting import DEFAULT_PLATFORM, PLATFORMS, Headers, Platform, Redirects
+from notifier.site.robots import Robots
+from notifier.sitemap.files import Row
 from notifier.store import Record, lastmod_of
 from notifier.workers import usable_cores, worker_pool
 

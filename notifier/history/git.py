@@ -16,9 +16,9 @@ from typing import NamedTuple
 
 from notifier.dates import UTC, ZONE_SLACK, day_sized, day_span, parse_w3c, period_of
 from notifier.errors import HistoryError
+from notifier.history.source_files import DEFAULT_FIELDS, SourceFinder, front_matter
 from notifier.rules import Violation
-from notifier.sitemap_files import Entry
-from notifier.sources import DEFAULT_FIELDS, SourceFinder, front_matter
+from notifier.sitemap.files import Entry
 
 _COMMIT_MARK = "/commit "  # a commit's header in `git log -z`: no path git lists begins with "/"
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from notifier.errors import InputError
 from notifier.paths import is_inside, is_url
 from notifier.paths import resolved as _real
-from notifier.sitemap_files import (
+from notifier.sitemap.files import (
     MAX_URLS_PER_FILE,
     Entry,
     Finding,
@@ -38,10 +38,10 @@ from notifier.sitemap_files import (
     examine,
     make_entry,
 )
-from notifier.sitemap_text import parse_text as _parse_text
-from notifier.sitemap_xml import BOM, NEWS, NS_084, NS_09, WHITESPACE_BYTES, XML_SPACE
-from notifier.sitemap_xml import parse_xml as _parse_xml
-from notifier.source import Source, file_digest, same_site
+from notifier.sitemap.source import Source, file_digest, same_site
+from notifier.sitemap.text import parse_text as _parse_text
+from notifier.sitemap.xml import BOM, NEWS, NS_084, NS_09, WHITESPACE_BYTES, XML_SPACE
+from notifier.sitemap.xml import parse_xml as _parse_xml
 from notifier.urls import join_url, split_url
 from notifier.workers import usable_cores as _workers
 from notifier.workers import worker_pool

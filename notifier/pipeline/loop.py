@@ -11,18 +11,18 @@ from __future__ import annotations
 import gc
 
 from notifier import workers
-from notifier.changes import Diff
 from notifier.dates import format_utc
 from notifier.environment import Environment
 from notifier.errors import ExitCode, InputError, NotifierError, StateError
-from notifier.pending import drop_unsendable, hand_over_orphans
-from notifier.planning import plan_announcements, preview_first_run, show_plan
+from notifier.pipeline.changes import Diff
+from notifier.pipeline.pending import drop_unsendable, hand_over_orphans
+from notifier.pipeline.planning import plan_announcements, preview_first_run, show_plan
+from notifier.pipeline.submission import submit_pending
+from notifier.pipeline.verification import diff_and_verify
 from notifier.protocol import Keys, redact_all
 from notifier.report import Report, plural
 from notifier.settings import Settings
 from notifier.store import Part, RunRecord, SaveFailed, State, StateStore, open_store, read_state
-from notifier.submission import submit_pending
-from notifier.verification import diff_and_verify
 
 __all__ = ["Environment", "execute"]
 
