@@ -95,5 +95,5 @@ def _execute(command: str, sitemap: object, options: dict[str, Any]) -> Report:
         if isinstance(value, os.PathLike):
             value = os.fspath(value)
         given["endpoint" if name == "endpoints" else name.replace("_", "-")] = value
-    settings = build_settings(command, given, env=environ, cwd=Path(cwd) if cwd is not None else None, api=True)
+    settings = build_settings(command, given, environ=environ, cwd=Path(cwd) if cwd is not None else None, api=True)
     return execute(settings)

@@ -127,17 +127,17 @@ def _normalise(table: Mapping[str, Any], where: str) -> dict[str, Any]:
 def build_settings(
     command: str,
     cli: Mapping[str, Any],
-    env: Mapping[str, str] | None = None,
+    environ: Mapping[str, str] | None = None,
     cwd: Path | None = None,
     *,
     api: bool = False,
 ) -> Settings:
-    """Merge command line (``cli``: option name -> value, None when not given), env and file.
+    """Merge command line (``cli``: option name -> value, None when not given), environ and file.
 
     ``api``: the values are the Python API's keyword arguments (typed values, ``rules`` a
     mapping), and a bad one is blamed on its argument name (``batch_size=``)."""
     cwd = Path.cwd() if cwd is None else cwd
-    file_values, where, base, config_path, merged = _layers(cli, env, cwd, api=api)
+    file_values, where, base, config_path, merged = _layers(cli, environ, cwd, api=api)
     values = {name: CONVERTERS[name](label)(value) for name, (value, label) in merged.items()}
     if "site-dir" in values and not Path(values["site-dir"]).is_dir():
         raise UsageError(f"{merged['site-dir'][1]} {values['site-dir']}: no such folder; pass the build output root")
@@ -175,17 +175,17 @@ def build_settings(
         history=history_table(file_values.get("history"), base, where, duration(f"{where}: [history] tolerance")),
         verify_live=value("verify-live"),
         jobs=value("jobs"),
-        platform=values.get("platform") or detect_platform(os.environ if env is None else env) or DEFAULT_PLATFORM,
+        platform=values.get("platform") or detect_platform(os.environ if environ is None else environ) or DEFAULT_PLATFORM,
         project_dir=base,
         config_path=config_path,
     )
 
 
-def state_options(cli: Mapping[str, Any], env: Mapping[str, str] | None = None, cwd: Path | None = None) -> tuple[Path, float]:
+def state_options(cli: Mapping[str, Any], environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> tuple[Path, float]:
     """The state file and the lock timeout, as ``build_settings`` resolves them, for the
     commands that need nothing else (``notify-changes state``)."""
     cwd = Path.cwd() if cwd is None else cwd
-    merged = _layers(cli, env, cwd, api=False).merged
+    merged = _layers(cli, environ, cwd, api=False).merged
     values = {name: CONVERTERS[name](label)(value) for name, (value, label) in merged.items() if name in ("state", "lock-timeout")}
     return Path(values.get("state", cwd / DEFAULT_STATE)), values.get("lock-timeout", default("lock-timeout"))
 
@@ -200,17 +200,17 @@ class _Layers(NamedTuple):
     merged: dict[str, tuple[Any, str]]
 
 
-def _layers(cli: Mapping[str, Any], env: Mapping[str, str] | None, cwd: Path, *, api: bool) -> _Layers:
-    env = os.environ if env is None else env
+def _layers(cli: Mapping[str, Any], environ: Mapping[str, str] | None, cwd: Path, *, api: bool) -> _Layers:
+    environ = os.environ if environ is None else environ
     table, config_path = find_config(cli.get("config"), cwd)
     where = str(config_path) if config_path else "config"
     file_values = _normalise(table, where)
     base = config_path.parent if config_path else cwd
-    return _Layers(file_values, where, base, config_path, _merge(cli, env, file_values, where=where, base=base, cwd=cwd, api=api))
+    return _Layers(file_values, where, base, config_path, _merge(cli, environ, file_values, where=where, base=base, cwd=cwd, api=api))
 
 
 def _merge(
-    cli: Mapping[str, Any], env: Mapping[str, str], file_values: Mapping[str, Any], *, where: str, base: Path, cwd: Path, api: bool
+    cli: Mapping[str, Any], environ: Mapping[str, str], file_values: Mapping[str, Any], *, where: str, base: Path, cwd: Path, api: bool
 ) -> dict[str, tuple[Any, str]]:
     """Each option's value by precedence (command line, environment, file), with the name to
     blame for a bad one: the option, the variable, or the config file and its key."""
@@ -220,11 +220,11 @@ def _merge(
             if name in PATH_OPTIONS and isinstance(value, str) and value and not is_url(value):
                 value = str(base / value)
             merged[name] = (value, f"{where}: {name}")
-    if env.get("INDEXNOW_KEY"):
-        merged["key"] = (env["INDEXNOW_KEY"], "INDEXNOW_KEY")
-    if env.get("NOTIFY_CHANGES_JOBS"):
-        merged["jobs"] = (env["NOTIFY_CHANGES_JOBS"], "NOTIFY_CHANGES_JOBS")
-    if env.get("GITHUB_ACTIONS") == "true" and "format" not in merged:
+    if environ.get("INDEXNOW_KEY"):
+        merged["key"] = (environ["INDEXNOW_KEY"], "INDEXNOW_KEY")
+    if environ.get("NOTIFY_CHANGES_JOBS"):
+        merged["jobs"] = (environ["NOTIFY_CHANGES_JOBS"], "NOTIFY_CHANGES_JOBS")
+    if environ.get("GITHUB_ACTIONS") == "true" and "format" not in merged:
         merged["format"] = ("github", "GITHUB_ACTIONS")
     for name, value in cli.items():
         if name in CONVERTERS and value is not None:

@@ -9,13 +9,13 @@ from typing import TextIO
 from notifier.report import printable
 
 
-def progress_printer(stream: TextIO, env: Mapping[str, str]) -> tuple[Callable[[str], None] | None, Callable[[str], None]]:
+def progress_printer(stream: TextIO, environ: Mapping[str, str]) -> tuple[Callable[[str], None] | None, Callable[[str], None]]:
     """Progress on stderr: (what it is doing now, each counted step). On a terminal, one line
     rewritten in place says both. In a log (not a terminal, or under CI) there is no status
     line, and each step (a part of an index read, a batch sent) is a line of its own, flushed
     as it happens, so a long submission is never silent and a short one adds nothing but its
     batches."""
-    if on_a_terminal(stream, env):
+    if on_a_terminal(stream, environ):
 
         def show(message: str) -> None:
             write_quietly(stream, f"\r\x1b[K{printable(message)[:100]}")
@@ -28,9 +28,9 @@ def progress_printer(stream: TextIO, env: Mapping[str, str]) -> tuple[Callable[[
     return None, log
 
 
-def on_a_terminal(stream: TextIO, env: Mapping[str, str]) -> bool:
+def on_a_terminal(stream: TextIO, environ: Mapping[str, str]) -> bool:
     """A person watching: a terminal, and not a CI job's log."""
-    return stream.isatty() and not env.get("CI") and not env.get("GITHUB_ACTIONS")
+    return stream.isatty() and not environ.get("CI") and not environ.get("GITHUB_ACTIONS")
 
 
 def notice_printer(stream: TextIO) -> Callable[[str], None]:
@@ -52,6 +52,6 @@ def write_quietly(stream: TextIO, text: str) -> None:
         pass
 
 
-def use_colour(stream: TextIO, env: Mapping[str, str]) -> bool:
+def use_colour(stream: TextIO, environ: Mapping[str, str]) -> bool:
     """Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org)."""
-    return stream.isatty() and not env.get("NO_COLOR") and env.get("TERM") != "dumb"
+    return stream.isatty() and not environ.get("NO_COLOR") and environ.get("TERM") != "dumb"

@@ -77,7 +77,7 @@ def test_delivery_is_recorded_only_after_a_200_or_202(answers: list[int], count:
                     clock[0] += seconds
 
                 report = execute(
-                    build_settings("run", cli, env={}, cwd=root),
+                    build_settings("run", cli, environ={}, cwd=root),
                     Environment(now=lambda: NOW, sleep=sleep, clock=lambda: clock[0]),
                 )
             finally:

@@ -120,7 +120,7 @@ def test_a_file_listed_twice_by_an_index_is_compared_once() -> None:
 
     loc = "https://a.org/x/"
     state = State.from_urls({loc: new_record("2024-01-01")})
-    builder = DiffBuilder(state, endpoints=[ENDPOINT], build=True, now=NOW)
+    builder = DiffBuilder(state, endpoints=[ENDPOINT], makes_parts=True, now=NOW)
     key = state.parts[0].name
     rows = [Entry(loc, "2024-02-01", 0, 1)]
     builder.add_file(examine(SitemapFile("a", "urlset", key=key), rows), rows)
@@ -154,7 +154,7 @@ def _deploy(state: State, files: list[tuple[str, list[Entry] | None]], build: bo
     from notifier.pipeline.diff import DiffBuilder
     from notifier.sitemap.files import SitemapFile, examine
 
-    builder = DiffBuilder(state, endpoints=[ENDPOINT], build=build, now=NOW)
+    builder = DiffBuilder(state, endpoints=[ENDPOINT], makes_parts=build, now=NOW)
     for name, rows in files:
         info = SitemapFile(name, "urlset", key=name)
         if rows is None:

@@ -444,7 +444,7 @@ def test_same_page() -> None:
 
 
 def test_pages_read_on_worker_processes_give_what_one_process_gives(offline_site: Site) -> None:
-    from notifier.site.folder import Build
+    from notifier.site.folder import SiteFolder
     from notifier.site.pages import PageReader
     from notifier.workers import fork_pool
 
@@ -454,7 +454,7 @@ def test_pages_read_on_worker_processes_give_what_one_process_gives(offline_site
     page(site, "p/7/index.html", '<meta name="robots" content="noindex">')
     page(site, "p/8/index.html", '<link rel="canonical" href="/p/9/">')
     rows = [(BASE + loc, "2024-05-01", 0, n) for n, loc in enumerate(listed)]
-    build = Build.scan(site.public)
+    build = SiteFolder.scan(site.public)
     serial = PageReader(build)
     with fork_pool(2) as pool:
         parallel = PageReader(build, pool)
@@ -497,14 +497,14 @@ def test_a_build_without_a_single_listed_page_is_one_finding(offline_site: Site,
     ],
 )
 def test_the_url_to_file_mapping(loc: str, file: str | None, tmp_path: Path) -> None:
-    from notifier.site.folder import Build
+    from notifier.site.folder import SiteFolder
 
     names = ["index.html", "a/index.html", "a.html", "b.html", "c.pdf", "café/index.html", "x/index.html"]
     for name in names:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(name)
     (tmp_path / "b").mkdir()  # a folder without an index: b.html serves /b/
-    for build in (Build.of(tmp_path, names), Build.scan(tmp_path), Build.unscanned(tmp_path)):
+    for build in (SiteFolder.of(tmp_path, names), SiteFolder.scan(tmp_path), SiteFolder.unscanned(tmp_path)):
         assert build.page_file(loc) == file, build
 
 
@@ -518,6 +518,6 @@ def test_the_build_scanned_on_a_worker_process_is_the_build_scanned_here(offline
     here = BuiltSite.load(site.public)
     with fork_pool(2) as pool:
         there = BuiltSite.load(site.public, pool)
-        assert list(there.build.hashes or []) == list(here.build.hashes or [])  # the worker hashes paths as this process does
-    assert there.build.page_file(f"{BASE}/b/c/") == "b/c/index.html" and there.build.page_file(f"{BASE}/x/") is None
+        assert list(there.folder.hashes or []) == list(here.folder.hashes or [])  # the worker hashes paths as this process does
+    assert there.folder.page_file(f"{BASE}/b/c/") == "b/c/index.html" and there.folder.page_file(f"{BASE}/x/") is None
     assert there.robots is not None and there.robots.blocking(f"{BASE}/b/c/") != [] and there.headers is None

@@ -506,24 +506,24 @@ def _nested(depth: int) -> str:
 @pytest.mark.parametrize("scanned", [True, False])
 def test_a_page_64_names_deep_is_found_and_65_is_not(tmp_path: Path, scanned: bool) -> None:
     """The same bound whether the build is scanned (--site-dir) or looked up page by page."""
-    from notifier.site.folder import Build
+    from notifier.site.folder import SiteFolder
 
     for depth in (64, 65):
         (tmp_path / _nested(depth)).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / _nested(depth)).write_text("x")
-    build = Build.scan(tmp_path) if scanned else Build.unscanned(tmp_path)
+    build = SiteFolder.scan(tmp_path) if scanned else SiteFolder.unscanned(tmp_path)
     assert build.has(_nested(64)) and not build.has(_nested(65))
 
 
 def test_a_link_to_a_file_counts_only_when_it_stays_inside_the_build(tmp_path: Path) -> None:
-    from notifier.site.folder import Build
+    from notifier.site.folder import SiteFolder
 
     (tmp_path / "outside.html").write_text("secret")
     (tmp_path / "public").mkdir()
     (tmp_path / "public" / "real.html").write_text("x")
     (tmp_path / "public" / "alias.html").symlink_to(tmp_path / "public" / "real.html")
     (tmp_path / "public" / "leak.html").symlink_to(tmp_path / "outside.html")
-    for build in (Build.scan(tmp_path / "public"), Build.unscanned(tmp_path / "public")):
+    for build in (SiteFolder.scan(tmp_path / "public"), SiteFolder.unscanned(tmp_path / "public")):
         assert build.page_file(f"{BASE}/alias") == "alias.html" and build.page_file(f"{BASE}/leak") is None
 
 
@@ -621,25 +621,25 @@ def test_a_part_not_read_again_still_says_which_host_the_sitemap_is_on(offline_s
 
 def test_a_build_with_link_cycles_is_scanned_once_through_each_link(tmp_path: Path) -> None:
     """Two links back to their own folder would make 2**64 paths; each target is walked once."""
-    from notifier.site.folder import Build
+    from notifier.site.folder import SiteFolder
 
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "index.html").write_text("x")
     (tmp_path / "a" / "x").symlink_to(tmp_path / "a")
     (tmp_path / "a" / "y").symlink_to(tmp_path / "a")
-    build = Build.scan(tmp_path)
+    build = SiteFolder.scan(tmp_path)
     assert build.has("a/index.html") and build.has("a/x/index.html") and not build.has("a/x/x/index.html")
 
 
 def test_the_depth_bound_counts_a_linked_folders_names_alike(tmp_path: Path) -> None:
-    from notifier.site.folder import Build
+    from notifier.site.folder import SiteFolder
 
     deep = tmp_path / "real" / "/".join(f"d{n}" for n in range(62))
     deep.mkdir(parents=True)
     (deep / "index.html").write_text("x")  # real/d0/…/d61/index.html: 64 names
     (tmp_path / "l").symlink_to(tmp_path / "real")
     linked = "l/" + "/".join(f"d{n}" for n in range(62)) + "/index.html"
-    assert Build.scan(tmp_path).has(linked)
+    assert SiteFolder.scan(tmp_path).has(linked)
 
 
 def test_a_url_whose_record_left_with_its_file_but_an_unread_file_lists_is_not_removed(offline_site: Site) -> None:

@@ -193,7 +193,7 @@ def test_records_are_walked_in_step() -> None:
     from notifier.pipeline.diff import DiffBuilder
     from notifier.sitemap.files import Entry, SitemapFile, examine
 
-    builder = DiffBuilder(State(), endpoints=["e"], now="2024-02-01T00:00:00Z", build=True)
+    builder = DiffBuilder(State(), endpoints=["e"], now="2024-02-01T00:00:00Z", makes_parts=True)
     for number in range(3):
         entries = [Entry(f"http://a.org/{number}/{n}", "2024-01-01", number, n) for n in range(4)]
         builder.add_file(examine(SitemapFile(f"f{number}.xml", "urlset", key=f"f{number}.xml"), entries), entries)

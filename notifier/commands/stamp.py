@@ -40,7 +40,9 @@ from notifier.store.durable import fsync_folder
 
 
 @dataclass
-class Change:
+class Restamp:
+    """One lastmod stamp rewrites: in which file, for which URL, from what to what, and why."""
+
     file: str
     loc: str
     old: str | None
@@ -50,7 +52,7 @@ class Change:
 
 @dataclass
 class StampResult:
-    changes: list[Change] = field(default_factory=list)
+    changes: list[Restamp] = field(default_factory=list)
     files: list[str] = field(default_factory=list)  # files rewritten (or, in a dry run, to rewrite)
     unmapped: list[str] = field(default_factory=list)  # pages with no source file, or none with a date
     kept: int = 0  # entries whose lastmod already names the content's date
@@ -258,7 +260,7 @@ def _stamp_pages(text: str, name: str, dates: ContentDates, result: StampResult)
         if old_w3c is not None and instant is not None and agrees(old_w3c, instant, date):
             result.kept += 1
             return block.group(0)
-        result.changes.append(Change(name, loc, old, date, why))
+        result.changes.append(Restamp(name, loc, old, date, why))
         whole, offset = block.group(0), block.start("body") - block.start()
         if date_element is None:  # no date element yet (<url> without <lastmod>, <item> without <pubDate>): one after the page's
             cut = offset + anchor
@@ -349,7 +351,7 @@ def _stamp_index(text: str, name: str, latest: dict[str, str], result: StampResu
         if date is None or old == date:
             return block.group(0)
         newest.append(date)
-        result.changes.append(Change(name, part, old, date, "the latest lastmod of the part"))
+        result.changes.append(Restamp(name, part, old, date, "the latest lastmod of the part"))
         start = block.start("body") - block.start()
         whole = block.group(0)
         return whole[: start + date_element.start(1)] + date + whole[start + date_element.end(1) :]

@@ -64,7 +64,7 @@ Fingerprints = Callable[[Sequence[Row], Mapping[str, Record]], dict[str, str]]
 class DiffBuilder:
     """Compare the sitemap with ``state`` file by file, as the reader delivers them.
 
-    With ``build``, the state's parts after this deploy are made too (a ``run``), reusing
+    With ``makes_parts``, the state's parts after this deploy are made too (a ``run``), reusing
     the recorded records (updated in place); a ``check`` only counts and changes nothing.
     ``fingerprints`` gives a file's built-page fingerprints.
     """
@@ -75,10 +75,10 @@ class DiffBuilder:
         *,
         endpoints: list[str],
         now: str = "",
-        build: bool = False,
+        makes_parts: bool = False,
         fingerprints: Fingerprints | None = None,
     ) -> None:
-        self.state, self.now, self.build, self.fingerprints = state, now, build, fingerprints
+        self.state, self.now, self.makes_parts, self.fingerprints = state, now, makes_parts, fingerprints
         self.result = Diff()
         self.old_parts: dict[str, Part] = {}
         for part in state.parts:
@@ -124,14 +124,14 @@ class DiffBuilder:
         matched: set[str] = set()
         # check: seen maps a URL to its first lastmod; run: records maps it to its record as
         # this deploy leaves it (the first listing wins), and the new part lists its URLs
-        seen, records, build = self.seen, self.records, self.build
+        seen, records, makes_parts = self.seen, self.records, self.makes_parts
         if not recorded and prints is None and self._all_new(info, entries, part_no):
             return
         locs: list[str] = []
         missing = 0
         for entry in entries:
             loc, lastmod = entry[0], entry[1]
-            if build:
+            if makes_parts:
                 first = records.get(loc)
                 if first is not None:
                     result.duplicates.append((Entry(loc, lastmod_of(first), -1, 0), Entry._make(entry)))
@@ -150,14 +150,14 @@ class DiffBuilder:
                 if self.nothing_recorded:  # a first run: nothing can have moved here
                     result.added.add(loc, lastmod)
                 else:
-                    self.unmatched_new.append(_Unmatched(loc, lastmod, part_no if build else -1, fingerprint, entry[2], entry[3]))
-                if build:
+                    self.unmatched_new.append(_Unmatched(loc, lastmod, part_no if makes_parts else -1, fingerprint, entry[2], entry[3]))
+                if makes_parts:
                     records[loc] = new_record(lastmod, self.now, None, fingerprint)
                     locs.append(loc)
                 continue
             matched.add(loc)
             self._classify(loc, lastmod, record, fingerprint)
-            if build:
+            if makes_parts:
                 records[loc] = renew(record, lastmod, fingerprint)
                 locs.append(loc)
         if info.news:
@@ -178,7 +178,7 @@ class DiffBuilder:
         result = self.result
         now = self.now
         known: dict[str, Any]
-        if self.build:
+        if self.makes_parts:
             fresh: dict[str, Any] = {entry[0]: [entry[1], now, None] for entry in entries}
             known = self.records
         else:
@@ -200,7 +200,7 @@ class DiffBuilder:
                 added.stamps = None
         else:
             self.unmatched_new.extend(
-                _Unmatched(entry[0], entry[1], part_no if self.build else -1, None, entry[2], entry[3]) for entry in entries
+                _Unmatched(entry[0], entry[1], part_no if self.makes_parts else -1, None, entry[2], entry[3]) for entry in entries
             )
         self._close_file(info, locs, len(missing))
         return True
@@ -209,7 +209,7 @@ class DiffBuilder:
         """What every file read leaves: its origins and irregular URLs, and (a run) its new part."""
         self.origins.update(dict.fromkeys(info.origins))
         self.result.irregular.update(info.irregular)
-        if self.build:
+        if self.makes_parts:
             part = NewPart(info.key, info.digest, locs, self.records, missing=missing, origins=info.origins, url_hash_index=info.url_hashes)
             self.new_parts.append(part)
         else:
@@ -258,14 +258,14 @@ class DiffBuilder:
         result = self.result
         result.origins = list(self.origins)
         result.listed, result.unread_files = self._listed(), len(self.kept)
-        if self.build:
+        if self.makes_parts:
             result.parts = [part for part in self.new_parts if part is not None]
             result.records = self.records
         return result
 
     def _listed(self) -> Collection[str]:
         """The URLs the files read list (each once)."""
-        return self.records if self.build else self.seen
+        return self.records if self.makes_parts else self.seen
 
     def _release_unlisted_parts(self) -> None:
         """The records of files no longer in the sitemap: moved elsewhere, or removed."""
@@ -304,7 +304,7 @@ class DiffBuilder:
                 result.added.add(item.loc, item.lastmod)
                 continue
             self._classify(item.loc, item.lastmod, record, item.fingerprint)
-            if self.build:
+            if self.makes_parts:
                 self.records[item.loc] = renew(record, item.lastmod, item.fingerprint)
         for number, dropped in fixes.items():
             fixed = self.new_parts[number]
@@ -323,7 +323,7 @@ class DiffBuilder:
             if record is None or loc in listed:
                 continue
             known.records[loc] = record
-            if self.build:
+            if self.makes_parts:
                 part.adopt(loc, record)
             else:
                 known.uncounted += 1  # its part's count does not include it yet
@@ -416,7 +416,7 @@ def compute_diff(
         state,
         endpoints=endpoints,
         now=now,
-        build=True,
+        makes_parts=True,
         fingerprints=(lambda rows, _: {row[0]: fingerprints[row[0]] for row in rows if row[0] in fingerprints})
         if fingerprints is not None
         else None,

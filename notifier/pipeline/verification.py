@@ -22,7 +22,7 @@ from notifier.report import Report, plural
 from notifier.rules import OFF, RULES, Context, RuleSettings, Violation, verify
 from notifier.rules.pages import PAGE_RULES
 from notifier.settings import Settings
-from notifier.site.folder import build_root
+from notifier.site.folder import site_root
 from notifier.site.pages import BuiltSite
 from notifier.sitemap.reader import Entry, ReadOptions, read_sitemap
 from notifier.store import State
@@ -63,7 +63,7 @@ def _diff_and_verify(
         state,
         endpoints=list(settings.endpoints),
         now=format_utc(now),
-        build=writes,
+        makes_parts=writes,
         fingerprints=built.reader.fingerprints if built is not None and site_dir is not None else None,
     )
     known = {part.name: part.digest for part in state.parts if part.name} if site_dir is None else None
@@ -151,7 +151,7 @@ def _what_is_not_announced(diff: Diff, build: BuiltSite | None, report: Report, 
         )
     if not diff.left_news:
         return
-    gone = [change for change in diff.left_news if build is not None and build.build.page_file(change.loc) is None]
+    gone = [change for change in diff.left_news if build is not None and build.folder.page_file(change.loc) is None]
     diff.removed.extend(gone)
     left = len(diff.left_news) - len(gone)
     if left:
@@ -165,7 +165,7 @@ def _what_is_not_announced(diff: Diff, build: BuiltSite | None, report: Report, 
 def _built_site(settings: Settings, pool: concurrent.futures.Executor | None) -> BuiltSite | None:
     """The build the page rules read: --site-dir, or the sitemap's folder when it holds the
     home page; None when there is none, or every rule that would read it is off."""
-    root = build_root(settings.site_dir, settings.sitemap, is_url(settings.sitemap))
+    root = site_root(settings.site_dir, settings.sitemap, is_url(settings.sitemap))
     if root is None:
         return None
     if settings.site_dir is None and all(settings.rule_levels.get(rule, RULES[rule].level) == OFF for rule in PAGE_RULES):
@@ -181,7 +181,7 @@ def _robots_note(built: BuiltSite, settings: Settings, report: Report) -> None:
         path = split_url(settings.sitemap_url or settings.sitemap).path
     else:
         try:
-            path = "/" + Path(settings.sitemap).resolve().relative_to(built.build.root).as_posix()
+            path = "/" + Path(settings.sitemap).resolve().relative_to(built.folder.root).as_posix()
         except ValueError:
             return
     if not built.robots.names(path):

@@ -38,7 +38,7 @@ def _pages(context: Context, settings: RuleSettings) -> Iterator[Found]:
         yield (
             "page-missing",
             "(all URLs)",
-            f"{none} page file in {site.build.root} (e.g. {example}: looked for "
+            f"{none} page file in {site.folder.root} (e.g. {example}: looked for "
             f"{', '.join(candidates(example))}); is it the build output root? pass --site-dir with the folder the build wrote",
             None,
         )
@@ -87,13 +87,13 @@ def _judge(loc: str, site: BuiltSite, kept: _KeptAway) -> Iterator[Found]:
         yield (
             "page-missing",
             loc,
-            f"no page file for it in the build {site.build.root} (looked for {', '.join(candidates(loc))}); "
+            f"no page file for it in the build {site.folder.root} (looked for {', '.join(candidates(loc))}); "
             "the sitemap lists a page the build did not make",
             None,
         )
     head = reader.heads.get(loc)
     if head is not None and head is not NO_HEAD:
-        relative = site.build.page_file(loc)
+        relative = site.folder.page_file(loc)
         meta = noindex_meta(head)
         if meta is not None and _everyone(meta.crawlers):
             yield "page-noindex", loc, f"{relative} says {meta.said}; leave it out of the sitemap, or drop the noindex", None

@@ -29,7 +29,7 @@ MAX_DEPTH = 64  # a page path of more names (folders and the file) is not a page
 
 
 @dataclass
-class Build:
+class SiteFolder:
     """The build's files, paths relative to its root with ``/`` between folders, kept as a
     sorted array of their 64-bit hashes: 8 bytes a file, not a hundred (a set of strings
     would hold 24 MB at 200,000 pages). Two paths sharing a hash (odds of one in 10**13 at
@@ -45,7 +45,7 @@ class Build:
     _kinds: dict[str, str | None] = field(default_factory=dict, repr=False)  # not scanned: path -> "dir", "file" or None
 
     @classmethod
-    def scan(cls, root: Path) -> Build:
+    def scan(cls, root: Path) -> SiteFolder:
         """Walk the build once, depth first: a folder of 200,000 page folders is never held
         as a list. Links are followed only when they stay inside the build."""
         build = cls(resolved(root))
@@ -56,13 +56,13 @@ class Build:
         return build
 
     @classmethod
-    def of(cls, root: Path, names: Iterable[str]) -> Build:
+    def of(cls, root: Path, names: Iterable[str]) -> SiteFolder:
         """A build holding ``names`` (for tests)."""
         names = set(names)
         return cls(root, _sorted(map(hash, names)), _sorted(hash(served_path(name)) for name in names))
 
     @classmethod
-    def unscanned(cls, root: Path) -> Build:
+    def unscanned(cls, root: Path) -> SiteFolder:
         """A build whose paths are looked at one by one, as they are asked for."""
         return cls(resolved(root))
 
@@ -195,7 +195,7 @@ def _holds(hashes: array.array[int], wanted: int) -> bool:
     return at < len(hashes) and hashes[at] == wanted
 
 
-def build_root(site_dir: Path | None, sitemap: str, remote: bool) -> Path | None:
+def site_root(site_dir: Path | None, sitemap: str, remote: bool) -> Path | None:
     """Where the built pages are: ``--site-dir``, else the folder of a local sitemap when it
     holds the home page (``index.html``), else nowhere (the page rules then stay silent)."""
     if site_dir is not None:

@@ -64,11 +64,11 @@ PLATFORMS = {
 DEFAULT_PLATFORM = "netlify"  # the format's origin, when the build environment does not say
 
 
-def detect_platform(env: Mapping[str, str]) -> str | None:
+def detect_platform(environ: Mapping[str, str]) -> str | None:
     """The platform whose build this is, from the variables each sets in its builds."""
-    if env.get("CF_PAGES") == "1":
+    if environ.get("CF_PAGES") == "1":
         return "cloudflare-pages"
-    if env.get("NETLIFY") == "true":
+    if environ.get("NETLIFY") == "true":
         return "netlify"
     return None
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
 from notifier.errors import InputError
-from notifier.site.folder import Build
+from notifier.site.folder import SiteFolder
 from notifier.site.head import HEAD_LIMIT, NO_HEAD, Head, noteworthy, read_head
 from notifier.site.hosting import DEFAULT_PLATFORM, PLATFORMS, Headers, Platform, Redirects
 from notifier.site.robots import Robots
@@ -74,26 +74,26 @@ class PageReader:
     rule acts on); ``missing`` the URLs asked for that the build has no page file for.
     """
 
-    def __init__(self, build: Build | concurrent.futures.Future[Build], pool: concurrent.futures.Executor | None = None) -> None:
-        self._build = build
+    def __init__(self, folder: SiteFolder | concurrent.futures.Future[SiteFolder], pool: concurrent.futures.Executor | None = None) -> None:
+        self._folder = folder
         self.pool = pool
         self.heads: dict[str, Head] = {}
         self.missing: set[str] = set()
 
     @property
-    def build(self) -> Build:
-        """The build, once its scan (on a worker, while the sitemap is parsed) is done."""
-        if isinstance(self._build, concurrent.futures.Future):
-            self._build = self._build.result()
-        return self._build
+    def folder(self) -> SiteFolder:
+        """The build's folder, once its scan (on a worker, while the sitemap is parsed) is done."""
+        if isinstance(self._folder, concurrent.futures.Future):
+            self._folder = self._folder.result()
+        return self._folder
 
     def _read(self, locs: Iterable[str], whole: bool, wants_head: Callable[[str], bool]) -> dict[str, Page]:
-        build = self.build
-        root = str(build.root) + os.sep
+        folder = self.folder
+        root = str(folder.root) + os.sep
         todo: list[tuple[str, str | None]] = []
         jobs: list[tuple[str, bool, str | None]] = []
         for loc in locs:
-            relative = build.page_file(loc)
+            relative = folder.page_file(loc)
             if relative is None:
                 self.missing.add(loc)
             else:
@@ -174,20 +174,20 @@ class BuiltSite:
         worker process when there is a pool: the sitemap is parsed meanwhile); else look up
         only the pages asked for."""
         if not every_page:
-            reader = PageReader(Build.unscanned(root), pool)
+            reader = PageReader(SiteFolder.unscanned(root), pool)
         elif pool is None:
-            reader = PageReader(Build.scan(root), pool)
+            reader = PageReader(SiteFolder.scan(root), pool)
         else:
-            reader = PageReader(pool.submit(Build.scan, root), pool)  # forked: the same str hashes
+            reader = PageReader(pool.submit(SiteFolder.scan, root), pool)  # forked: the same str hashes
         return cls(reader, PLATFORMS[platform], project)
 
     @property
-    def build(self) -> Build:
-        return self.reader.build
+    def folder(self) -> SiteFolder:
+        return self.reader.folder
 
     @functools.cached_property
     def robots(self) -> Robots | None:
-        text = self.build.read_text("robots.txt")
+        text = self.folder.read_text("robots.txt")
         return Robots.parse(text) if text is not None else None
 
     @functools.cached_property
@@ -200,7 +200,7 @@ class BuiltSite:
 
     def _host_rules(self, kind: type[_HostRules], file: str, table: str) -> _HostRules | None:
         """The build's ``file`` and netlify.toml's ``[[table]]`` as one set of rules; None when neither exists."""
-        text = self.build.read_text(file)
+        text = self.folder.read_text(file)
         toml = self._netlify_toml.get(table)
         if text is None and not isinstance(toml, list):
             return None

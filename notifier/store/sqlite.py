@@ -24,6 +24,9 @@ from notifier.store.jsonfile import encoded_parts
 from notifier.store.migrate import FORMAT_VERSION, check_version, sqlite_parts_from_v1
 from notifier.store.model import MAX_RUNS_KEPT, PendingItem, RecordedPart, RunRecord, State, apply_delivery, grouped_pending
 
+# The parts column ``fingerprints`` holds the part's URL hashes (the index a lookup bisects),
+# not page fingerprints: an older name, kept on disk because renaming a
+# column is a migration of every user's state file for a word (state/README.md documents it).
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS parts (
