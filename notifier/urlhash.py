@@ -1,4 +1,4 @@
-"""64-bit hashes of URLs, stable across runs and machines: which sitemap file may hold a URL.
+"""64-bit hashes of URLs (and of a build's paths), stable across runs, machines and processes.
 
 A part of the state keeps the sorted hashes of its URLs (its URL-hash index), so that a
 run can tell, without decoding the part, that a URL appearing or vanishing elsewhere is

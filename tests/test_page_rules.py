@@ -521,3 +521,20 @@ def test_the_build_scanned_on_a_worker_process_is_the_build_scanned_here(offline
         assert list(there.folder.hashes or []) == list(here.folder.hashes or [])  # the worker hashes paths as this process does
     assert there.folder.page_file(f"{BASE}/b/c/") == "b/c/index.html" and there.folder.page_file(f"{BASE}/x/") is None
     assert there.robots is not None and there.robots.blocking(f"{BASE}/b/c/") != [] and there.headers is None
+
+
+def test_a_build_scanned_by_another_interpreter_answers_the_same(offline_site: Site) -> None:
+    """A fresh interpreter (spawn, another PYTHONHASHSEED) hashes the build's paths as this
+    one does: fork is not what makes a scan on a worker right."""
+    import concurrent.futures
+    import multiprocessing
+
+    from notifier.site.folder import SiteFolder
+
+    site = offline_site
+    site.build_pages(["/a/", "/b/c/"])
+    spawned = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(1, mp_context=spawned) as pool:
+        there = pool.submit(SiteFolder.scan, site.public).result()
+    assert list(there.hashes or []) == list(SiteFolder.scan(site.public).hashes or [])
+    assert there.page_file(f"{BASE}/b/c/") == "b/c/index.html" and there.page_file(f"{BASE}/x/") is None

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from notifier.paths import is_inside, resolved
+from notifier.urlhash import loc_hash
 from notifier.urls import path_query
 
 HOME_PAGE = "index.html"
@@ -32,7 +33,9 @@ MAX_DEPTH = 64  # a page path of more names (folders and the file) is not a page
 class SiteFolder:
     """The build's files, paths relative to its root with ``/`` between folders, kept as a
     sorted array of their 64-bit hashes: 8 bytes a file, not a hundred (a set of strings
-    would hold 24 MB at 200,000 pages). Two paths sharing a hash (odds of one in 10**13 at
+    would hold 24 MB at 200,000 pages). The hash is ``loc_hash``, the same in every process
+    (``hash()`` of a str is seeded per interpreter): a folder scanned on a worker is right
+    however the worker was started. Two paths sharing a hash (odds of one in 10**13 at
     that size) would only make a missing page look present, and then unreadable."""
 
     root: Path
@@ -59,7 +62,7 @@ class SiteFolder:
     def of(cls, root: Path, names: Iterable[str]) -> SiteFolder:
         """A build holding ``names`` (for tests)."""
         names = set(names)
-        return cls(root, _sorted(map(hash, names)), _sorted(hash(served_path(name)) for name in names))
+        return cls(root, _sorted(map(loc_hash, names)), _sorted(loc_hash(served_path(name)) for name in names))
 
     @classmethod
     def unscanned(cls, root: Path) -> SiteFolder:
@@ -71,7 +74,7 @@ class SiteFolder:
         hashes = self.hashes
         if hashes is None:
             return self._kind(relative) == "file"
-        return _holds(hashes, hash(relative))
+        return _holds(hashes, loc_hash(relative))
 
     def _kind(self, relative: str) -> str | None:
         """ "dir", "file" or None for a path under the root, each folder on the way looked at
@@ -108,8 +111,8 @@ class SiteFolder:
                 for entry in listing:  # the file type comes with the listing: no call per file
                     if entry.is_file(follow_symlinks=False):
                         name = prefix + entry.name
-                        add(hash(name))  # served at its own name too: the same hash, in ``hashes``
-                        serve(hash(served_path(name)))
+                        add(loc_hash(name))  # served at its own name too: the same hash, in ``hashes``
+                        serve(loc_hash(served_path(name)))
                     elif entry.is_dir(follow_symlinks=False):
                         self._walk(entry.path, f"{prefix}{entry.name}/", seen_dirs, depth + 1)
                     elif entry.is_symlink():
@@ -128,8 +131,8 @@ class SiteFolder:
                     seen_dirs.add(target)
                     self._walk(str(target), name + "/", seen_dirs, depth + 1)
             elif target.is_file():
-                self._found.append(hash(name))
-                self._served.append(hash(served_path(name)))
+                self._found.append(loc_hash(name))
+                self._served.append(loc_hash(served_path(name)))
         except OSError:
             return
 
@@ -137,7 +140,7 @@ class SiteFolder:
         """The built file ``loc`` is served from (relative to the root), or None."""
         path = url_path(loc)
         if self.served is not None:  # no file serves this path: one lookup (two for a file's own name)
-            wanted = hash(path)
+            wanted = loc_hash(path)
             if not _holds(self.served, wanted) and not _holds(self.hashes or self.served, wanted):
                 return None
         for candidate in candidates_of(path):
@@ -187,7 +190,7 @@ def served_path(name: str) -> str:
 
 
 def _sorted(values: Iterable[int]) -> array.array[int]:
-    return array.array("q", sorted(values))
+    return array.array("Q", sorted(values))
 
 
 def _holds(hashes: array.array[int], wanted: int) -> bool:

@@ -178,7 +178,7 @@ class BuiltSite:
         elif pool is None:
             reader = PageReader(SiteFolder.scan(root), pool)
         else:
-            reader = PageReader(pool.submit(SiteFolder.scan, root), pool)  # forked: the same str hashes
+            reader = PageReader(pool.submit(SiteFolder.scan, root), pool)  # its hashes are loc_hash: the same in any process
         return cls(reader, PLATFORMS[platform], project)
 
     @property
