@@ -68,14 +68,12 @@ def check(sitemap: str | os.PathLike[str] | None = None, /, **options: Unpack[Op
     """Parse, diff and verify, like ``notify-changes check``: never contacts an endpoint,
     never writes state. ``report.exit_code`` is 1 when an error-level rule fired. It takes
     every setting :func:`run` takes; those only a run uses are named in ``report.notes``."""
-    report = _execute("check", sitemap, dict(options))
     unused = [name for name in (option.replace("-", "_") for option in RUN_ONLY) if name in options]
-    if unused:
-        report.notes.append(f"check does not use {', '.join(unused)} (they apply to run)")
-    return report
+    notes = [f"check does not use {', '.join(unused)} (they apply to run)"] if unused else []
+    return _execute("check", sitemap, dict(options), notes)
 
 
-def _execute(command: str, sitemap: object, options: dict[str, Any]) -> Report:
+def _execute(command: str, sitemap: object, options: dict[str, Any], notes: list[str] | None = None) -> Report:
     unknown = sorted(set(options) - _SETTINGS)
     if unknown:
         raise UsageError(f"{unknown[0]}=: no such setting; the settings are {', '.join(sorted(_SETTINGS))}")
@@ -96,4 +94,4 @@ def _execute(command: str, sitemap: object, options: dict[str, Any]) -> Report:
             value = os.fspath(value)
         given["endpoint" if name == "endpoints" else name.replace("_", "-")] = value
     settings = build_settings(command, given, environ=environ, cwd=Path(cwd) if cwd is not None else None, api=True)
-    return execute(settings)
+    return execute(settings, notes=notes or ())

@@ -11,39 +11,76 @@ from __future__ import annotations
 import concurrent.futures
 import concurrent.futures.process
 import contextlib
-import contextvars
 import multiprocessing
 import os
 import signal
 import threading
-from collections.abc import Iterator
 
 _CANCELS = {signal.SIGINT, signal.SIGTERM}
 
 
-_JOBS: contextvars.ContextVar[int | None] = contextvars.ContextVar("jobs", default=None)
-
-
 def usable_cores() -> int:
-    """How many processes may work at once: ``--jobs`` when the run gives it (1: none, all
-    work here), else the usable cores (at most 8); but one in a threaded process, where fork
-    could copy a lock some other thread holds (a Python program using the API)."""
-    if threading.active_count() > 1:
-        return 1
-    chosen = _JOBS.get()
-    if chosen is not None:
-        return chosen
+    """The usable cores (at most 8): how many worker processes a run starts unless ``--jobs`` says."""
     return min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1), 8)
 
 
-@contextlib.contextmanager
-def jobs(count: int | None) -> Iterator[None]:
-    """Within the block, ``usable_cores()`` is ``count`` (None: the machine's)."""
-    token = _JOBS.set(count)
-    try:
-        yield
-    finally:
-        _JOBS.reset(token)
+class Workers:
+    """The worker processes of one run: one pool, forked the first time a step asks for it,
+    shut down when the run ends (a ``with`` block). ``jobs``: how many (``--jobs``; None: the
+    usable cores); fewer than two means none, and every step works in this process.
+
+    A process that runs other threads (a program using the API) gets none either: fork
+    could copy a lock one of them holds. ``note`` then says so when ``--jobs`` asked for
+    more. A step whose worker died (killed for memory) calls ``broken``: it and every later
+    step go on here."""
+
+    def __init__(self, jobs: int | None = None) -> None:
+        wanted = usable_cores() if jobs is None else jobs
+        threaded = threading.active_count() > 1
+        self.count = 1 if threaded else wanted
+        self.note = (
+            f"--jobs {jobs}: this process runs other threads, and a forked worker could inherit a lock one of them holds; "
+            "every step ran in this process"
+            if threaded and jobs is not None and jobs > 1
+            else None
+        )
+        self._pool: concurrent.futures.ProcessPoolExecutor | None = None
+        self._broken = False
+
+    def pool(self) -> concurrent.futures.ProcessPoolExecutor | None:
+        """The run's pool (forked now if it is not yet), or None: work here."""
+        if self.count < 2 or self._broken:
+            return None
+        if self._pool is None:
+            self._pool = fork_pool(self.count)
+        return self._pool
+
+    @property
+    def started(self) -> bool:
+        """Whether the pool is up (a step asked for it): using it costs no fork."""
+        return self._pool is not None and not self._broken
+
+    def broken(self) -> None:
+        """A worker died: stop the pool without waiting; the rest of the run works here."""
+        self._broken = True
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def __enter__(self) -> Workers:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        """Leaving normally waits for the workers; leaving by an exception (a cancel) kills
+        them first: waiting could hang for ever, the pool's thread joining a worker that is
+        still writing a large result to the pipe it no longer reads (CPython's
+        ProcessPoolExecutor, seen here: a cancelled check that never ended)."""
+        pool, self._pool, self._broken = self._pool, None, True
+        if pool is None:
+            return
+        if kind is not None:
+            abandon(pool)
+        else:
+            pool.shutdown(wait=True)
 
 
 def quiet_worker() -> None:
@@ -79,30 +116,20 @@ def fork_pool(workers: int) -> concurrent.futures.ProcessPoolExecutor:
     return pool
 
 
-@contextlib.contextmanager
-def worker_pool(workers: int) -> Iterator[concurrent.futures.ProcessPoolExecutor]:
-    """``fork_pool`` for a ``with`` block. Leaving it normally waits for the workers; leaving
-    it by an exception (a cancel) kills them first: waiting could hang for ever, the pool's
-    thread joining a worker that is still writing a large result to the pipe it no longer
-    reads (CPython's ProcessPoolExecutor, seen here: a cancelled check that never ended)."""
-    pool = fork_pool(workers)
-    try:
-        yield pool
-    except BaseException:
-        abandon(pool)
-        raise
-    pool.shutdown(wait=True)
-
-
 def abandon(pool: concurrent.futures.ProcessPoolExecutor) -> None:
     """Stop a pool without waiting: queued tasks cancelled, workers killed (they ignore
-    SIGTERM by design). Python 3.11 has no public call for the kill; 3.14's is kill_workers."""
+    SIGTERM by design). Python 3.14's public kill_workers does the shutdown and the kill;
+    3.11 to 3.13 have no public call for it, and the kill is done here."""
     processes = dict(getattr(pool, "_processes", None) or {})  # the shutdown forgets them
     results = getattr(pool, "_result_queue", None)  # and this
-    pool.shutdown(wait=False, cancel_futures=True)
-    for process in processes.values():
-        with contextlib.suppress(Exception):
-            process.kill()
+    kill_workers = getattr(pool, "kill_workers", None)
+    if kill_workers is not None:
+        kill_workers()
+    else:
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes.values():
+            with contextlib.suppress(Exception):
+                process.kill()
     for process in processes.values():
         with contextlib.suppress(Exception):
             process.join(5)

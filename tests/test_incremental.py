@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Mapping, Sequence
 
 import pytest
 
 import notifier.sitemap.reader
+import notifier.workers
 from notifier.sitemap.reader import ReadOptions, read_sitemap
+from notifier.workers import Workers
 from tests.conftest import BASE, Site, index, pages, recorded_urls, urlset
 
 
@@ -42,7 +45,7 @@ def known(site: Site) -> dict[str, str]:
 
 
 def test_only_the_changed_part_is_parsed(site: Site, parsed: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(notifier.sitemap.reader, "_workers", lambda: 1)  # in this process, where the spy sees it
+    monkeypatch.setattr(notifier.workers, "usable_cores", lambda: 1)  # in this process, where the spy sees it
     parts = three_parts()
     build(site, parts)
     assert site.run().code == 0
@@ -90,15 +93,14 @@ def test_the_parallel_and_the_serial_reader_agree(offline_site: Site, monkeypatc
     calls: list[int] = []
     real = notifier.sitemap.reader._read_parts_in_parallel
 
-    def spy(resolved, *args):  # type: ignore[no-untyped-def]
+    def spy(workers, resolved, *args):  # type: ignore[no-untyped-def]
         calls.append(len(resolved))
-        return real(resolved, *args)
+        return real(workers, resolved, *args)
 
     monkeypatch.setattr(notifier.sitemap.reader, "_read_parts_in_parallel", spy)
-    monkeypatch.setattr(notifier.sitemap.reader, "_workers", lambda: 2)  # whatever threads other tests left running
-    parallel = read_sitemap(str(offline_site.sitemap))
-    assert calls == [5]
-    monkeypatch.setattr(notifier.sitemap.reader, "_workers", lambda: 1)
+    with Workers(2) as workers:  # (one when other tests left threads running: then nothing is compared)
+        parallel = read_sitemap(str(offline_site.sitemap), ReadOptions(workers=workers))
+    assert calls == ([5] if workers.count == 2 else [])
     serial = read_sitemap(str(offline_site.sitemap))
     assert parallel.entries == serial.entries and len(parallel.entries) == 131
     assert [entry.file for entry in parallel.entries][-1] == len(parallel.files) - 1
@@ -168,8 +170,10 @@ def test_a_worker_that_dies_falls_back_to_reading_here(offline_site: Site, monke
         offline_site.write(urlset(pages(4, prefix=f"/s{number}/")), f"sitemaps/part-{number}.xml")
     offline_site.write(index({f"/sitemaps/part-{number}.xml": None for number in range(3)}))
     monkeypatch.setattr(notifier.sitemap.reader, "_read_part_job", _dying_job)
-    monkeypatch.setattr(notifier.sitemap.reader, "_workers", lambda: 2)
-    sitemap = read_sitemap(str(offline_site.sitemap))
+    monkeypatch.setattr(threading, "active_count", lambda: 1)  # whatever threads other tests left running
+    with Workers(2) as workers:
+        sitemap = read_sitemap(str(offline_site.sitemap), ReadOptions(workers=workers))
+        assert not workers.started  # the pool broke: the rest was read here
     assert len(sitemap.entries) == 12
     assert [info.key for info in sitemap.files][1:] == [f"sitemaps/part-{n}.xml" for n in range(3)]
 
@@ -192,7 +196,7 @@ def test_an_unchanged_part_still_has_its_pages_fingerprinted(site: Site) -> None
 def test_an_unread_part_is_consulted_for_urls_that_appear_or_vanish_elsewhere(
     site: Site, parsed: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(notifier.sitemap.reader, "_workers", lambda: 1)
+    monkeypatch.setattr(notifier.workers, "usable_cores", lambda: 1)
     parts = three_parts()
     parts[0]["/shared/"] = "2024-01-01"  # listed by part 0 and, later, by part 2 as well
     build(site, parts)

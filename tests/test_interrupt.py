@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import signal
 import subprocess
@@ -120,18 +121,45 @@ def _half_sent_result() -> bytes:
     return b"x" * 1_000_000
 
 
-def test_an_abandoned_pool_leaves_no_thread_waiting_for_a_half_sent_result() -> None:
+class _PoolWithKillWorkers(concurrent.futures.ProcessPoolExecutor):
+    """Python 3.14's pool, as far as abandon sees it: a public kill_workers (its documented
+    behaviour, shut down then kill each live worker), on the interpreter these tests run on."""
+
+    killed = 0
+
+    def kill_workers(self) -> None:
+        processes = list((vars(self)["_processes"] or {}).values())
+        self.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            if process.is_alive():
+                process.kill()
+        type(self).killed += 1
+
+
+@pytest.mark.parametrize("public_kill", [False, True], ids=["python-3.11-to-3.13", "kill_workers-of-3.14"])
+def test_an_abandoned_pool_leaves_no_thread_waiting_for_a_half_sent_result(public_kill: bool) -> None:
     """A cancel kills the workers (workers.abandon). One killed half-way through sending its
     result left the pool's manager thread reading the rest for ever, and Python joins that
     thread at exit: the cancelled run never ended (seen twice under load in the process-
-    group cancel test). Now the abandoned pool's pipe is closed, the read ends, the thread too."""
-    from notifier.workers import abandon, fork_pool
+    group cancel test). Now the abandoned pool's pipe is closed, the read ends, the thread too;
+    with the public kill_workers (3.14+) as without it."""
+    import multiprocessing
 
-    pool = fork_pool(1)
+    from notifier.workers import abandon, fork_pool, quiet_worker
+
+    if public_kill:
+        pool: concurrent.futures.ProcessPoolExecutor = _PoolWithKillWorkers(
+            max_workers=1, mp_context=multiprocessing.get_context("fork"), initializer=quiet_worker
+        )
+        pool.submit(int).result()
+    else:
+        pool = fork_pool(1)
     pool.submit(_half_sent_result)
     manager: threading.Thread | None = vars(pool)["_executor_manager_thread"]
     assert manager is not None
     time.sleep(0.5)  # the worker has sent half its result; the manager thread waits for the rest
+    killed = _PoolWithKillWorkers.killed
     abandon(pool)
     manager.join(5)
     assert not manager.is_alive()
+    assert _PoolWithKillWorkers.killed == killed + public_kill  # the public call is used where there is one

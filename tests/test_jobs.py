@@ -67,3 +67,41 @@ def test_jobs_comes_from_the_environment_and_is_checked(offline_site: Site, monk
     assert result.code == 2 and "NOTIFY_CHANGES_JOBS: '0' is out of range; use 1..64" in result.err, result.err
     result = offline_site.check("--jobs", "many")
     assert result.code == 2 and "--jobs: 'many' is not a whole number" in result.err
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores to start workers")
+def test_a_run_forks_one_pool_for_every_step_that_uses_workers(offline_site: Site) -> None:
+    """A first check without --site-dir reads the index's parts on workers, then the heads of
+    its 2,100 new pages (the sitemap's folder holds the home page): one pool does both."""
+    listed = pages(2100, lastmod="2024-05-{day:02d}T10:{minute:02d}:00Z")
+    locs = list(listed)
+    offline_site.write(index({f"/part-{n}.xml": None for n in range(3)}))
+    for number in range(3):
+        offline_site.write(urlset({loc: listed[loc] for loc in locs[number * 700 : (number + 1) * 700]}), f"part-{number}.xml")
+    offline_site.build_pages(["/", *locs])
+    argv = ["check", str(offline_site.sitemap), "--state", str(offline_site.state), "--format", "json", "--jobs", "2"]
+    done = subprocess.run([program_python(), "-c", _COUNTED, *argv], capture_output=True, text=True, check=False, cwd=offline_site.root)
+    counted = json.loads(done.stderr.strip().splitlines()[-1])
+    assert counted["code"] == 0, done.stderr
+    assert counted["started"] == [2]
+
+
+def test_jobs_in_a_threaded_program_is_one_process_and_says_so(offline_site: Site) -> None:
+    """A program using the API runs other threads: fork could copy a lock one of them holds,
+    so the run works in its own process; asked for --jobs 2, the report says why it did not."""
+    import threading
+
+    import notifier
+
+    offline_site.write(urlset({"/": "2024-05-01"}))
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        asked = notifier.check(str(offline_site.sitemap), state=str(offline_site.state), jobs=2)
+        default = notifier.check(str(offline_site.sitemap), state=str(offline_site.state))
+    finally:
+        stop.set()
+        other.join()
+    assert any(note.startswith("--jobs 2: this process runs other threads") for note in asked.notes), asked.notes
+    assert not any("--jobs" in note for note in default.notes)

@@ -37,6 +37,7 @@ from notifier.settings import Settings
 from notifier.sitemap.files import SitemapFile
 from notifier.sitemap.reader import ReadOptions, read_sitemap
 from notifier.store.durable import fsync_folder
+from notifier.workers import Workers
 
 
 @dataclass
@@ -99,7 +100,8 @@ def stamp_sitemap(settings: Settings, *, dry_run: bool) -> StampResult:
     if is_url(settings.sitemap):
         raise UsageError(f"stamp rewrites the built files: give the sitemap's path in the build, not {settings.sitemap}")
     dates = ContentDates(settings)
-    sitemap = read_sitemap(settings.sitemap, ReadOptions(site_dir=settings.site_dir))  # strict: a broken file is exit 2
+    with Workers(settings.jobs) as workers:  # strict: a broken file is exit 2
+        sitemap = read_sitemap(settings.sitemap, ReadOptions(site_dir=settings.site_dir, workers=workers))
     result = StampResult()
     if not dry_run:
         _remove_leftovers(Path(info.name) for info in sitemap.files)

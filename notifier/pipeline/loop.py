@@ -1,112 +1,146 @@
 """The deploy loop in one place: read and diff -> verify -> plan -> persist -> submit -> record.
 
-``check``, ``--dry-run`` and ``run`` take the same path and stop at different phases:
-``check`` after verifying, a dry run after planning (it shows the batches), a run goes on
-to make what must be sent durable, send it, and record the run. Each phase is a function
-with its inputs and outputs in its signature, in a module named for it.
+``check``, ``--dry-run`` and ``run`` take the same path and stop at different phases, as
+``context.STOPS`` says: ``check`` after verifying, a dry run after planning (it shows the
+batches), a run goes on to make what must be sent durable, send it, and record the run.
+Each phase is a function of the run (``context.Run``) and the state, in a module named for
+it, and returns a frozen result; the report is put together here, once.
 """
 
 from __future__ import annotations
 
 import gc
+from collections.abc import Sequence
 
-from notifier import workers
-from notifier.dates import format_utc
 from notifier.environment import Environment
 from notifier.errors import ExitCode, InputError, NotifierError, StateError
-from notifier.pipeline.changes import Diff
+from notifier.pipeline.context import Deliveries, Plan, Recorded, Run, Verified, mode_of
 from notifier.pipeline.pending import drop_unsendable, hand_over_orphans
-from notifier.pipeline.planning import plan_announcements, preview_first_run, show_plan
+from notifier.pipeline.planning import plan_announcements, preview_first_run
 from notifier.pipeline.submission import submit_pending
 from notifier.pipeline.verification import diff_and_verify
 from notifier.protocol import Keys, redact_all
 from notifier.report import Report, plural
+from notifier.rules import Violation
 from notifier.settings import Settings
 from notifier.store import Part, RunRecord, SaveFailed, State, StateStore, open_store, read_state
+from notifier.workers import Workers
 
 __all__ = ["Environment", "execute"]
 
 
-def execute(settings: Settings, env: Environment | None = None) -> Report:
-    """Run ``check`` or ``run`` as ``settings`` say and return the report. Never prints."""
+def execute(settings: Settings, env: Environment | None = None, *, notes: Sequence[str] = ()) -> Report:
+    """Run ``check`` or ``run`` as ``settings`` say and return the report; ``notes``: the
+    caller's own, last in the report. Never prints."""
     # A run makes millions of small objects and no reference cycles; the cyclic garbage
     # collector would walk them all again and again (a third of the parse time at a
     # million URLs). It is switched off for the run and restored after.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        with workers.jobs(settings.jobs):
-            report = _execute(settings, env or Environment())
+        with Workers(settings.jobs) as workers:
+            report = _execute(settings, env or Environment(), workers, notes)
     except NotifierError as error:  # its one line names files and URLs: a key file's path holds the key
         error.args = (redact_all(str(error), settings.keys),)
         raise
     finally:
         if collecting:
             gc.enable()
-    without_secrets(report, settings.keys)
     return report
 
 
-def without_secrets(report: Report, keys: Keys) -> None:
-    """Every text of the report with each key cut to its first four characters: the README
-    promises it of every message, in every format and in the API's Report alike."""
-    if not keys.secrets:
-        return
-    report.violations = [
-        violation._replace(url=redact_all(violation.url, keys), message=redact_all(violation.message, keys))
-        for violation in report.violations
-    ]
-    report.notes = [redact_all(note, keys) for note in report.notes]
-    report.batches = [batch._replace(message=redact_all(batch.message, keys)) for batch in report.batches]
-
-
-def _execute(settings: Settings, env: Environment) -> Report:
-    if settings.command == "check" or settings.dry_run:
-        return _pipeline(settings, env, read_state(settings.state), store=None)
+def _execute(settings: Settings, env: Environment, workers: Workers, notes: Sequence[str]) -> Report:
+    if mode_of(settings) != "run":
+        return _pipeline(settings, env, workers, read_state(settings.state), None, notes)
     store = open_store(settings.state, lock_timeout=settings.lock_timeout, clock=env.clock, sleep=env.sleep)
     with store:
-        return _pipeline(settings, env, store.load(), store=store)
+        return _pipeline(settings, env, workers, store.load(), store, notes)
 
 
-def _pipeline(settings: Settings, env: Environment, recorded: State | None, store: StateStore | None) -> Report:
-    now = env.now()
-    report = Report(command=settings.command, dry_run=settings.dry_run)
+def _pipeline(
+    settings: Settings, env: Environment, workers: Workers, recorded: State | None, store: StateStore | None, notes: Sequence[str]
+) -> Report:
+    run = Run(settings, env, env.now(), recorded is None, workers)
     if settings.found_sitemap and env.notice is not None:
         env.notice(f"no SITEMAP given: reading {settings.sitemap}, with --site-dir {settings.site_dir}")
-    first_run = recorded is None
-    if first_run and settings.initial == "fail" and settings.command == "run":
+    if run.first_run and settings.initial == "fail" and run.records:
         raise InputError(
             f"{settings.state}: no state file, and --initial fail refuses to start without one; "
             "restore the state from the last deploy, or pick --initial baseline|submit|since:DURATION"
         )
     state = recorded or State()
     recorded_parts = list(state.parts)
-    endpoints = list(settings.endpoints)
-    tidied = hand_over_orphans(state, endpoints) + drop_unsendable(state)
-    report.notes.extend(tidied)
-
-    diff = diff_and_verify(settings, env, state, report, first_run=first_run, writes=store is not None, now=now)
-    if report.errors or settings.command == "check":
-        if first_run and not report.errors:
-            preview_first_run(settings, diff, report, now=now)
-        return _stop(report, state, endpoints, ExitCode.VERIFICATION_FAILED if report.errors else ExitCode.OK)
-    to_submit = plan_announcements(settings, diff, state, report, first_run=first_run, now=now)
-    if store is None:  # --dry-run
-        show_plan(settings, state, report)
-        return _stop(report, state, endpoints, ExitCode.OK)
+    tidied = hand_over_orphans(state, run.endpoints) + drop_unsendable(state)
+    workers_note = [workers.note] if workers.note else []
+    verified = diff_and_verify(run, state)
+    if verified.failed or run.stops_after == "verify":
+        preview = preview_first_run(run, verified.diff) if run.first_run and not verified.failed else []
+        exit_code = ExitCode.VERIFICATION_FAILED if verified.failed else ExitCode.OK
+        return _report(run, state, verified, notes=[*tidied, *verified.notes, *preview, *workers_note, *notes], exit_code=exit_code)
+    plan = plan_announcements(run, verified.diff, state)
+    if run.stops_after == "plan":
+        return _report(run, state, verified, plan, notes=[*tidied, *verified.notes, *plan.notes, *workers_note, *notes])
+    assert store is not None  # a run that records has its store open
     # a rerun of the same deploy changes nothing: every file unread, nothing new to announce
-    changed = first_run or bool(tidied) or any(to_submit) or _parts_changed(state.parts, recorded_parts)
-    _persist_pending(store, state, endpoints, stamp=format_utc(now), changed=changed)
-    delivered = submit_pending(settings, env, state, store, report) if _has_pending(state, endpoints) else []
-    _record_run(settings, store, state, diff, report, delivered, stamp=format_utc(now), first_run=first_run, changed=changed)
-    return report
+    changed = run.first_run or bool(tidied) or any(plan.to_submit) or _parts_changed(state.parts, recorded_parts)
+    _persist_pending(store, state, run.endpoints, stamp=run.stamp, changed=changed)
+    deliveries = submit_pending(run, state, store) if _has_pending(state, run.endpoints) else Deliveries([], [])
+    done = _record_run(run, store, state, verified, deliveries, changed=changed)
+    exit_code = ExitCode.SUBMISSION_INCOMPLETE if done.incomplete else ExitCode.OK
+    return _report(
+        run,
+        state,
+        verified,
+        plan,
+        deliveries,
+        done,
+        notes=[*tidied, *verified.notes, *plan.notes, *done.notes, *workers_note, *notes],
+        exit_code=exit_code,
+    )
 
 
-def _stop(report: Report, state: State, endpoints: list[str], exit_code: ExitCode) -> Report:
-    """The end of ``check`` or a dry run: what is still pending, and the outcome."""
-    report.pending = state.waiting(endpoints)
-    report.exit_code = exit_code
-    return report
+def _report(
+    run: Run,
+    state: State,
+    verified: Verified,
+    plan: Plan | None = None,
+    deliveries: Deliveries | None = None,
+    done: Recorded | None = None,
+    *,
+    notes: list[str],
+    exit_code: ExitCode = ExitCode.OK,
+) -> Report:
+    """The report of a run that stopped where ``run.stops_after`` says (or failed verifying):
+    every text with each key cut to its first four characters, as the README promises of
+    every message, in every format and in the API's Report alike."""
+    keys = run.settings.keys
+    diff = verified.diff
+    return Report(
+        command=run.settings.command,
+        dry_run=run.settings.dry_run,
+        exit_code=exit_code,
+        added=diff.added,
+        changed=diff.changed,
+        removed=diff.removed,
+        unchanged=diff.unchanged,
+        held_back=[change.loc for change in diff.held_back],
+        pending=done.pending if done is not None else state.waiting(run.endpoints),
+        submitted=done.submitted if done is not None else [],
+        violations=_without_secrets_in(verified, keys),
+        batches=[batch._replace(message=redact_all(batch.message, keys)) for batch in deliveries.batches] if deliveries else [],
+        planned=plan.planned if plan is not None else [],
+        notes=[redact_all(note, keys) for note in notes] if keys.secrets else notes,
+        explain=plan.explain if plan is not None else None,
+    )
+
+
+def _without_secrets_in(verified: Verified, keys: Keys) -> list[Violation]:
+    if not keys.secrets:
+        return verified.violations
+    return [
+        violation._replace(url=redact_all(violation.url, keys), message=redact_all(violation.message, keys))
+        for violation in verified.violations
+    ]
 
 
 def _parts_changed(parts: list[Part], recorded: list[Part]) -> bool:
@@ -137,53 +171,42 @@ def _persist_pending(store: StateStore, state: State, endpoints: list[str], *, s
         store.save(state)
 
 
-def _record_run(
-    settings: Settings,
-    store: StateStore,
-    state: State,
-    diff: Diff,
-    report: Report,
-    delivered: list[str],
-    *,
-    stamp: str,
-    first_run: bool,
-    changed: bool,
-) -> None:
-    """The run's outcome in the report and, when something happened, in the state's log of
-    runs; the final save (a rerun that did nothing leaves the file's bytes alone)."""
-    endpoints = list(settings.endpoints)
-    report.submitted = list(dict.fromkeys(delivered)) if len(endpoints) > 1 else delivered
-    report.pending = state.waiting(endpoints)
-    incomplete = bool(report.pending) and settings.on_submit_error == "fail"
-    if any(diff.announced) or report.batches or first_run or report.pending:
+def _record_run(run: Run, store: StateStore, state: State, verified: Verified, deliveries: Deliveries, *, changed: bool) -> Recorded:
+    """The run's outcome and, when something happened, the state's log of runs; the final
+    save (a rerun that did nothing leaves the file's bytes alone)."""
+    endpoints, diff, delivered = run.endpoints, verified.diff, deliveries.delivered
+    submitted = list(dict.fromkeys(delivered)) if len(endpoints) > 1 else delivered
+    pending = state.waiting(endpoints)
+    incomplete = bool(pending) and run.settings.on_submit_error == "fail"
+    if any(diff.announced) or deliveries.batches or run.first_run or pending:
         state.runs.append(
             RunRecord(
-                at=stamp,
+                at=run.stamp,
                 command="run",
                 added=len(diff.added),
                 changed=len(diff.changed),
                 removed=len(diff.removed),
-                submitted=len(report.submitted),
-                pending=len(report.pending),
+                submitted=len(submitted),
+                pending=len(pending),
                 exit_code=int(ExitCode.SUBMISSION_INCOMPLETE if incomplete else ExitCode.OK),
             )
         )
         changed = True
     if changed:
-        state.updated = max(state.updated, stamp)
+        state.updated = max(state.updated, run.stamp)
         try:
             store.save(state)
         except SaveFailed as error:
             if not delivered:
                 raise
             raise StateError(
-                f"{error.path}: the endpoints acknowledged {plural(len(report.submitted), 'URL')} and each acknowledged "
+                f"{error.path}: the endpoints acknowledged {plural(len(submitted), 'URL')} and each acknowledged "
                 f"batch is recorded in {store.delivery_log}, but the state could not be rewritten ({error.reason}); "
                 "the next run folds those deliveries in and sends only the rest: free space (or fix the folder) and run again"
             ) from None
-    if report.pending:
-        failed = [batch for batch in report.batches if batch.status not in ("delivered", "accepted")]
+    notes: list[str] = []
+    if pending:
+        failed = [batch for batch in deliveries.batches if batch.status not in ("delivered", "accepted")]
         detail = f"; first problem: {failed[0].message}" if failed else ""
-        report.notes.append(f"{plural(len(report.pending), 'URL')} not delivered; they stay pending and go out with the next run{detail}")
-        if incomplete:
-            report.exit_code = ExitCode.SUBMISSION_INCOMPLETE
+        notes.append(f"{plural(len(pending), 'URL')} not delivered; they stay pending and go out with the next run{detail}")
+    return Recorded(submitted, pending, notes, incomplete)

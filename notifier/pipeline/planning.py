@@ -4,75 +4,77 @@ pending URLs. A dry run stops here and shows the batches it would send.
 
 from __future__ import annotations
 
-import datetime as dt
+import functools
 import itertools
 from collections.abc import Callable, Sequence
 
-from notifier.dates import format_utc, parse_w3c
+from notifier.dates import parse_w3c
 from notifier.errors import UsageError
+from notifier.pipeline.context import Plan, Run
 from notifier.pipeline.diff import Added, Change, Diff
 from notifier.pipeline.pending import apply_to_state, refuse_unsendable
 from notifier.protocol import make_batches
-from notifier.report import PlannedBatch, Report, plural
+from notifier.report import PlannedBatch, plural
 from notifier.settings import Settings
 from notifier.store import State
 from notifier.urls import by_origin, host_of, site
 
 
-def plan_announcements(
-    settings: Settings, diff: Diff, state: State, report: Report, *, first_run: bool, now: dt.datetime
-) -> list[Sequence[Change]]:
+def plan_announcements(run: Run, diff: Diff, state: State) -> Plan:
     """Choose what to announce (``--initial``, ``--no-removed``; never a URL no endpoint can
     take), require a key for every host, and record the sitemap as the new truth with each
-    endpoint's pending URLs. Returns what this deploy announces."""
-    endpoints = list(settings.endpoints)
-    to_submit, refused = refuse_unsendable(_choose(settings, diff, first_run, now, report), diff.irregular)
-    report.notes.extend(refused)
-    _require_keys(settings, to_submit, state, endpoints)
-    apply_to_state(diff, state, endpoints=endpoints, to_submit=to_submit, now=format_utc(now))
-    report.explain = _explainer(diff, to_submit, state, endpoints)
-    return to_submit
+    endpoint's pending URLs. A dry run's plan has the batches it would send, and why."""
+    notes: list[str] = []
+    chosen = _choose(run, diff, notes)
+    to_submit, refused = refuse_unsendable(chosen, diff.irregular)
+    notes.extend(refused)
+    _require_keys(run, to_submit, state)
+    apply_to_state(diff, state, endpoints=run.endpoints, to_submit=to_submit, now=run.stamp)
+    explain = _explainer(diff, to_submit, state, run.endpoints)
+    planned: list[PlannedBatch] = []
+    if run.mode == "dry-run":
+        keys = run.settings.keys
+        if keys.default is None and not keys.per_host:
+            notes.append("no IndexNow key is set: a real run needs INDEXNOW_KEY (or --key)")
+        planned = _plan(run.settings, state, run.endpoints, explain())
+    return Plan(to_submit, notes, explain, planned)
 
 
-def preview_first_run(settings: Settings, diff: Diff, report: Report, *, now: dt.datetime) -> None:
+def preview_first_run(run: Run, diff: Diff) -> list[str]:
     """``check`` of a site with no state stops before planning: say what a real run would do
     with this first deploy (record a baseline, or announce what ``--initial`` picks)."""
-    _choose(settings, diff, True, now, report)
+    notes: list[str] = []
+    _choose(run, diff, notes)
+    return notes
 
 
-def show_plan(settings: Settings, state: State, report: Report) -> None:
-    """A dry run's last phase: every batch it would send, and why each URL is in it."""
-    if settings.keys.default is None and not settings.keys.per_host:
-        report.notes.append("no IndexNow key is set: a real run needs INDEXNOW_KEY (or --key)")
-    report.planned = _plan(settings, state, list(settings.endpoints), report.reasons)
-
-
-def _choose(settings: Settings, diff: Diff, first_run: bool, now: dt.datetime, report: Report) -> list[Sequence[Change]]:
+def _choose(run: Run, diff: Diff, notes: list[str]) -> list[Sequence[Change]]:
     """Which of this deploy's changes to announce (``--initial`` on the first run, ``--no-removed``)."""
-    if first_run:
+    settings = run.settings
+    if run.first_run:
         if settings.initial == "submit":
             return [diff.added]
         since = settings.since
         if since is not None:
-            cutoff = now - since
+            cutoff = run.now - since
             chosen = []
             for change in diff.added:
                 instant = parse_w3c(change.new) if change.new else None
                 if instant is not None and instant >= cutoff:
                     chosen.append(change)
-            recorded = "would record" if settings.dry_run or settings.command == "check" else "recorded"
-            report.notes.append(
+            recorded = "recorded" if run.records else "would record"
+            notes.append(
                 f"no state file at {settings.state}: {recorded} {plural(len(diff.added), 'URL')}, announcing the "
                 f"{len(chosen)} whose lastmod is within {settings.initial[6:]}"
             )
             return [chosen]
-        if settings.dry_run or settings.command == "check":
-            report.notes.append(
+        if not run.records:
+            notes.append(
                 f"no state file at {settings.state}: a real run would record a baseline of {plural(len(diff.added), 'URL')} "
                 "and submit nothing (or pass --initial submit to announce every URL)"
             )
         else:
-            report.notes.append(
+            notes.append(
                 f"no state file at {settings.state}: recorded a baseline of {plural(len(diff.added), 'URL')} and submitted nothing; "
                 "keep the state file between deploys (or pass --initial submit to announce every URL)"
             )
@@ -86,6 +88,7 @@ def _explainer(diff: Diff, to_submit: list[Sequence[Change]], state: State, endp
     """loc -> why it is sent, for what this run announced and every URL pending at a configured
     endpoint; made when the report is rendered (as JSON), not for every run."""
 
+    @functools.cache  # the dry run's batches and the JSON report ask for the same answer
     def explain() -> dict[str, Change]:
         reasons = {change.loc: change for change in diff.pending}
         reasons.update((change.loc, change) for change in itertools.chain.from_iterable(to_submit))
@@ -115,8 +118,9 @@ def _plan(settings: Settings, state: State, endpoints: list[str], reasons: dict[
     return planned
 
 
-def _require_keys(settings: Settings, to_submit: list[Sequence[Change]], state: State, endpoints: list[str]) -> None:
+def _require_keys(run: Run, to_submit: list[Sequence[Change]], state: State) -> None:
     """A run with something to send needs a key for every host, before anything is written."""
+    settings, endpoints = run.settings, run.endpoints
     origins: set[str] = set()
     for group in to_submit:
         origins.update(by_origin(group.locs if isinstance(group, Added) else (change.loc for change in group)))
@@ -124,7 +128,7 @@ def _require_keys(settings: Settings, to_submit: list[Sequence[Change]], state: 
         origins.update(by_origin(state.pending.get(endpoint, {})))
     hosts = {site(each).host or "?" for each in origins}
     missing = sorted(host for host in hosts if settings.keys.key_for(host) is None)
-    if missing and not settings.dry_run:
+    if missing and run.records:
         raise UsageError(
             f"no IndexNow key for {', '.join(missing[:3])}: set INDEXNOW_KEY (or --key, or [keys] in the config); "
             "`notify-changes key new` makes one"

@@ -10,14 +10,18 @@ from collections.abc import Iterator
 from notifier.dates import format_utc
 from notifier.environment import Environment
 from notifier.indexnow import Batch, BatchResult, Client, RetryPolicy, make_batches, redact
-from notifier.report import Report, plural
+from notifier.pipeline.context import Deliveries, Run
+from notifier.report import plural
 from notifier.settings import Settings
 from notifier.store import State, StateStore
 from notifier.urls import host_of
 
 
-def submit_pending(settings: Settings, env: Environment, state: State, store: StateStore, report: Report) -> list[str]:
-    """Send what is pending; each result goes to ``report.batches``. Returns the URLs delivered."""
+def submit_pending(run: Run, state: State, store: StateStore) -> Deliveries:
+    """Send what is pending: each batch's outcome, and the URLs delivered (each recorded in
+    ``store`` as it is acknowledged)."""
+    settings, env = run.settings, run.env
+    batches: list[BatchResult] = []
     delivered: list[str] = []
     client = Client(
         policy=RetryPolicy(budget=settings.retry_timeout),
@@ -29,15 +33,15 @@ def submit_pending(settings: Settings, env: Environment, state: State, store: St
         notice=env.notice,
     )
     try:
-        for result, batch in _Submissions(settings, client, state, list(settings.endpoints), env):
-            report.batches.append(result)
+        for result, batch in _Submissions(settings, client, state, run.endpoints, env):
+            batches.append(result)
             if batch is not None and result.status in ("delivered", "accepted"):
                 store.record_delivered(state, result.endpoint, batch.urls, format_utc(env.now()))
                 delivered.extend(batch.urls)
     finally:
         if env.session is None:
             client.close()
-    return delivered
+    return Deliveries(batches, delivered)
 
 
 class _Submissions:

@@ -26,7 +26,7 @@ from notifier.site.hosting import DEFAULT_PLATFORM, PLATFORMS, Headers, Platform
 from notifier.site.robots import Robots
 from notifier.sitemap.files import Row
 from notifier.store import Record, lastmod_of
-from notifier.workers import usable_cores, worker_pool
+from notifier.workers import Workers
 
 _BATCH = 512  # pages a worker reads per task
 _SLICE = 8192  # pages of one sitemap file handed out at a time
@@ -67,16 +67,16 @@ def _read_batch(jobs: Sequence[tuple[str, bool, str | None]]) -> list[Page]:
 
 
 class PageReader:
-    """The pages of one build, read at most once each during a run, on ``pool``'s worker
+    """The pages of one build, read at most once each during a run, on the run's worker
     processes when there are many (see notifier/workers.py for why not threads).
 
     ``heads`` holds the head facts of every page parsed (NO_HEAD when it says nothing a
     rule acts on); ``missing`` the URLs asked for that the build has no page file for.
     """
 
-    def __init__(self, folder: SiteFolder | concurrent.futures.Future[SiteFolder], pool: concurrent.futures.Executor | None = None) -> None:
+    def __init__(self, folder: SiteFolder | concurrent.futures.Future[SiteFolder], workers: Workers | None = None) -> None:
         self._folder = folder
-        self.pool = pool
+        self.workers = workers or Workers(1)
         self.heads: dict[str, Head] = {}
         self.missing: set[str] = set()
 
@@ -87,7 +87,9 @@ class PageReader:
             self._folder = self._folder.result()
         return self._folder
 
-    def _read(self, locs: Iterable[str], whole: bool, wants_head: Callable[[str], bool]) -> dict[str, Page]:
+    def _read(
+        self, locs: Iterable[str], whole: bool, wants_head: Callable[[str], bool], pool: concurrent.futures.Executor | None
+    ) -> dict[str, Page]:
         folder = self.folder
         root = str(folder.root) + os.sep
         todo: list[tuple[str, str | None]] = []
@@ -100,7 +102,7 @@ class PageReader:
                 wanted = loc if wants_head(loc) else None
                 todo.append((loc, wanted))
                 jobs.append((root + relative, whole, wanted))
-        pages = self._run(jobs)
+        pages = self._run(jobs, pool)
         found: dict[str, Page] = {}
         for (loc, wanted), page in zip(todo, pages, strict=True):
             found[loc] = page
@@ -108,13 +110,13 @@ class PageReader:
                 self.heads[loc] = page.head or NO_HEAD
         return found
 
-    def _run(self, jobs: list[tuple[str, bool, str | None]]) -> list[Page]:
+    def _run(self, jobs: list[tuple[str, bool, str | None]], pool: concurrent.futures.Executor | None) -> list[Page]:
         batches = [jobs[start : start + _BATCH] for start in range(0, len(jobs), _BATCH)]
-        if self.pool is not None and len(batches) > 1:
+        if pool is not None and len(batches) > 1:
             try:
-                return [page for batch in self.pool.map(_read_batch, batches) for page in batch]
+                return [page for batch in pool.map(_read_batch, batches) for page in batch]
             except (concurrent.futures.process.BrokenProcessPool, RuntimeError):
-                self.pool = None  # a worker died, or the pool was shut: read here, one by one
+                self.workers.broken()  # a worker died, or the pool was shut: read here, one by one
         return [page for batch in batches for page in _read_batch(batch)]
 
     def fingerprints(self, entries: Sequence[Row], recorded: Mapping[str, Record]) -> dict[str, str]:
@@ -130,22 +132,16 @@ class PageReader:
         found: dict[str, str] = {}
         for start in range(0, len(entries), _SLICE):  # a slice at a time: the jobs and answers stay small
             lastmods = {entry[0]: entry[1] for entry in entries[start : start + _SLICE]}
-            pages = self._read(lastmods, True, may_change)
+            pages = self._read(lastmods, True, may_change, self.workers.pool())
             found.update((loc, page.fingerprint) for loc, page in pages.items() if page.fingerprint is not None)
         return found
 
     def read_heads(self, locs: Iterable[str]) -> None:
         """Parse the heads of ``locs`` not read yet (the deploy's added and changed pages)."""
         todo = [loc for loc in locs if loc not in self.heads and loc not in self.missing]
-        if self.pool is None and len(todo) >= 4 * _BATCH and usable_cores() >= 2:  # a first run: every page
-            with worker_pool(usable_cores()) as pool:
-                self.pool = pool
-                try:
-                    self._read(todo, False, lambda _: True)
-                finally:
-                    self.pool = None
-            return
-        self._read(todo, False, lambda _: True)
+        # the run's workers when they are up (--site-dir), or worth starting (a first run: every page)
+        many = self.workers.started or len(todo) >= 4 * _BATCH
+        self._read(todo, False, lambda _: True, self.workers.pool() if many else None)
 
 
 _HostRules = TypeVar("_HostRules", Headers, Redirects)
@@ -164,22 +160,21 @@ class BuiltSite:
     def load(
         cls,
         root: Path,
-        pool: concurrent.futures.Executor | None = None,
+        workers: Workers | None = None,
         *,
         every_page: bool = True,
         platform: str = DEFAULT_PLATFORM,
         project: Path | None = None,
     ) -> BuiltSite:
         """``every_page``: every page will be read (fingerprints): scan the build once (on a
-        worker process when there is a pool: the sitemap is parsed meanwhile); else look up
+        worker process when the run has workers: the sitemap is parsed meanwhile); else look up
         only the pages asked for."""
         if not every_page:
-            reader = PageReader(SiteFolder.unscanned(root), pool)
-        elif pool is None:
-            reader = PageReader(SiteFolder.scan(root), pool)
-        else:
-            reader = PageReader(pool.submit(SiteFolder.scan, root), pool)  # its hashes are loc_hash: the same in any process
-        return cls(reader, PLATFORMS[platform], project)
+            return cls(PageReader(SiteFolder.unscanned(root), workers), PLATFORMS[platform], project)
+        pool = workers.pool() if workers is not None else None
+        # on a worker, the scan's hashes are loc_hash: the same in any process
+        folder = SiteFolder.scan(root) if pool is None else pool.submit(SiteFolder.scan, root)
+        return cls(PageReader(folder, workers), PLATFORMS[platform], project)
 
     @property
     def folder(self) -> SiteFolder:

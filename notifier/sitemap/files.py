@@ -5,15 +5,17 @@ line), and the findings the rules judge; and what is worked out of a file where 
 from __future__ import annotations
 
 import array
-import concurrent.futures
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from notifier.dates import timestamps
 from notifier.urlhash import hash_index
 from notifier.urls import irregular, origins_of
+
+if TYPE_CHECKING:
+    from notifier.workers import Workers
 
 MAX_URLS_PER_FILE = 50_000  # sitemaps.org: at most 50,000 URLs per file, 50,000 parts per index
 
@@ -93,7 +95,7 @@ class ReadOptions:
     known_digests: Mapping[str, str] | None = None  # key -> digest of parts recorded last deploy
     url_hashes: bool = False  # make each file's URL-hash index (a run that records them)
     stamps: bool = False  # parse each file's lastmods (a first run: every URL is added, every date judged)
-    pool: concurrent.futures.Executor | None = field(default=None, compare=False, repr=False)  # worker processes to share
+    workers: Workers | None = field(default=None, compare=False, repr=False)  # the run's worker processes (None: read here)
 
 
 def examine(info: SitemapFile, entries: Sequence[Entry], options: ReadOptions = ReadOptions()) -> SitemapFile:

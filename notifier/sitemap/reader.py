@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import concurrent.futures.process
-import contextlib
 import dataclasses
 import gzip
 import itertools
@@ -43,8 +42,7 @@ from notifier.sitemap.text import parse_text as _parse_text
 from notifier.sitemap.xml import BOM, NEWS, NS_084, NS_09, WHITESPACE_BYTES, XML_SPACE
 from notifier.sitemap.xml import parse_xml as _parse_xml
 from notifier.urls import join_url, split_url
-from notifier.workers import usable_cores as _workers
-from notifier.workers import worker_pool
+from notifier.workers import Workers
 
 __all__ = [
     "MAX_URLS_PER_FILE",
@@ -153,8 +151,9 @@ def _read_one(
             _refuse_cycles(resolved, chain)
             if depth + 1 >= MAX_INDEX_DEPTH + 1:
                 raise InputError(f"{location}: sitemap indexes nested more than {MAX_INDEX_DEPTH} deep; flatten them")
-            if depth == 0 and base_dir is not None and len(resolved) >= 2 and (options.pool is not None or _workers() >= 2):
-                _read_parts_in_parallel(resolved, sitemap, options, base_dir, visited, chain)
+            workers = options.workers if depth == 0 and base_dir is not None and len(resolved) >= 2 else None
+            if workers is not None and base_dir is not None and workers.pool() is not None:
+                _read_parts_in_parallel(workers, resolved, sitemap, options, base_dir, visited, chain)
             else:
                 for number, (part_location, part_url) in enumerate(resolved, start=1):
                     if options.step is not None:
@@ -198,6 +197,7 @@ def _refuse_cycles(resolved: list[tuple[str, str | None]], chain: tuple[tuple[st
 
 
 def _read_parts_in_parallel(
+    workers: Workers,
     resolved: list[tuple[str, str | None]],
     sitemap: Sitemap,
     options: ReadOptions,
@@ -216,55 +216,56 @@ def _read_parts_in_parallel(
         if key in visited:
             raise InputError(f"{part_location}: the sitemap index lists this file twice or lists itself; fix the index")
         visited.add(key)
+    pool = workers.pool()
+    assert pool is not None  # the caller asked
     if options.progress is not None:
-        options.progress(f"reading {len(resolved)} parts on {_workers()} cores")
-    worker_options = dataclasses.replace(options, progress=None, step=None, pool=None)
-    with worker_pool(_workers()) if options.pool is None else contextlib.nullcontext(options.pool) as pool:
-        # Part i most likely becomes file number ``first + i`` (one file a part): the worker
-        # numbers its entries so, and they need no rebuilding here unless a part was an index.
-        first = len(sitemap.files)
-        jobs: dict[int, concurrent.futures.Future[tuple[list[SitemapFile], list[Row], list[Finding]]]] = {}
+        options.progress(f"reading {len(resolved)} parts on {workers.count} cores")
+    worker_options = dataclasses.replace(options, progress=None, step=None, workers=None)
+    # Part i most likely becomes file number ``first + i`` (one file a part): the worker
+    # numbers its entries so, and they need no rebuilding here unless a part was an index.
+    first = len(sitemap.files)
+    jobs: dict[int, concurrent.futures.Future[tuple[list[SitemapFile], list[Row], list[Finding]]]] = {}
 
-        def submit(number: int) -> None:
-            if number < len(resolved):
-                location, url = resolved[number]
-                jobs[number] = pool.submit(_read_part_job, location, url, worker_options, base_dir, set(visited), first + number, above)
+    def submit(number: int) -> None:
+        if number < len(resolved):
+            location, url = resolved[number]
+            jobs[number] = pool.submit(_read_part_job, location, url, worker_options, base_dir, set(visited), first + number, above)
 
-        # a few parts ahead of the one being compared, not all: a finished part waits in memory
-        # until its turn, and the pool may be hashing page files for the parts already in
-        ahead = _workers()
-        for number in range(ahead):
-            submit(number)
-        try:
-            for number in range(len(resolved)):
-                job = jobs.pop(number)  # a finished future holds its result: let it go
-                submit(number + ahead)
-                try:
-                    files, rows, findings = job.result()
-                except concurrent.futures.process.BrokenProcessPool:
-                    # a worker died (killed for memory, say): read the rest here, one by one
-                    pool.shutdown(wait=False, cancel_futures=True)
-                    for location, url in resolved[number:]:
-                        visited.discard(str(_real(location)))
-                        _read_one(location, url, sitemap, options, base_dir, visited, 1, above)
-                    return
-                offset = len(sitemap.files)
-                sitemap.files.extend(files)
-                if offset != first + number:
-                    shift = offset - first - number
-                    rows = [(loc, lastmod, file_no + shift, line) for loc, lastmod, file_no, line in rows]
-                sitemap.findings.extend(findings)
-                if sitemap.sink is None:
-                    sitemap.entries.extend(map(Entry._make, rows))
-                else:  # the sink takes plain tuples: no Entry object per URL
-                    _hand_over(sitemap, offset, rows)
-                if options.step is not None:
-                    count = f"{len(rows):,} URL" + "s" * (len(rows) != 1)
-                    what = "unchanged since the last deploy" if all(each.skipped for each in files) else count
-                    options.step(f"read part {number + 1}/{len(resolved)}: {resolved[number][0]}, {what}")
-        except BaseException:  # the pool's owner (worker_pool) kills its workers: waiting could hang
-            jobs.clear()
-            raise
+    # a few parts ahead of the one being compared, not all: a finished part waits in memory
+    # until its turn, and the pool may be hashing page files for the parts already in
+    ahead = workers.count
+    for number in range(ahead):
+        submit(number)
+    try:
+        for number in range(len(resolved)):
+            job = jobs.pop(number)  # a finished future holds its result: let it go
+            submit(number + ahead)
+            try:
+                files, rows, findings = job.result()
+            except concurrent.futures.process.BrokenProcessPool:
+                # a worker died (killed for memory, say): read the rest here, one by one
+                workers.broken()
+                for location, url in resolved[number:]:
+                    visited.discard(str(_real(location)))
+                    _read_one(location, url, sitemap, options, base_dir, visited, 1, above)
+                return
+            offset = len(sitemap.files)
+            sitemap.files.extend(files)
+            if offset != first + number:
+                shift = offset - first - number
+                rows = [(loc, lastmod, file_no + shift, line) for loc, lastmod, file_no, line in rows]
+            sitemap.findings.extend(findings)
+            if sitemap.sink is None:
+                sitemap.entries.extend(map(Entry._make, rows))
+            else:  # the sink takes plain tuples: no Entry object per URL
+                _hand_over(sitemap, offset, rows)
+            if options.step is not None:
+                count = f"{len(rows):,} URL" + "s" * (len(rows) != 1)
+                what = "unchanged since the last deploy" if all(each.skipped for each in files) else count
+                options.step(f"read part {number + 1}/{len(resolved)}: {resolved[number][0]}, {what}")
+    except BaseException:  # the pool's owner (the run's Workers) kills its workers: waiting could hang
+        jobs.clear()
+        raise
 
 
 def _hand_over(sitemap: Sitemap, offset: int, rows: list[Row]) -> None:

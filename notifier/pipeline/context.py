@@ -1,0 +1,111 @@
+"""What every phase of one run shares, fixed when the run starts, and what each phase returns.
+
+A phase reads the run (``Run``) and the state, and returns a small frozen result; only the
+loop (``loop.py``) puts the results together into the ``Report``. Where each command stops
+is written once, in ``STOPS``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from notifier.dates import format_utc
+from notifier.environment import Environment
+from notifier.pipeline.changes import Change, Diff
+from notifier.protocol import BatchResult
+from notifier.report import PlannedBatch
+from notifier.rules import Violation
+from notifier.settings import Settings
+from notifier.workers import Workers
+
+Mode = Literal["check", "dry-run", "run"]
+Phase = Literal["verify", "plan", "record"]
+
+# where each command stops: check after verifying, a dry run after planning (it shows the
+# batches), a run after sending what is pending and recording the outcome
+STOPS: dict[Mode, Phase] = {"check": "verify", "dry-run": "plan", "run": "record"}
+
+
+def mode_of(settings: Settings) -> Mode:
+    if settings.command == "check":
+        return "check"
+    return "dry-run" if settings.dry_run else "run"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run: its settings, the injected environment, the moment it started (every date it
+    writes is this one), whether the state existed, and its worker processes."""
+
+    settings: Settings
+    env: Environment
+    now: dt.datetime
+    first_run: bool
+    workers: Workers
+
+    @property
+    def mode(self) -> Mode:
+        return mode_of(self.settings)
+
+    @property
+    def stops_after(self) -> Phase:
+        return STOPS[self.mode]
+
+    @property
+    def records(self) -> bool:
+        """Whether this run writes the state (a run, not check nor a dry run)."""
+        return self.stops_after == "record"
+
+    @property
+    def endpoints(self) -> list[str]:
+        return list(self.settings.endpoints)
+
+    @property
+    def stamp(self) -> str:
+        return format_utc(self.now)
+
+
+@dataclass(frozen=True)
+class Verified:
+    """Phase one: the diff, what the rules found, and the notes about what was read."""
+
+    diff: Diff
+    violations: list[Violation]
+    notes: list[str]
+
+    @property
+    def failed(self) -> bool:
+        return any(violation.level == "error" for violation in self.violations)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Phase two: what this deploy announces (recorded in the state as pending), the notes,
+    why each URL is sent (worked out when asked: a first run sends a million), and for a dry
+    run the batches it would send."""
+
+    to_submit: list[Sequence[Change]]
+    notes: list[str]
+    explain: Callable[[], dict[str, Change]]
+    planned: list[PlannedBatch]
+
+
+@dataclass(frozen=True)
+class Deliveries:
+    """Phase three: each batch's outcome, and the URLs the endpoints acknowledged."""
+
+    batches: list[BatchResult]
+    delivered: list[str]
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """Phase four: what is still pending, what was acknowledged, and the run's outcome."""
+
+    submitted: list[str]
+    pending: list[str]
+    notes: list[str]
+    incomplete: bool
