@@ -116,15 +116,15 @@ def test_a_fingerprint_decides_only_what_a_date_cannot_and_disagreements_are_sai
 
 def test_a_file_listed_twice_by_an_index_is_compared_once() -> None:
     from notifier.pipeline.diff import DiffBuilder
-    from notifier.sitemap.files import SitemapFile, examine
+    from notifier.sitemap.files import SitemapFile, facts_of
 
     loc = "https://a.org/x/"
     state = State.from_urls({loc: new_record("2024-01-01")})
     builder = DiffBuilder(state, endpoints=[ENDPOINT], makes_parts=True, now=NOW)
     key = state.parts[0].name
     rows = [Entry(loc, "2024-02-01", 0, 1)]
-    builder.add_file(examine(SitemapFile("a", "urlset", key=key), rows), rows)
-    builder.add_file(examine(SitemapFile("a", "urlset", key=key), rows), rows)
+    builder.add_file(SitemapFile("a", "urlset", key=key, facts=facts_of(rows)), rows)
+    builder.add_file(SitemapFile("a", "urlset", key=key, facts=facts_of(rows)), rows)
     diff = builder.finish()
     assert [change.loc for change in diff.changed] == [loc] and len(diff.duplicates) == 1
 
@@ -152,7 +152,7 @@ def _two_files(pending: list[str]) -> State:
 
 def _deploy(state: State, files: list[tuple[str, list[Entry] | None]], build: bool) -> Diff:
     from notifier.pipeline.diff import DiffBuilder
-    from notifier.sitemap.files import SitemapFile, examine
+    from notifier.sitemap.files import SitemapFile, facts_of
 
     builder = DiffBuilder(state, endpoints=[ENDPOINT], makes_parts=build, now=NOW)
     for name, rows in files:
@@ -161,7 +161,8 @@ def _deploy(state: State, files: list[tuple[str, list[Entry] | None]], build: bo
             info.skipped = True
             builder.add_file(info, None)
         else:
-            builder.add_file(examine(info, rows), rows)
+            info.facts = facts_of(rows)
+            builder.add_file(info, rows)
     return builder.finish()
 
 

@@ -71,7 +71,7 @@ def test_parts_read_in_parallel_are_skipped_alike(site: Site) -> None:
     site.run()
     parts[1] |= {"/b/new/": "2024-09-01"}
     build(site, parts)
-    sitemap = read_sitemap(str(site.sitemap), ReadOptions(known_digests=known(site)))
+    sitemap = read_sitemap(str(site.sitemap), known=known(site))
     assert [(info.key, info.skipped) for info in sitemap.files] == [
         ("sitemap.xml", False),
         ("sitemaps/part-0.xml", True),
@@ -91,13 +91,13 @@ def test_the_parallel_and_the_serial_reader_agree(offline_site: Site, monkeypatc
     parts = ["/sitemaps/part-0.xml", "/sitemaps/inner.xml", "/sitemaps/part-1.xml", "/sitemaps/part-2.xml", "/sitemaps/part-3.xml"]
     offline_site.write(index(dict.fromkeys(parts)))
     calls: list[int] = []
-    real = notifier.sitemap.reader._read_parts_in_parallel
+    real = notifier.sitemap.reader._Walk._read_parts_in_parallel
 
-    def spy(workers, resolved, *args):  # type: ignore[no-untyped-def]
+    def spy(walk, workers, resolved, *args):  # type: ignore[no-untyped-def]
         calls.append(len(resolved))
-        return real(workers, resolved, *args)
+        return real(walk, workers, resolved, *args)
 
-    monkeypatch.setattr(notifier.sitemap.reader, "_read_parts_in_parallel", spy)
+    monkeypatch.setattr(notifier.sitemap.reader._Walk, "_read_parts_in_parallel", spy)
     with Workers(2) as workers:  # (one when other tests left threads running: then nothing is compared)
         parallel = read_sitemap(str(offline_site.sitemap), ReadOptions(workers=workers))
     assert calls == ([5] if workers.count == 2 else [])
@@ -158,10 +158,10 @@ def test_duplicates_with_an_unchanged_part_are_still_seen(site: Site) -> None:
 _REAL_JOB = notifier.sitemap.reader._read_part_job
 
 
-def _dying_job(location, *args):  # type: ignore[no-untyped-def]
+def _dying_job(walk, location, *args):  # type: ignore[no-untyped-def]
     if location.endswith("part-1.xml"):
         os._exit(9)  # as if the kernel had killed the worker
-    return _REAL_JOB(location, *args)
+    return _REAL_JOB(walk, location, *args)
 
 
 @pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")  # Python 3.12+

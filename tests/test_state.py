@@ -191,12 +191,12 @@ def test_records_are_walked_in_step() -> None:
     """The ordering invariant of State.records: the diff inserts a run's records in the order
     of its new parts and their URLs, which the fast paths of settle and the encoder follow."""
     from notifier.pipeline.diff import DiffBuilder
-    from notifier.sitemap.files import Entry, SitemapFile, examine
+    from notifier.sitemap.files import Entry, SitemapFile, facts_of
 
     builder = DiffBuilder(State(), endpoints=["e"], now="2024-02-01T00:00:00Z", makes_parts=True)
     for number in range(3):
         entries = [Entry(f"http://a.org/{number}/{n}", "2024-01-01", number, n) for n in range(4)]
-        builder.add_file(examine(SitemapFile(f"f{number}.xml", "urlset", key=f"f{number}.xml"), entries), entries)
+        builder.add_file(SitemapFile(f"f{number}.xml", "urlset", key=f"f{number}.xml", facts=facts_of(entries)), entries)
     diff = builder.finish()
     assert diff.records is not None
     assert list(diff.records) == [loc for part in diff.parts for loc in part.urls()]

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from notifier.pipeline.changes import Added, Change, Diff, PageFinding, same_instant
-from notifier.sitemap.files import Entry, Row, SitemapFile, examine
+from notifier.sitemap.files import Entry, Row, SitemapFile, facts_of
 from notifier.store import (
     NewPart,
     Part,
@@ -194,8 +194,8 @@ class DiffBuilder:
             added = result.added
             added.locs.extend(locs)
             added.lastmods.extend([entry[1] for entry in entries])
-            if added.stamps is not None and info.stamps is not None and len(info.stamps) == len(entries):
-                added.stamps.extend(info.stamps)
+            if added.stamps is not None and info.facts.stamps is not None and len(info.facts.stamps) == len(entries):
+                added.stamps.extend(info.facts.stamps)
             else:
                 added.stamps = None
         else:
@@ -207,10 +207,12 @@ class DiffBuilder:
 
     def _close_file(self, info: SitemapFile, locs: list[str], missing: int) -> None:
         """What every file read leaves: its origins and irregular URLs, and (a run) its new part."""
-        self.origins.update(dict.fromkeys(info.origins))
-        self.result.irregular.update(info.irregular)
+        self.origins.update(dict.fromkeys(info.facts.origins))
+        self.result.irregular.update(info.facts.irregular)
         if self.makes_parts:
-            part = NewPart(info.key, info.digest, locs, self.records, missing=missing, origins=info.origins, url_hash_index=info.url_hashes)
+            part = NewPart(
+                info.key, info.digest, locs, self.records, missing=missing, origins=info.facts.origins, url_hash_index=info.facts.url_hashes
+            )
             self.new_parts.append(part)
         else:
             self.new_parts.append(None)
@@ -421,5 +423,5 @@ def compute_diff(
         if fingerprints is not None
         else None,
     )
-    builder.add_file(examine(SitemapFile("entries", "urlset", key="\0entries"), entries), entries)
+    builder.add_file(SitemapFile("entries", "urlset", key="\0entries", facts=facts_of(entries)), entries)
     return builder.finish()

@@ -20,6 +20,7 @@ from notifier.rules.pages import PAGE_RULES
 from notifier.settings import Settings
 from notifier.site.folder import site_root
 from notifier.site.pages import BuiltSite
+from notifier.sitemap.files import Wanted
 from notifier.sitemap.reader import Entry, ReadOptions, read_sitemap
 from notifier.store import State
 from notifier.urls import locate, site, split_url
@@ -53,12 +54,12 @@ def diff_and_verify(run: Run, state: State) -> Verified:
             request_timeout=settings.request_timeout,
             progress=run.env.progress,
             step=run.env.step,
-            known_digests=known,
-            url_hashes=run.records,
-            stamps=not state.parts,  # a first run judges every date: parse them on every core
+            # a first run judges every date: parse them on every core
+            wanted=Wanted(url_hashes=run.records, stamps=not state.parts),
             workers=run.workers,
         ),
         sink=builder.add_file,
+        known=known,
     )
     diff = builder.finish()
     notes.extend(_what_is_not_announced(diff, built if site_dir is not None else None, records=run.records))

@@ -5,7 +5,7 @@ line), and the findings the rules judge; and what is worked out of a file where 
 from __future__ import annotations
 
 import array
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -56,12 +56,27 @@ class SitemapFile:
     key: str = ""  # stable identity across deploys: the path under the site dir, or the URL
     skipped: bool = False  # its bytes equal the recorded ones: not parsed, its URLs come from the state
     news: bool = False  # a Google News sitemap (xmlns:news): it lists the last two days' articles only
-    # worked out where it was parsed (on every core for an index's parts):
+    alternates: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # loc -> its (hreflang, href)
+    facts: FileFacts = field(default_factory=lambda: FileFacts())  # worked out where it was parsed, for the diff and the rules
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """What the diff and the rules want worked out of each file where it is parsed (on every
+    core, for an index's parts), beyond its origins and irregular URLs."""
+
+    url_hashes: bool = False  # its URL-hash index (a run that records the state's new parts)
+    stamps: bool = False  # its lastmods parsed (a first run: every URL is added, every date judged)
+
+
+@dataclass(frozen=True)
+class FileFacts:
+    """What was worked out of one file's entries where it was parsed (``facts_of``)."""
+
     origins: list[str] = field(default_factory=list)  # scheme://host of its URLs, first seen first
     irregular: list[str] = field(default_factory=list)  # its URLs that are not plain (urls.irregular)
-    url_hashes: bytes | None = None  # urlhash.hash_index of its URLs (ReadOptions.url_hashes)
-    stamps: array.array[float] | None = None  # dates.timestamps of its entries' lastmods (ReadOptions.stamps)
-    alternates: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # loc -> its (hreflang, href)
+    url_hashes: bytes | None = None  # urlhash.hash_index of its URLs (Wanted.url_hashes)
+    stamps: array.array[float] | None = None  # dates.timestamps of its entries' lastmods (Wanted.stamps)
 
 
 @dataclass
@@ -86,26 +101,24 @@ class IndexPart(NamedTuple):
 
 @dataclass(frozen=True)
 class ReadOptions:
-    """How to find the bytes: where the build lives, how long to wait for a server."""
+    """How to read: where the build lives, how long to wait for a server, what to tell the
+    user on the way, the run's workers, and what to work out of each file."""
 
     site_dir: Path | None = None
     request_timeout: float = 30.0
     progress: Callable[[str], None] | None = None
     step: Callable[[str], None] | None = None  # one line per part of an index read
-    known_digests: Mapping[str, str] | None = None  # key -> digest of parts recorded last deploy
-    url_hashes: bool = False  # make each file's URL-hash index (a run that records them)
-    stamps: bool = False  # parse each file's lastmods (a first run: every URL is added, every date judged)
+    wanted: Wanted = Wanted()
     workers: Workers | None = field(default=None, compare=False, repr=False)  # the run's worker processes (None: read here)
 
 
-def examine(info: SitemapFile, entries: Sequence[Entry], options: ReadOptions = ReadOptions()) -> SitemapFile:
+def facts_of(entries: Sequence[Entry], wanted: Wanted = Wanted()) -> FileFacts:
     """Work out what the diff and the rules want to know of a file read: its origins, its
-    irregular URLs, and as ``options`` ask, its URL-hash index and parsed dates."""
+    irregular URLs, and as ``wanted`` says, its URL-hash index and parsed dates."""
     locs = [entry.loc for entry in entries]
-    info.origins = origins_of(locs)
-    info.irregular = irregular(locs)
-    if options.url_hashes:
-        info.url_hashes = hash_index(locs)
-    if options.stamps:
-        info.stamps = timestamps([entry.lastmod for entry in entries])
-    return info
+    return FileFacts(
+        origins=origins_of(locs),
+        irregular=irregular(locs),
+        url_hashes=hash_index(locs) if wanted.url_hashes else None,
+        stamps=timestamps([entry.lastmod for entry in entries]) if wanted.stamps else None,
+    )

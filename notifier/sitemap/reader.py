@@ -19,7 +19,8 @@ import gzip
 import itertools
 import urllib.parse
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from notifier.errors import InputError
@@ -34,7 +35,7 @@ from notifier.sitemap.files import (
     Row,
     Sitemap,
     SitemapFile,
-    examine,
+    facts_of,
     make_entry,
 )
 from notifier.sitemap.source import Source, file_digest, same_site
@@ -55,7 +56,7 @@ __all__ = [
     "Row",
     "Sitemap",
     "SitemapFile",
-    "examine",
+    "facts_of",
     "make_entry",
     "read_sitemap",
 ]
@@ -67,11 +68,15 @@ def read_sitemap(
     location: str,
     options: ReadOptions = ReadOptions(),
     sink: Callable[[SitemapFile, Sequence[Row] | None], None] | None = None,
+    *,
+    known: Mapping[str, str] | None = None,
 ) -> Sitemap:
     """Read SITEMAP (a path or an http(s) URL) and, for an index, every part it lists.
 
     With ``sink``, each file's entries are handed over as soon as the file is read (see
     ``Sitemap.sink``) and ``entries`` stays empty: memory then holds one file at a time.
+    ``known``: file key -> the digest recorded last deploy; a local file with those bytes
+    is not parsed (``SitemapFile.skipped``).
     """
     sitemap = Sitemap(sink=sink)
     remote = is_url(location)
@@ -83,8 +88,7 @@ def read_sitemap(
         base_dir = _real(options.site_dir or path.parent)
         if options.site_dir is not None and not base_dir.is_dir():
             raise InputError(f"--site-dir {options.site_dir}: no such folder; pass the build output root")
-    visited: set[str] = set()
-    _read_one(location, None, sitemap, options, base_dir, visited, depth=0)
+    _Walk(options, known or {}, base_dir, sitemap).read(location, None, 0, ())
     return sitemap
 
 
@@ -100,81 +104,6 @@ def _declares_news(path: str) -> bool:
     except (OSError, EOFError, zlib.error):
         return False
     return NEWS.encode() in head
-
-
-def _read_one(
-    location: str,
-    public_url: str | None,
-    sitemap: Sitemap,
-    options: ReadOptions,
-    base_dir: Path | None,
-    visited: set[str],
-    depth: int,
-    above: tuple[tuple[str, str], ...] = (),
-) -> None:
-    """Read one file; ``above``: (key, location) of each index that led here, the root first."""
-    key = _identity(location)
-    if key in visited:
-        raise InputError(f"{location}: the sitemap index lists this file twice or lists itself; fix the index")
-    visited.add(key)
-    if options.progress is not None and depth == 0:  # an index's parts are counted by their loop
-        options.progress(f"reading {location}")
-    raw = Source(location, options.request_timeout)
-    file_no = len(sitemap.files)
-    info = SitemapFile(name=location, kind="urlset", public_url=public_url, key=_file_key(location, base_dir))
-    sitemap.files.append(info)
-    known = options.known_digests.get(info.key) if options.known_digests else None
-    if known is not None and not is_url(location) and file_digest(location) == known:
-        info.digest, info.skipped = known, True  # same bytes as last deploy: nothing to parse
-        info.news = _declares_news(location)
-        if sitemap.sink is not None:
-            sitemap.sink(info, None)
-        return
-    start = len(sitemap.entries)
-    chunks = raw.chunks()
-    first = next(chunks, b"")
-    if raw.is_text and raw.text_by_content_type and first.lstrip(BOM + WHITESPACE_BYTES).startswith(b"<"):
-        raw.is_text = False  # XML served as text/plain by a misconfigured server is still XML
-    chunks = itertools.chain([first], chunks)
-    if raw.is_text:
-        info.kind = "text"
-        _parse_text(chunks, location, file_no, sitemap)
-    else:
-        parts = _parse_xml(chunks, location, file_no, sitemap, info)
-        if info.kind == "index":
-            if depth > 0:
-                sitemap.findings.append(
-                    Finding("sitemap-limits", public_url or location, "an index inside an index; list its parts in the top index")
-                )
-            resolved = [_resolve_part(part, location, public_url, sitemap, base_dir) for part in parts]
-            chain = (*above, (key, location))
-            _refuse_cycles(resolved, chain)
-            if depth + 1 >= MAX_INDEX_DEPTH + 1:
-                raise InputError(f"{location}: sitemap indexes nested more than {MAX_INDEX_DEPTH} deep; flatten them")
-            workers = options.workers if depth == 0 and base_dir is not None and len(resolved) >= 2 else None
-            if workers is not None and base_dir is not None and workers.pool() is not None:
-                _read_parts_in_parallel(workers, resolved, sitemap, options, base_dir, visited, chain)
-            else:
-                for number, (part_location, part_url) in enumerate(resolved, start=1):
-                    if options.step is not None:
-                        options.step(f"reading part {number}/{len(resolved)}: {part_location}")
-                    _read_one(part_location, part_url, sitemap, options, base_dir, visited, depth + 1, chain)
-    info.digest = raw.digest()
-    if info.kind != "index":
-        entries = sitemap.entries[start:]
-        examine(info, entries, options)
-        if sitemap.sink is not None:
-            del sitemap.entries[start:]
-            sitemap.sink(info, entries)
-    if info.url_count > MAX_URLS_PER_FILE:
-        what = "parts" if info.kind == "index" else "URLs"
-        sitemap.findings.append(
-            Finding(
-                "sitemap-limits",
-                public_url or location,
-                f"{info.url_count} {what} in one file, over the limit of {MAX_URLS_PER_FILE}; split it",
-            )
-        )
 
 
 def _identity(location: str) -> str:
@@ -196,78 +125,6 @@ def _refuse_cycles(resolved: list[tuple[str, str | None]], chain: tuple[tuple[st
             )
 
 
-def _read_parts_in_parallel(
-    workers: Workers,
-    resolved: list[tuple[str, str | None]],
-    sitemap: Sitemap,
-    options: ReadOptions,
-    base_dir: Path,
-    visited: set[str],
-    above: tuple[tuple[str, str], ...],
-) -> None:
-    """Parse an index's local parts on every core: the parse is most of a run's time.
-
-    Each worker reads one part into a Sitemap of its own, exactly as the serial reader
-    would; the results are merged in index order, so nothing depends on which finished
-    first. Workers ignore interrupts: the main process decides, and stops them.
-    """
-    for part_location, _ in resolved:
-        key = str(_real(part_location))
-        if key in visited:
-            raise InputError(f"{part_location}: the sitemap index lists this file twice or lists itself; fix the index")
-        visited.add(key)
-    pool = workers.pool()
-    assert pool is not None  # the caller asked
-    if options.progress is not None:
-        options.progress(f"reading {len(resolved)} parts on {workers.count} cores")
-    worker_options = dataclasses.replace(options, progress=None, step=None, workers=None)
-    # Part i most likely becomes file number ``first + i`` (one file a part): the worker
-    # numbers its entries so, and they need no rebuilding here unless a part was an index.
-    first = len(sitemap.files)
-    jobs: dict[int, concurrent.futures.Future[tuple[list[SitemapFile], list[Row], list[Finding]]]] = {}
-
-    def submit(number: int) -> None:
-        if number < len(resolved):
-            location, url = resolved[number]
-            jobs[number] = pool.submit(_read_part_job, location, url, worker_options, base_dir, set(visited), first + number, above)
-
-    # a few parts ahead of the one being compared, not all: a finished part waits in memory
-    # until its turn, and the pool may be hashing page files for the parts already in
-    ahead = workers.count
-    for number in range(ahead):
-        submit(number)
-    try:
-        for number in range(len(resolved)):
-            job = jobs.pop(number)  # a finished future holds its result: let it go
-            submit(number + ahead)
-            try:
-                files, rows, findings = job.result()
-            except concurrent.futures.process.BrokenProcessPool:
-                # a worker died (killed for memory, say): read the rest here, one by one
-                workers.broken()
-                for location, url in resolved[number:]:
-                    visited.discard(str(_real(location)))
-                    _read_one(location, url, sitemap, options, base_dir, visited, 1, above)
-                return
-            offset = len(sitemap.files)
-            sitemap.files.extend(files)
-            if offset != first + number:
-                shift = offset - first - number
-                rows = [(loc, lastmod, file_no + shift, line) for loc, lastmod, file_no, line in rows]
-            sitemap.findings.extend(findings)
-            if sitemap.sink is None:
-                sitemap.entries.extend(map(Entry._make, rows))
-            else:  # the sink takes plain tuples: no Entry object per URL
-                _hand_over(sitemap, offset, rows)
-            if options.step is not None:
-                count = f"{len(rows):,} URL" + "s" * (len(rows) != 1)
-                what = "unchanged since the last deploy" if all(each.skipped for each in files) else count
-                options.step(f"read part {number + 1}/{len(resolved)}: {resolved[number][0]}, {what}")
-    except BaseException:  # the pool's owner (the run's Workers) kills its workers: waiting could hang
-        jobs.clear()
-        raise
-
-
 def _hand_over(sitemap: Sitemap, offset: int, rows: list[Row]) -> None:
     """Give the sink the files a worker read (one, or an index's parts), each with its entries."""
     assert sitemap.sink is not None
@@ -284,17 +141,17 @@ def _hand_over(sitemap: Sitemap, offset: int, rows: list[Row]) -> None:
 
 
 def _read_part_job(
+    walk: tuple[ReadOptions, Mapping[str, str], Path, set[str]],
     location: str,
     public_url: str | None,
-    options: ReadOptions,
-    base_dir: Path,
-    visited: set[str],
     base: int,
     above: tuple[tuple[str, str], ...],
 ) -> tuple[list[SitemapFile], list[Row], list[Finding]]:
+    """On a worker: read one part of an index into a Sitemap of its own."""
+    options, known, base_dir, visited = walk
     part = Sitemap()
     visited.discard(str(_real(location)))
-    _read_one(location, public_url, part, options, base_dir, visited, 1, above)
+    _Walk(options, known, base_dir, part, visited).read(location, public_url, 1, above)
     # plain tuples cross the process boundary several times faster than NamedTuples
     return part.files, [(loc, lastmod, file_no + base, line) for loc, lastmod, file_no, line in part.entries], part.findings
 
@@ -306,40 +163,183 @@ def _file_key(location: str, base_dir: Path | None) -> str:
     return path.relative_to(base_dir).as_posix() if is_inside(path, base_dir) else str(path)
 
 
-def _resolve_part(
-    part: IndexPart, index_location: str, index_url: str | None, sitemap: Sitemap, base_dir: Path | None
-) -> tuple[str, str | None]:
-    """Where to read an index part from: the local build, or the web for a remote index."""
-    split = split_url(part.loc)
-    if split.scheme not in ("http", "https") or not split.netloc:
-        sitemap.findings.append(
-            Finding("url-invalid", part.loc, f"{index_location}, line {part.line}: index part loc is not an absolute URL")
-        )
-    if base_dir is None:  # a remote index: fetch its parts from where it points, on its own site only
-        url = join_url(index_url or index_location, part.loc) or ""
-        if not is_url(url):
-            raise InputError(f"{index_location}, line {part.line}: cannot fetch index part {part.loc!r}")
-        root = sitemap.root_url or index_location
-        if not same_site(root, url):
-            raise InputError(
-                f"{index_location}, line {part.line}: index part {url} is not on the sitemap's host ({split_url(root).netloc}); "
-                "the Sitemaps protocol keeps parts on the sitemap's own site, and notify-changes fetches nothing else"
+@dataclass
+class _Walk:
+    """One read of a sitemap and the parts of its indexes: what reading each file shares.
+    ``visited``: the identity of every file read, so that a file listed twice, or an index
+    listing itself, is refused."""
+
+    options: ReadOptions
+    known: Mapping[str, str]  # file key -> digest recorded last deploy
+    base_dir: Path | None  # the local build (None: a remote sitemap)
+    sitemap: Sitemap  # what is read so far
+    visited: set[str] = field(default_factory=set)
+
+    def read(self, location: str, public_url: str | None, depth: int, above: tuple[tuple[str, str], ...]) -> None:
+        """Read one file; ``above``: (key, location) of each index that led here, the root first."""
+        sitemap, options, base_dir, visited = self.sitemap, self.options, self.base_dir, self.visited
+        key = _identity(location)
+        if key in visited:
+            raise InputError(f"{location}: the sitemap index lists this file twice or lists itself; fix the index")
+        visited.add(key)
+        if options.progress is not None and depth == 0:  # an index's parts are counted by their loop
+            options.progress(f"reading {location}")
+        raw = Source(location, options.request_timeout)
+        file_no = len(sitemap.files)
+        info = SitemapFile(name=location, kind="urlset", public_url=public_url, key=_file_key(location, base_dir))
+        sitemap.files.append(info)
+        known = self.known.get(info.key)
+        if known is not None and not is_url(location) and file_digest(location) == known:
+            info.digest, info.skipped = known, True  # same bytes as last deploy: nothing to parse
+            info.news = _declares_news(location)
+            if sitemap.sink is not None:
+                sitemap.sink(info, None)
+            return
+        start = len(sitemap.entries)
+        chunks = raw.chunks()
+        first = next(chunks, b"")
+        if raw.is_text and raw.text_by_content_type and first.lstrip(BOM + WHITESPACE_BYTES).startswith(b"<"):
+            raw.is_text = False  # XML served as text/plain by a misconfigured server is still XML
+        chunks = itertools.chain([first], chunks)
+        if raw.is_text:
+            info.kind = "text"
+            _parse_text(chunks, location, file_no, sitemap)
+        else:
+            parts = _parse_xml(chunks, location, file_no, sitemap, info)
+            if info.kind == "index":
+                if depth > 0:
+                    sitemap.findings.append(
+                        Finding("sitemap-limits", public_url or location, "an index inside an index; list its parts in the top index")
+                    )
+                resolved = [self._resolve_part(part, location, public_url) for part in parts]
+                chain = (*above, (key, location))
+                _refuse_cycles(resolved, chain)
+                if depth + 1 >= MAX_INDEX_DEPTH + 1:
+                    raise InputError(f"{location}: sitemap indexes nested more than {MAX_INDEX_DEPTH} deep; flatten them")
+                workers = options.workers if depth == 0 and base_dir is not None and len(resolved) >= 2 else None
+                if workers is not None and base_dir is not None and workers.pool() is not None:
+                    self._read_parts_in_parallel(workers, resolved, chain)
+                else:
+                    for number, (part_location, part_url) in enumerate(resolved, start=1):
+                        if options.step is not None:
+                            options.step(f"reading part {number}/{len(resolved)}: {part_location}")
+                        self.read(part_location, part_url, depth + 1, chain)
+        info.digest = raw.digest()
+        if info.kind != "index":
+            entries = sitemap.entries[start:]
+            info.facts = facts_of(entries, options.wanted)
+            if sitemap.sink is not None:
+                del sitemap.entries[start:]
+                sitemap.sink(info, entries)
+        if info.url_count > MAX_URLS_PER_FILE:
+            what = "parts" if info.kind == "index" else "URLs"
+            sitemap.findings.append(
+                Finding(
+                    "sitemap-limits",
+                    public_url or location,
+                    f"{info.url_count} {what} in one file, over the limit of {MAX_URLS_PER_FILE}; split it",
+                )
             )
-        return url, url
-    if split.scheme or split.netloc or split.path.startswith("/"):
-        relative = split.path  # from the site root (a root-relative loc too)
-    else:  # a relative loc (Hugo with an empty baseURL, static exporters): beside the index
-        index_dir = _real(index_location).parent
-        relative = str((index_dir / split.path).relative_to(base_dir)) if is_inside(index_dir, base_dir) else split.path
-    candidate = _real(base_dir / urllib.parse.unquote(relative).lstrip("/"))
-    if not is_inside(candidate, base_dir):
-        raise InputError(
-            f"{index_location}, line {part.line}: index part {part.loc!r} points outside the site dir {base_dir}; refusing to read it"
-        )
-    if not candidate.is_file():
-        raise InputError(
-            f"{index_location}, line {part.line}: index part {part.loc} not found at {candidate}; "
-            "build it, or pass --site-dir with the build output root"
-        )
-    public = part.loc if split.scheme and split.netloc else None
-    return str(candidate), public
+
+    def _read_parts_in_parallel(self, workers: Workers, resolved: list[tuple[str, str | None]], above: tuple[tuple[str, str], ...]) -> None:
+        """Parse an index's local parts on every core: the parse is most of a run's time.
+
+        Each worker reads one part into a Sitemap of its own, exactly as the serial reader
+        would; the results are merged in index order, so nothing depends on which finished
+        first. Workers ignore interrupts: the main process decides, and stops them.
+        """
+        sitemap, options, base_dir, visited = self.sitemap, self.options, self.base_dir, self.visited
+        assert base_dir is not None  # parts read in parallel are local files
+        for part_location, _ in resolved:
+            key = str(_real(part_location))
+            if key in visited:
+                raise InputError(f"{part_location}: the sitemap index lists this file twice or lists itself; fix the index")
+            visited.add(key)
+        pool = workers.pool()
+        assert pool is not None  # the caller asked
+        if options.progress is not None:
+            options.progress(f"reading {len(resolved)} parts on {workers.count} cores")
+        # what a worker needs of this walk: no callbacks, no pool, no sitemap read so far
+        walk = (dataclasses.replace(options, progress=None, step=None, workers=None), self.known, base_dir, set(visited))
+        # Part i most likely becomes file number ``first + i`` (one file a part): the worker
+        # numbers its entries so, and they need no rebuilding here unless a part was an index.
+        first = len(sitemap.files)
+        jobs: dict[int, concurrent.futures.Future[tuple[list[SitemapFile], list[Row], list[Finding]]]] = {}
+
+        def submit(number: int) -> None:
+            if number < len(resolved):
+                location, url = resolved[number]
+                jobs[number] = pool.submit(_read_part_job, walk, location, url, first + number, above)
+
+        # a few parts ahead of the one being compared, not all: a finished part waits in memory
+        # until its turn, and the pool may be hashing page files for the parts already in
+        ahead = workers.count
+        for number in range(ahead):
+            submit(number)
+        try:
+            for number in range(len(resolved)):
+                job = jobs.pop(number)  # a finished future holds its result: let it go
+                submit(number + ahead)
+                try:
+                    files, rows, findings = job.result()
+                except concurrent.futures.process.BrokenProcessPool:
+                    # a worker died (killed for memory, say): read the rest here, one by one
+                    workers.broken()
+                    for location, url in resolved[number:]:
+                        visited.discard(str(_real(location)))
+                        self.read(location, url, 1, above)
+                    return
+                offset = len(sitemap.files)
+                sitemap.files.extend(files)
+                if offset != first + number:
+                    shift = offset - first - number
+                    rows = [(loc, lastmod, file_no + shift, line) for loc, lastmod, file_no, line in rows]
+                sitemap.findings.extend(findings)
+                if sitemap.sink is None:
+                    sitemap.entries.extend(map(Entry._make, rows))
+                else:  # the sink takes plain tuples: no Entry object per URL
+                    _hand_over(sitemap, offset, rows)
+                if options.step is not None:
+                    count = f"{len(rows):,} URL" + "s" * (len(rows) != 1)
+                    what = "unchanged since the last deploy" if all(each.skipped for each in files) else count
+                    options.step(f"read part {number + 1}/{len(resolved)}: {resolved[number][0]}, {what}")
+        except BaseException:  # the pool's owner (the run's Workers) kills its workers: waiting could hang
+            jobs.clear()
+            raise
+
+    def _resolve_part(self, part: IndexPart, index_location: str, index_url: str | None) -> tuple[str, str | None]:
+        """Where to read an index part from: the local build, or the web for a remote index."""
+        sitemap, base_dir = self.sitemap, self.base_dir
+        split = split_url(part.loc)
+        if split.scheme not in ("http", "https") or not split.netloc:
+            sitemap.findings.append(
+                Finding("url-invalid", part.loc, f"{index_location}, line {part.line}: index part loc is not an absolute URL")
+            )
+        if base_dir is None:  # a remote index: fetch its parts from where it points, on its own site only
+            url = join_url(index_url or index_location, part.loc) or ""
+            if not is_url(url):
+                raise InputError(f"{index_location}, line {part.line}: cannot fetch index part {part.loc!r}")
+            root = sitemap.root_url or index_location
+            if not same_site(root, url):
+                raise InputError(
+                    f"{index_location}, line {part.line}: index part {url} is not on the sitemap's host ({split_url(root).netloc}); "
+                    "the Sitemaps protocol keeps parts on the sitemap's own site, and notify-changes fetches nothing else"
+                )
+            return url, url
+        if split.scheme or split.netloc or split.path.startswith("/"):
+            relative = split.path  # from the site root (a root-relative loc too)
+        else:  # a relative loc (Hugo with an empty baseURL, static exporters): beside the index
+            index_dir = _real(index_location).parent
+            relative = str((index_dir / split.path).relative_to(base_dir)) if is_inside(index_dir, base_dir) else split.path
+        candidate = _real(base_dir / urllib.parse.unquote(relative).lstrip("/"))
+        if not is_inside(candidate, base_dir):
+            raise InputError(
+                f"{index_location}, line {part.line}: index part {part.loc!r} points outside the site dir {base_dir}; refusing to read it"
+            )
+        if not candidate.is_file():
+            raise InputError(
+                f"{index_location}, line {part.line}: index part {part.loc} not found at {candidate}; "
+                "build it, or pass --site-dir with the build output root"
+            )
+        public = part.loc if split.scheme and split.netloc else None
+        return str(candidate), public
