@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from notifier.errors import UsageError
 from notifier.urls import by_origin, locate, site, split_url
@@ -26,11 +26,16 @@ class Batch(NamedTuple):
     urls: list[str]
 
 
+# "accepted": HTTP 202, the endpoint validates the key later; "skipped": not sent (no key, a
+# preflight problem, or the endpoint failed earlier in this run)
+BatchStatus = Literal["delivered", "accepted", "failed", "skipped"]
+
+
 class BatchResult(NamedTuple):
     endpoint: str
     host: str
     url_count: int
-    status: str  # "delivered", "accepted" (202: key validation pending), "failed", "skipped"
+    status: BatchStatus
     http_status: int | None
     message: str
     attempts: int

@@ -23,7 +23,8 @@ from notifier.errors import UsageError
 from notifier.options import FORMATS, INITIAL_CHOICES, OPTIONS, RUN_ONLY, Converter, default, duration, text
 from notifier.paths import is_url
 from notifier.protocol import Keys, validate_key
-from notifier.rules import LEVELS, RULES, BulkThresholds
+from notifier.rules import LEVELS, RULES, WARN, BulkThresholds
+from notifier.rules.table import Level
 from notifier.site.hosting import DEFAULT_PLATFORM, detect_platform
 
 __all__ = ["CONVERTERS", "FORMATS", "INITIAL_CHOICES", "RUN_ONLY", "Settings", "build_settings", "find_config", "state_options"]
@@ -51,7 +52,7 @@ class Settings:
     initial: str = default("initial")
     no_removed: bool = default("no-removed")
     on_submit_error: str = default("on-submit-error")
-    rule_levels: dict[str, str] = field(default_factory=dict)
+    rule_levels: dict[str, Level] = field(default_factory=dict)
     clock_skew: dt.timedelta = default("clock-skew")
     max_removed: float = default("max-removed")
     sitemap_url: str | None = None
@@ -238,7 +239,7 @@ def _merge(
     return merged
 
 
-def _levels(cli: Mapping[str, Any], table: Any, *, where: str, api: bool) -> dict[str, str]:
+def _levels(cli: Mapping[str, Any], table: Any, *, where: str, api: bool) -> dict[str, Level]:
     """Rule levels: the config file's [rules], then the API's ``rules=`` or each ``--rule ID=LEVEL``."""
     levels = _rule_levels(table, where)
     if api and cli.get("rules") is not None:
@@ -268,17 +269,17 @@ def _keys(values: Mapping[str, Any], per_host: Any, *, blame: str, where: str) -
     )
 
 
-def _rule_levels(table: Any, where: str) -> dict[str, str]:
+def _rule_levels(table: Any, where: str) -> dict[str, Level]:
     if not isinstance(table, dict):
         raise UsageError(f'{where}: [rules] must be a table of rule-id = "error" | "warn" | "off"')
-    levels: dict[str, str] = {}
+    levels: dict[str, Level] = {}
     for rule_id, level in table.items():
         if rule_id not in RULES:
             near = difflib.get_close_matches(str(rule_id), list(RULES), n=1, cutoff=0.6)
             guess = f"did you mean {near[0]!r}? " if near else ""
             raise UsageError(f"{where}: unknown rule {rule_id!r}; {guess}the rules are: {', '.join(RULES)}")
         if level == "warning":
-            level = "warn"
+            level = WARN
         if not isinstance(level, str) or level not in LEVELS:
             written = f"{level!r}" if isinstance(level, str) else f"{str(level).lower()} (not a string)"  # TOML's false, not Python's False
             raise UsageError(f'{where}: rule {rule_id} level {written} is not "error", "warn" or "off"')

@@ -31,6 +31,33 @@ NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 ROOT = Path(__file__).resolve().parents[1]
 
+# -- quick and slow tests ----------------------------------------------------------------
+# ``pytest -m "not slow"`` checks a change in well under a minute; the README's command runs
+# everything. Slow: whole modules that start processes, build generators' sites, build the
+# package, send signals or sweep generated inputs, the end-to-end ``program`` tests, and
+# single tests over a second (``@pytest.mark.slow`` where they are).
+SLOW_MODULES = {
+    "test_action",
+    "test_boundary",
+    "test_corpus",
+    "test_crashes",
+    "test_delivery",
+    "test_deploy_hook",
+    "test_diff_property",
+    "test_fuzz",
+    "test_generators",
+    "test_interrupt",
+    "test_jobs",
+    "test_packaging",
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.stem in SLOW_MODULES or item.get_closest_marker("program") is not None:
+            item.add_marker(pytest.mark.slow)
+
+
 # -- the program under test ------------------------------------------------------------
 # The end-to-end tests (marked ``program``) drive notify-changes as a separate process.
 # CI points NOTIFY_CHANGES_PROGRAM at the program a user installs (the built wheel in a

@@ -210,6 +210,7 @@ def test_batch_size_is_1_to_10000(offline_site: Site, batch_size: str, allowed: 
             build_settings("run", cli)
 
 
+@pytest.mark.slow
 def test_10001_urls_go_in_two_batches_of_at_most_10000(site: Site, fake: FakeIndexNow) -> None:
     rows = "".join(f"<url><loc>{BASE}/p/{n}/</loc><lastmod>2024-01-01</lastmod></url>" for n in range(10_001))
     site.write(f'<urlset xmlns="{NS}">{rows}</urlset>')

@@ -1,4 +1,4 @@
-"""scripts/deploy-hook.sh, run by a POSIX sh with a fake publish step and the fake endpoint."""
+"""notifier/deploy-hook.sh (what `notify-changes deploy-hook` prints), run by a POSIX sh with a fake publish step and the fake endpoint."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import BASE, KEY, Site, pages, program, urlset
 from tests.fakeindexnow import status
 
-HOOK = Path(__file__).resolve().parents[1] / "scripts" / "deploy-hook.sh"
+HOOK = Path(__file__).resolve().parents[1] / "notifier" / "deploy-hook.sh"
 pytestmark = pytest.mark.program
 SH = shutil.which("dash") or shutil.which("sh") or "sh"
 

@@ -101,6 +101,7 @@ def test_a_sitemap_path_that_is_not_a_regular_file_is_named(offline_site: Site, 
     assert result.code == 2 and said in result.err and result.err.count("\n") == 1, result.err
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads the peak memory from Linux's /proc")
 def test_a_huge_file_listed_in_the_sitemap_is_hashed_in_pieces(tmp_path: Path) -> None:
     """A 2 GB video listed in the sitemap once took 2.1 GB to fingerprint: memory stays flat."""

@@ -162,6 +162,7 @@ dates = st.datetimes(min_value=dt.datetime(2000, 1, 1), max_value=dt.datetime(20
 )
 
 
+@pytest.mark.slow
 @given(st.dictionaries(st.from_regex(r"/[a-z]{1,8}/[a-z0-9]{0,6}", fullmatch=True), st.none() | dates, max_size=20))
 def test_a_feed_reads_as_the_same_sitemap(tmp_path_factory: pytest.TempPathFactory, pages: dict[str, dt.datetime | None]) -> None:
     """Property: a site's pages written as a sitemap, an Atom feed and an RSS feed read alike."""

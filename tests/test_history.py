@@ -118,6 +118,7 @@ def test_no_repository_is_exit_2(offline_site: Site, tmp_path: Path) -> None:
     assert result.code == 2 and "[history]" in result.err
 
 
+@pytest.mark.slow
 def test_history_for_many_files_is_one_git_log(tmp_path: Path) -> None:
     repo = Repo(tmp_path / "big")
     repo.commit({f"content/p{n}.md": str(n) for n in range(300)}, "2024-01-01T00:00:00Z")

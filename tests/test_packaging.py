@@ -88,9 +88,11 @@ def test_one_version_everywhere(built: tuple[Path, Path]) -> None:
     assert "version" not in project and "version" in project["dynamic"]  # written once: notifier/__init__.py
 
 
-def test_the_shipped_deploy_hook_is_the_one_in_scripts(built: tuple[Path, Path]) -> None:
+def test_the_shipped_deploy_hook_is_the_tested_one(built: tuple[Path, Path]) -> None:
+    """One deploy hook, in the package (tests/test_deploy_hook.py runs it); scripts/ holds only developer tools."""
     with zipfile.ZipFile(built[1]) as wheel:
-        assert wheel.read("notifier/deploy-hook.sh") == (ROOT / "scripts" / "deploy-hook.sh").read_bytes()
+        assert wheel.read("notifier/deploy-hook.sh") == (ROOT / "notifier" / "deploy-hook.sh").read_bytes()
+    assert not (ROOT / "scripts" / "deploy-hook.sh").exists()
 
 
 def test_the_package_index_page_renders_and_its_links_work_there(built: tuple[Path, Path]) -> None:

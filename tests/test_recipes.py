@@ -106,7 +106,7 @@ def test_the_rsync_recipe_deploys_and_announces(tmp_path: Path, fake: FakeIndexN
     }
     saved = subprocess.run(["sh", "-c", save_line], cwd=project, env=env, capture_output=True, text=True, timeout=60)
     assert saved.returncode == 0, saved.stderr
-    assert (project / "deploy-hook.sh").read_bytes() == (ROOT / "scripts" / "deploy-hook.sh").read_bytes()
+    assert (project / "deploy-hook.sh").read_bytes() == (ROOT / "notifier" / "deploy-hook.sh").read_bytes()
     done = subprocess.run(words, cwd=project, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert (served / "sitemap.xml").is_file()  # published

@@ -163,6 +163,7 @@ def _documented_difference(text: str, crawler: str, path: str) -> str | None:
 CHECKED: dict[str, int] = {"cases": 0, "agreed": 0, "documented": 0}
 
 
+@pytest.mark.slow
 @settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=robots_files(), path=st.sampled_from(_PATHS))
 def test_robots_agrees_with_protego(text: str, path: str) -> None:

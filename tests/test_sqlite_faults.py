@@ -115,6 +115,7 @@ def test_every_command_reads_past_a_hot_journal(sqlite_site: Site, command: str,
     assert "not a readable" not in captured.err and captured.err == ""
 
 
+@pytest.mark.slow
 def test_a_database_another_program_holds_is_busy_not_damaged(sqlite_site: Site) -> None:
     """The endpoint said 200; the delivery could not be written while a reader held the file:
     exit 3 (something was sent), the batch stays pending, the message names the cause."""

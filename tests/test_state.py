@@ -267,6 +267,7 @@ def test_any_state_reads_back_as_it_was_written(state: State) -> None:
     assert again.pending == {endpoint: items for endpoint, items in state.pending.items() if items}
 
 
+@pytest.mark.slow
 @given(STATES, st.lists(st.tuples(st.integers(min_value=0), st.sampled_from([b"", b"}", b"]", b",", b"\n", b'"', b"x", b"1"])), max_size=4))
 def test_a_damaged_state_is_a_state_error_never_a_crash(state: State, edits: list[tuple[int, bytes]]) -> None:
     data = bytearray(encode_state(state))

@@ -164,6 +164,7 @@ def test_a_csv_export_never_holds_a_live_formula(offline_site: Site) -> None:
     assert rows[f"{BASE}/c/"]["lastmod"] == "2024-05-01"  # honest values are left as they are
 
 
+@pytest.mark.slow
 def test_a_mistyped_url_in_a_large_state_is_matched_without_comparing_every_url(
     offline_site: Site, monkeypatch: pytest.MonkeyPatch
 ) -> None:

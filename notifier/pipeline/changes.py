@@ -5,18 +5,20 @@ from __future__ import annotations
 import array
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple, overload
+from typing import Literal, NamedTuple, overload
 
 from notifier.dates import parse_w3c
 from notifier.sitemap.files import Entry
 from notifier.store import Part, Record
+
+Reason = Literal["added", "changed", "removed", "pending", "held back"]  # held back: never announced
 
 
 class Change(NamedTuple):
     """One URL to announce, and why."""
 
     loc: str
-    reason: str  # "added" | "changed" | "removed" | "pending" (or "held back": never announced)
+    reason: Reason
     old: str | None = None  # the recorded lastmod
     new: str | None = None  # the sitemap's lastmod
     since: str | None = None  # for pending: when it first waited

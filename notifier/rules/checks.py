@@ -11,7 +11,7 @@ from notifier.rules.dates import _lastmods
 from notifier.rules.hreflang import _hreflang
 from notifier.rules.pages import _pages
 from notifier.rules.site import _mass_removal, _page_changes, _sitemap_empty
-from notifier.rules.table import OFF, RULES, Found, RuleSettings, Violation
+from notifier.rules.table import ERROR, OFF, RULES, WARN, Found, RuleSettings, Violation
 from notifier.rules.urls import _duplicates, _tracking, _urls
 
 
@@ -90,7 +90,7 @@ def verify(context: Context, settings: RuleSettings) -> list[Violation]:
     found: list[Violation] = []
     for rule_id, url, message, own_level in _all_findings(context, settings):
         effective = settings.levels.get(rule_id) or own_level or RULES[rule_id].level
-        if effective != OFF:
+        if effective in (ERROR, WARN):
             found.append(Violation(rule_id, effective, url, message))
     return found
 

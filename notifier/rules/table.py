@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
-ERROR, WARN, OFF = "error", "warn", "off"
+Level = Literal["error", "warn", "off"]  # a rule's level; a finding is "error" or "warn"
+ERROR: Literal["error"] = "error"
+WARN: Literal["warn"] = "warn"
+OFF: Literal["off"] = "off"
 
 
 LEVELS = (ERROR, WARN, OFF)
@@ -17,7 +20,7 @@ LEVELS = (ERROR, WARN, OFF)
 
 class Rule(NamedTuple):
     id: str
-    level: str  # the default level
+    level: Level  # the default level
     catches: str  # what it catches, for the README and --help
 
 
@@ -66,7 +69,7 @@ RULES: dict[str, Rule] = {
 
 class Violation(NamedTuple):
     rule: str
-    level: str  # "error" or "warn"
+    level: Literal["error", "warn"]
     url: str
     message: str
 
@@ -97,7 +100,7 @@ class BulkThresholds:
 class RuleSettings:
     """What the rules need to know beyond the sitemap and the state."""
 
-    levels: dict[str, str] = field(default_factory=dict)
+    levels: dict[str, Level] = field(default_factory=dict)
     now: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
     clock_skew: dt.timedelta = dt.timedelta(hours=1)
     max_removed: float = 0.2  # fraction of recorded URLs
@@ -106,8 +109,8 @@ class RuleSettings:
     sitemap_url: str | None = None
     cap_per_rule: int = 20  # findings listed per rule in the text report
 
-    def level(self, rule_id: str) -> str:
+    def level(self, rule_id: str) -> Level:
         return self.levels.get(rule_id, RULES[rule_id].level)
 
 
-Found = tuple[str, str, str, str | None]  # rule, url, message, level override
+Found = tuple[str, str, str, Literal["error", "warn"] | None]  # rule, url, message, level override

@@ -1,1 +1,0 @@
-../notifier/deploy-hook.sh
