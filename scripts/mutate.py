@@ -342,12 +342,16 @@ class TestOrder:
         breadth = self._breadth(mutant.module)
         with self.lock:
             here, module = self.killers[(mutant.module, mutant.scope)], self.killers[(mutant.module, "")]
-        stem = Path(mutant.module).stem.strip("_")  # tests/test_dates.py and test_dates_*.py for notifier/dates.py
+        # tests/test_dates*.py for notifier/dates.py; a module in a folder is its folder's too
+        # (tests/test_history*.py for notifier/history/git.py, tests/test_sitemap*.py for the reader)
+        path = Path(mutant.module)
+        names = {path.stem.strip("_")} | ({path.parent.name} if path.parent.name != "notifier" else set())
         importers = self._importers(mutant.module)
 
         def mine(test: str) -> bool:
             file = test.partition("::")[0]
-            return Path(file).stem.removeprefix("test_").startswith(stem) or file in importers
+            named = Path(file).stem.removeprefix("test_")
+            return any(named.startswith(name) for name in names) or file in importers
 
         ordered = sorted(
             chosen,

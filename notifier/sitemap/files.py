@@ -36,7 +36,7 @@ make_entry = tuple.__new__  # Entry(...) without the Python-level constructor: o
 
 
 class Finding(NamedTuple):
-    """Something the reader saw that a verification rule judges (see rules.py)."""
+    """Something the reader saw that a verification rule judges (rules/checks.py)."""
 
     rule: str
     url: str

@@ -1,8 +1,8 @@
 """Read a built sitemap: a urlset, a sitemap index and its parts, gzip, or plain text.
 
 This module walks an index and its parts (in parallel for a local build); each file's
-format is read by ``sitemap_xml`` or ``sitemap_text``, what they hand over is defined in
-``sitemap_files``.
+format is read by ``xml`` or ``text``, what they hand over is defined in
+``files``.
 
 The reader never hands lxml a path or a URL: it reads the bytes itself, with a cap on
 what it reads and on what it decompresses, and feeds them to a strict, streaming parser
