@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.2.0"
 
 if TYPE_CHECKING:
-    from notifier.api import Options, check, run
+    from notifier.api import Options, check, run, stamp
+    from notifier.commands.stamp import StampResult
     from notifier.errors import ExitCode, HistoryError, InputError, LockTimeout, NotifierError, StateError, UsageError
     from notifier.report import Report
     from notifier.rules import Violation
@@ -31,6 +32,8 @@ _WHERE = {
     "check": "notifier.api",
     "run": "notifier.api",
     "Options": "notifier.api",
+    "stamp": "notifier.api",
+    "StampResult": "notifier.commands.stamp",
     "ExitCode": "notifier.errors",
     "NotifierError": "notifier.errors",
     "UsageError": "notifier.errors",
@@ -50,12 +53,14 @@ __all__ = [
     "NotifierError",
     "Options",
     "Report",
+    "StampResult",
     "StateError",
     "UsageError",
     "Violation",
     "__version__",
     "check",
     "run",
+    "stamp",
 ]
 
 

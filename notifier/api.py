@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
+from notifier.commands.stamp import StampResult, stamp_sitemap
 from notifier.errors import UsageError
 from notifier.pipeline.loop import execute
 from notifier.report import Report
@@ -44,6 +45,7 @@ class Options(TypedDict, total=False):
     verify_live: int
     platform: str  # "netlify" | "cloudflare-pages" (default: detected from the environment)
     jobs: int  # worker processes (1: none)
+    history: Mapping[str, Any]  # keys of the [history] table, each taking the place of the config file's
     environ: Mapping[str, str]  # instead of os.environ (INDEXNOW_KEY, GITHUB_ACTIONS)
     cwd: str | os.PathLike[str]  # where the config file is looked for and relative paths start
 
@@ -95,3 +97,33 @@ def _execute(command: str, sitemap: object, options: dict[str, Any], notes: list
         given["endpoint" if name == "endpoints" else name.replace("_", "-")] = value
     settings = build_settings(command, given, environ=environ, cwd=Path(cwd) if cwd is not None else None, api=True)
     return execute(settings, notes=notes or ())
+
+
+def stamp(
+    sitemap: str | os.PathLike[str] | None = None,
+    /,
+    *,
+    dry_run: bool = False,
+    site_dir: str | os.PathLike[str] | None = None,
+    config: str | os.PathLike[str] | None = None,
+    history: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+) -> StampResult:
+    """Rewrite the built sitemap's lastmods from the content's history, like ``notify-changes
+    stamp``: each file replaced atomically, only the dates changed. ``history``: keys of the
+    ``[history]`` table (``{"preset": "mkdocs", "repo": ...}``), each taking the place of the
+    config file's. ``result.lines()`` are what the command prints.
+
+    Raises:
+        notifier.NotifierError: no ``[history]``, a malformed sitemap, a file it cannot
+            write (its ``exit_code`` is 2); every file is then as it was.
+    """
+    if not isinstance(dry_run, bool):
+        raise UsageError(f"dry_run={dry_run!r}: give True or False")
+    given: dict[str, Any] = {"sitemap": sitemap, "site-dir": site_dir, "config": config, "history": history}
+    if cwd is not None and not isinstance(cwd, (str, os.PathLike)):
+        raise UsageError(f"cwd={cwd!r}: give a folder path")
+    cli = {name: os.fspath(value) if isinstance(value, os.PathLike) else value for name, value in given.items() if value is not None}
+    settings = build_settings("check", cli, environ=environ, cwd=Path(cwd) if cwd is not None else None, api=True)
+    return stamp_sitemap(settings, dry_run=dry_run)

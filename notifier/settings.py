@@ -173,7 +173,7 @@ def build_settings(
         max_removed=value("max-removed"),
         sitemap_url=values.get("sitemap-url"),
         bulk=bulk_table(file_values.get("bulk", {}), where),
-        history=history_table(file_values.get("history"), base, where, duration(f"{where}: [history] tolerance")),
+        history=_history(cli, file_values.get("history"), base, where, api=api),
         verify_live=value("verify-live"),
         jobs=value("jobs"),
         platform=values.get("platform") or detect_platform(os.environ if environ is None else environ) or DEFAULT_PLATFORM,
@@ -250,6 +250,20 @@ def _levels(cli: Mapping[str, Any], table: Any, *, where: str, api: bool) -> dic
             raise UsageError(f"--rule {assignment!r}: write ID=LEVEL, e.g. --rule lastmod-regressed=warn")
         levels.update(_rule_levels({rule_id.strip(): level.strip()}, "--rule"))
     return levels
+
+
+def _history(cli: Mapping[str, Any], table: Any, base: Path, where: str, *, api: bool) -> HistorySettings | None:
+    """[history]: the config file's table, each key of the API's ``history=`` mapping (a
+    generator plugin's conventions) taking the place of the file's."""
+    given = cli.get("history") if api else None
+    if given is None:
+        return history_table(table, base, where, duration(f"{where}: [history] tolerance"))
+    if not isinstance(given, Mapping):
+        raise UsageError(f"history={given!r}: give a mapping like the config's [history] table, e.g. {{'preset': 'mkdocs'}}")
+    if table is not None and not isinstance(table, dict):
+        return history_table(table, base, where, duration(f"{where}: [history] tolerance"))  # its own error
+    merged = {**(table or {}), **given}
+    return history_table(merged, base, f"{where} and history=" if table else "history=", duration("history= tolerance"))
 
 
 def _keys(values: Mapping[str, Any], per_host: Any, *, blame: str, where: str) -> Keys:

@@ -112,3 +112,49 @@ def test_a_bad_setting_raises_a_usage_error_naming_it(offline_site: Site, option
 def test_a_sitemap_that_is_not_a_path_is_a_usage_error() -> None:
     with pytest.raises(notifier.UsageError):
         notifier.check(123)  # type: ignore[arg-type]
+
+
+def test_stamp_dates_pages_from_their_history_given_as_a_mapping(tmp_path: Path) -> None:
+    """notifier.stamp: the [history] table as a mapping (a plugin's preset); its keys take the
+    place of the config file's one by one, so the file's own fields still count."""
+    from tests.test_history import Repo
+
+    root = tmp_path / "site"
+    repo = Repo(root)
+    repo.commit({"docs/a.md": "# A\n", "docs/b.md": "---\nrevised: 2024-06-02\n---\n# B\n"}, "2024-03-01T08:00:00Z")
+    (root / "notify-changes.toml").write_text('[history]\nfields = ["revised"]\n')
+    public = root / "public"
+    public.mkdir()
+    sitemap = public / "sitemap.xml"
+    sitemap.write_text(urlset({"/a/": "2030-01-01", "/b/": "2030-01-01"}))
+    history = {"sources": ["docs/{path}.md"], "repo": str(root)}
+    planned = notifier.stamp(sitemap, dry_run=True, history=history, cwd=root)
+    assert isinstance(planned, notifier.StampResult) and [change.new for change in planned.changes] == [
+        "2024-03-01T08:00:00Z",
+        "2024-06-02",
+    ]
+    assert "2030-01-01" in sitemap.read_text()  # a dry run writes nothing
+    assert planned.lines(dry_run=True)[-1].startswith("stamp: would rewrite 2 date(s) in 1 file(s)")
+    done = notifier.stamp(sitemap, history=history, cwd=root)
+    assert [change.new for change in done.changes] == ["2024-03-01T08:00:00Z", "2024-06-02"] and "2030" not in sitemap.read_text()
+    assert notifier.check(sitemap, history=history, cwd=root, state=tmp_path / "s.json").exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (
+            lambda path: notifier.stamp(path, history="mkdocs"),  # type: ignore[arg-type]
+            "history='mkdocs': give a mapping like the config's [history] table",
+        ),
+        (lambda path: notifier.stamp(path, history={"preset": "nope"}), "history=: [history] preset = 'nope' is not one of"),
+        (lambda path: notifier.check(path, history={"colour": "red"}), "history=: [history] unknown setting 'colour'"),
+        (lambda path: notifier.stamp(path), "stamp takes each page's date from its source file: configure [history] first"),
+        (lambda path: notifier.stamp(path, dry_run="yes"), "dry_run='yes': give True or False"),  # type: ignore[arg-type]
+    ],
+)
+def test_a_bad_history_or_stamp_setting_is_a_usage_error(offline_site: Site, call: Any, message: str) -> None:
+    offline_site.write(urlset(pages(1)))
+    with pytest.raises(notifier.UsageError) as caught:
+        call(offline_site.sitemap)
+    assert message in str(caught.value), str(caught.value)

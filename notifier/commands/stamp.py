@@ -53,10 +53,16 @@ class Restamp:
 
 @dataclass
 class StampResult:
+    """What :func:`notifier.stamp` changed (or, in a dry run, would change)."""
+
     changes: list[Restamp] = field(default_factory=list)
     files: list[str] = field(default_factory=list)  # files rewritten (or, in a dry run, to rewrite)
     unmapped: list[str] = field(default_factory=list)  # pages with no source file, or none with a date
     kept: int = 0  # entries whose lastmod already names the content's date
+
+    def lines(self, *, dry_run: bool = False) -> list[str]:
+        """What ``notify-changes stamp`` prints: each date changed (a diff), then the counts."""
+        return list(describe(self, dry_run=dry_run))
 
 
 # Front-matter fields that say when a page was published, not when it last changed; so does

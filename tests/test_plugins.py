@@ -1,0 +1,229 @@
+"""The MkDocs plugin and the Sphinx extension (issue #21), built for real in git repositories
+with fixed commit dates: the first build (stamped from git, the check passes), an edit (only
+that page's date moves), a fresh clone (nothing moves), and a lying configuration (the build
+fails with the finding in the generator's own log).
+
+They run the generator with the interpreter of the program under test: in CI that is the
+installed wheel's (with its ``[mkdocs,sphinx]`` extras), so the entry point and the
+extension are found as a user's build finds them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib.util
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import BASE, program_python
+from tests.test_history import Repo
+
+pytestmark = pytest.mark.program
+
+FIRST = "2025-01-10T10:00:00Z"
+EDIT = "2025-03-05T09:30:00Z"
+BUILD_DAY = dt.datetime(2025, 6, 1, 12, 0, tzinfo=dt.UTC)  # every build runs on this day, months after the commits
+
+
+def _run(root: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
+    env["SOURCE_DATE_EPOCH"] = str(int(BUILD_DAY.timestamp()))  # MkDocs and Sphinx date their builds by it
+    return subprocess.run([program_python(), *argv], cwd=root, env=env, capture_output=True, text=True, check=False)
+
+
+def _lastmods(sitemap: Path) -> dict[str, str | None]:
+    text = sitemap.read_text()
+    found: dict[str, str | None] = {}
+    for block in re.findall(r"<url>(.*?)</url>", text, re.S):
+        loc = re.search(r"<loc>(.*?)</loc>", block)
+        lastmod = re.search(r"<lastmod>(.*?)</lastmod>", block)
+        assert loc is not None
+        found[loc.group(1).strip()] = lastmod.group(1).strip() if lastmod else None
+    return found
+
+
+def _clone(source: Path, target: Path) -> Path:
+    subprocess.run(["git", "clone", "-q", str(source), str(target)], check=True, capture_output=True)
+    return target
+
+
+# -- MkDocs ------------------------------------------------------------------------------------
+needs_mkdocs = pytest.mark.skipif(importlib.util.find_spec("mkdocs") is None, reason="mkdocs is not installed (pip install -e '.[test]')")
+
+MKDOCS_YML = f"""site_name: Tea
+site_url: {BASE}/
+plugins:
+  - notify-changes:
+      state: ../state/notify-changes.json
+"""
+
+
+def _mkdocs_site(root: Path, config: str = MKDOCS_YML) -> Repo:
+    repo = Repo(root)
+    repo.commit({"mkdocs.yml": config, "docs/index.md": "# Tea\n", "docs/green.md": "# Green\n", "docs/black.md": "# Black\n"}, FIRST)
+    return repo
+
+
+def _mkdocs_build(root: Path) -> subprocess.CompletedProcess[str]:
+    return _run(root, "-m", "mkdocs", "build")
+
+
+def _mkdocs_dates(root: Path) -> dict[str, str | None]:
+    return _lastmods(root / "site" / "sitemap.xml")
+
+
+@needs_mkdocs
+def test_mkdocs_first_build_edit_and_fresh_clone(tmp_path: Path) -> None:
+    root = tmp_path / "tea"
+    repo = _mkdocs_site(root)
+    first = _mkdocs_build(root)
+    assert first.returncode == 0, first.stderr
+    assert "stamp: rewrote 3 date(s)" in first.stderr  # MkDocs' own log, at INFO
+    assert set(_mkdocs_dates(root).values()) == {"2025-01-10T10:00:00Z"}  # the commit, not the build day
+    assert "a real run would record a baseline of 3 URLs" in first.stderr  # the check ran: no state yet
+    gzipped = root / "site" / "sitemap.xml.gz"
+    assert gzipped.is_file()
+
+    repo.commit({"docs/green.md": "# Green\n\nNow with jasmine.\n"}, EDIT)
+    edited = _mkdocs_build(root)
+    assert edited.returncode == 0, edited.stderr
+    dates = _mkdocs_dates(root)
+    assert dates == {f"{BASE}/": FIRST, f"{BASE}/black/": FIRST, f"{BASE}/green/": EDIT}  # only the edited page moved
+
+    cloned = _clone(root, tmp_path / "clone")
+    fresh = _mkdocs_build(cloned)
+    assert fresh.returncode == 0, fresh.stderr
+    assert _mkdocs_dates(cloned) == dates  # a fresh checkout (every mtime new) moves nothing
+
+
+@needs_mkdocs
+def test_mkdocs_serve_neither_stamps_nor_checks(tmp_path: Path) -> None:
+    """``mkdocs serve`` builds into a temporary folder for a dev server: not a deploy. The
+    plugin's on_startup sees the command; a build made for serve is left as MkDocs wrote it."""
+    root = tmp_path / "tea"
+    _mkdocs_site(root)
+    probe = (
+        "import sys\n"
+        "from mkdocs.config import load_config\n"
+        "from mkdocs.commands.build import build\n"
+        "config = load_config('mkdocs.yml')\n"
+        "config.plugins.on_startup(command='serve', dirty=False)\n"
+        "build(config)\n"
+    )
+    done = _run(root, "-c", probe)
+    assert done.returncode == 0, done.stderr
+    assert set(_mkdocs_dates(root).values()) == {"2025-06-01"}  # MkDocs' build day: untouched
+
+
+@needs_mkdocs
+def test_a_lying_mkdocs_configuration_fails_the_build_with_the_finding_in_its_log(tmp_path: Path) -> None:
+    """``stamp: false`` leaves MkDocs' build-day date on every page; the check holds each
+    against its source's history and the build fails, saying which page and why."""
+    root = tmp_path / "tea"
+    _mkdocs_site(root, MKDOCS_YML.replace("      state:", "      stamp: false\n      state:"))
+    done = _mkdocs_build(root)
+    assert done.returncode == 1, done.stderr
+    assert f"ERROR   -  notify-changes: error[lastmod-vs-history] {BASE}/green/: lastmod 2025-06-01 is later than" in done.stderr
+    assert "ERROR   -  notify-changes: the sitemap's dates contradict the pages or their history (3 error(s) above)" in done.stderr
+    assert "Aborted with a BuildError" in done.stdout + done.stderr
+    honest = _mkdocs_site(tmp_path / "honest")  # the same site, stamped: the build passes
+    assert honest is not None and _mkdocs_build(tmp_path / "honest").returncode == 0
+
+
+@needs_mkdocs
+def test_a_broken_plugin_setting_is_one_error_line_not_a_traceback(tmp_path: Path) -> None:
+    root = tmp_path / "tea"
+    _mkdocs_site(
+        root,
+        MKDOCS_YML.replace(
+            "      state: ../state/notify-changes.json", "      state: ../state/notify-changes.json\n      config: nowhere.toml"
+        ),
+    )
+    done = _mkdocs_build(root)
+    assert done.returncode == 1
+    assert "notify-changes: " in done.stderr and "nowhere.toml" in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+# -- Sphinx ------------------------------------------------------------------------------------
+needs_sphinx = pytest.mark.skipif(
+    importlib.util.find_spec("sphinx") is None or importlib.util.find_spec("sphinx_sitemap") is None,
+    reason="sphinx and sphinx-sitemap are not installed (pip install -e '.[test]')",
+)
+
+CONF_PY = f"""project = "Tea"
+extensions = ["sphinx_sitemap", "notifier.sphinx"]
+html_baseurl = "{BASE}/"
+sitemap_url_scheme = "{{link}}"
+sitemap_excludes = ["search.html", "genindex.html"]  # as sphinx-sitemap advises: no source, and search.html is noindex
+notify_changes_state = "../state/notify-changes.json"
+"""
+
+INDEX_RST = """Tea
+===
+
+.. toctree::
+
+   green
+   black
+"""
+
+
+def _sphinx_site(root: Path, conf: str = CONF_PY) -> Repo:
+    repo = Repo(root)
+    files = {"docs/conf.py": conf, "docs/index.rst": INDEX_RST, "docs/green.rst": "Green\n=====\n", "docs/black.rst": "Black\n=====\n"}
+    repo.commit(files, FIRST)
+    return repo
+
+
+def _sphinx_build(root: Path) -> subprocess.CompletedProcess[str]:
+    # -a: every page written, so sphinx-sitemap lists them all (it lists only the pages a build writes)
+    return _run(root, "-m", "sphinx", "-b", "html", "-a", "-q", "docs", "docs/_build/html")
+
+
+def _sphinx_dates(root: Path) -> dict[str, str | None]:
+    return _lastmods(root / "docs" / "_build" / "html" / "sitemap.xml")
+
+
+@needs_sphinx
+def test_sphinx_first_build_edit_and_fresh_clone(tmp_path: Path) -> None:
+    root = tmp_path / "tea"
+    repo = _sphinx_site(root)
+    first = _sphinx_build(root)
+    assert first.returncode == 0, first.stderr
+    assert set(_sphinx_dates(root).values()) == {FIRST}, _sphinx_dates(root)  # the commit, not the build day
+    assert len(_sphinx_dates(root)) == 3
+
+    repo.commit({"docs/green.rst": "Green\n=====\n\nNow with jasmine.\n"}, EDIT)
+    edited = _sphinx_build(root)
+    assert edited.returncode == 0, edited.stderr
+    dates = _sphinx_dates(root)
+    assert dates == {f"{BASE}/index.html": FIRST, f"{BASE}/black.html": FIRST, f"{BASE}/green.html": EDIT}
+
+    cloned = _clone(root, tmp_path / "clone")
+    fresh = _sphinx_build(cloned)
+    assert fresh.returncode == 0, fresh.stderr
+    assert _sphinx_dates(cloned) == dates
+
+
+@needs_sphinx
+def test_a_lying_sphinx_configuration_fails_the_build_as_an_extension_error(tmp_path: Path) -> None:
+    """sphinx-sitemap's own git dates are off here; with ``notify_changes_stamp = False`` a
+    lastmod written by hand into the sitemap (a later date than any commit) is a lie the
+    check catches, and sphinx-build fails, naming the page."""
+    conf = CONF_PY + "notify_changes_stamp = False\n"
+    root = tmp_path / "tea"
+    _sphinx_site(root, conf)
+    hook = "\nfrom pathlib import Path\n\ndef _lie(app, exception):\n" + (
+        "    path = Path(app.outdir) / 'sitemap.xml'\n"
+        "    path.write_text(path.read_text().replace('</loc>', '</loc><lastmod>2025-05-30T00:00:00Z</lastmod>'))\n"
+        "\ndef setup(app):\n    app.connect('build-finished', _lie, priority=700)\n"
+    )
+    (root / "docs" / "conf.py").write_text(conf + hook)
+    done = _sphinx_build(root)
+    assert done.returncode == 2, done.stderr
+    assert "lastmod-vs-history" in done.stderr and f"{BASE}/green.html" in done.stderr, done.stderr
+    assert "Extension error" in done.stderr and "notify-changes: the sitemap's dates contradict" in done.stderr, done.stderr
