@@ -100,6 +100,6 @@ def _log(report: notifier.Report) -> None:
     if report.exit_code == notifier.ExitCode.VERIFICATION_FAILED:
         errors = sum(violation.level == "error" for violation in report.violations)
         raise PluginError(
-            f"notify-changes: the sitemap's dates contradict the pages or their history ({errors} error(s) above); "
-            "fix them before deploying, or set a rule's level in notify-changes.toml"
+            f"notify-changes: the check found {errors} error(s) above: fix them before deploying "
+            "(or set that rule's level in notify-changes.toml); nothing was announced and the state is unchanged"
         )

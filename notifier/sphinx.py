@@ -11,9 +11,12 @@ In ``conf.py``::
 
 On ``build-finished`` (after sphinx-sitemap's own handler) the sitemap is stamped with the
 ``sphinx`` preset (sources under the folder that holds ``conf.py``), then checked against
-the state the last deploy recorded. Findings are Sphinx warnings (``-W`` makes them
-errors); an error-level finding fails the build as an extension error. Submitting stays
-a deploy step: ``notify-changes run`` after the publish.
+the state the last deploy recorded. Findings are Sphinx's own log lines, a warn-level one a
+warning (``-W`` makes it fail the build), an error-level one an error; an error ends
+``sphinx-build`` with exit status 1, as ``linkcheck`` does with a broken link (an
+``ExtensionError`` would print a crash report asking to file a Sphinx bug, and run every
+build-finished handler a second time). Submitting stays a deploy step: ``notify-changes
+run`` after the publish.
 
 It uses the public API only (:func:`notifier.stamp`, :func:`notifier.check`); everything
 else comes from ``notify-changes.toml`` or ``[tool.notify-changes]``, as for the command.
@@ -25,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 from sphinx.application import Sphinx
-from sphinx.errors import ExtensionError
 from sphinx.util import logging
 
 import notifier
@@ -67,25 +69,26 @@ def _build_finished(app: Sphinx, exception: BaseException | None) -> None:
         if config.notify_changes_check:
             state: dict[str, Any] = {"state": config.notify_changes_state} if config.notify_changes_state else {}
             report = notifier.check(sitemap, **common, **state)
-    except notifier.NotifierError as error:
-        raise ExtensionError(f"notify-changes: {error}", modname=__name__) from None
-    if config.notify_changes_check:
-        _report(report)
+    except notifier.NotifierError as error:  # a bad setting, a malformed sitemap: one line, the build fails
+        log.error(f"notify-changes: {error}")
+        app.statuscode = 1
+        return
+    if config.notify_changes_check and not _report(report):
+        app.statuscode = 1
 
 
-def _report(report: notifier.Report) -> None:
+def _report(report: notifier.Report) -> bool:
+    """The check's notes and findings as Sphinx log lines; False when an error fails the build."""
     for note in report.notes:
         log.info(f"notify-changes: {note}")
     for violation in report.violations:
-        log.warning(
-            f"notify-changes: {violation.level}[{violation.rule}] {violation.url}: {violation.message}",
-            type="notify-changes",
-            subtype=violation.rule,
-        )
+        line = f"notify-changes: {violation.level}[{violation.rule}] {violation.url}: {violation.message}"
+        (log.error if violation.level == "error" else log.warning)(line, type="notify-changes", subtype=violation.rule)
     if report.exit_code == notifier.ExitCode.VERIFICATION_FAILED:
         errors = sum(violation.level == "error" for violation in report.violations)
-        raise ExtensionError(
-            f"notify-changes: the sitemap's dates contradict the pages or their history ({errors} error(s) in the warnings above); "
-            "fix them before deploying, or set a rule's level in notify-changes.toml",
-            modname=__name__,
+        log.error(
+            f"notify-changes: the check found {errors} error(s) above: fix them before deploying "
+            "(or set that rule's level in notify-changes.toml); nothing was announced and the state is unchanged"
         )
+        return False
+    return True

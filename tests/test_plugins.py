@@ -11,6 +11,7 @@ extension are found as a user's build finds them.
 from __future__ import annotations
 
 import datetime as dt
+import gzip
 import importlib.util
 import os
 import re
@@ -86,7 +87,7 @@ def test_mkdocs_first_build_edit_and_fresh_clone(tmp_path: Path) -> None:
     assert set(_mkdocs_dates(root).values()) == {"2025-01-10T10:00:00Z"}  # the commit, not the build day
     assert "a real run would record a baseline of 3 URLs" in first.stderr  # the check ran: no state yet
     gzipped = root / "site" / "sitemap.xml.gz"
-    assert gzipped.is_file()
+    assert gzip.decompress(gzipped.read_bytes()) == (root / "site" / "sitemap.xml").read_bytes()  # the .gz copy in step
 
     repo.commit({"docs/green.md": "# Green\n\nNow with jasmine.\n"}, EDIT)
     edited = _mkdocs_build(root)
@@ -128,7 +129,7 @@ def test_a_lying_mkdocs_configuration_fails_the_build_with_the_finding_in_its_lo
     done = _mkdocs_build(root)
     assert done.returncode == 1, done.stderr
     assert f"ERROR   -  notify-changes: error[lastmod-vs-history] {BASE}/green/: lastmod 2025-06-01 is later than" in done.stderr
-    assert "ERROR   -  notify-changes: the sitemap's dates contradict the pages or their history (3 error(s) above)" in done.stderr
+    assert "ERROR   -  notify-changes: the check found 3 error(s) above: fix them before deploying" in done.stderr
     assert "Aborted with a BuildError" in done.stdout + done.stderr
     honest = _mkdocs_site(tmp_path / "honest")  # the same site, stamped: the build passes
     assert honest is not None and _mkdocs_build(tmp_path / "honest").returncode == 0
@@ -210,7 +211,7 @@ def test_sphinx_first_build_edit_and_fresh_clone(tmp_path: Path) -> None:
 
 
 @needs_sphinx
-def test_a_lying_sphinx_configuration_fails_the_build_as_an_extension_error(tmp_path: Path) -> None:
+def test_a_lying_sphinx_configuration_fails_the_build_with_the_finding_in_its_log(tmp_path: Path) -> None:
     """sphinx-sitemap's own git dates are off here; with ``notify_changes_stamp = False`` a
     lastmod written by hand into the sitemap (a later date than any commit) is a lie the
     check catches, and sphinx-build fails, naming the page."""
@@ -224,6 +225,16 @@ def test_a_lying_sphinx_configuration_fails_the_build_as_an_extension_error(tmp_
     )
     (root / "docs" / "conf.py").write_text(conf + hook)
     done = _sphinx_build(root)
-    assert done.returncode == 2, done.stderr
-    assert "lastmod-vs-history" in done.stderr and f"{BASE}/green.html" in done.stderr, done.stderr
-    assert "Extension error" in done.stderr and "notify-changes: the sitemap's dates contradict" in done.stderr, done.stderr
+    assert done.returncode == 1, done.stderr
+    assert f"ERROR: notify-changes: error[lastmod-vs-history] {BASE}/green.html: lastmod 2025-05-30T00:00:00Z is later than" in done.stderr
+    assert "ERROR: notify-changes: the check found 3 error(s) above: fix them before deploying" in done.stderr, done.stderr
+    assert "Extension error" not in done.stderr and "Traceback" not in done.stderr  # no crash report for a finding
+
+
+@needs_sphinx
+def test_a_bad_sphinx_setting_is_one_error_line_and_a_failed_build(tmp_path: Path) -> None:
+    root = tmp_path / "tea"
+    _sphinx_site(root, CONF_PY + 'notify_changes_config = "nowhere.toml"\n')
+    done = _sphinx_build(root)
+    assert done.returncode == 1
+    assert "ERROR: notify-changes: " in done.stderr and "nowhere.toml" in done.stderr and "Traceback" not in done.stderr, done.stderr
