@@ -24,9 +24,10 @@ from notifier.crash import report_crash
 from notifier.errors import ExitCode, NotifierError, UsageError
 from notifier.github import mask_secrets, write_github, write_github_error
 from notifier.options import OPTIONS, RUN_ONLY, Option
+from notifier.protocol import redact_all
 from notifier.report import Report, printable, render_json, render_text
 from notifier.rules import RULES
-from notifier.settings import build_settings, state_options
+from notifier.settings import build_settings, key_options, state_options
 from notifier.terminal import notice_printer, on_a_terminal, progress_printer, use_colour, write_quietly
 
 COMMANDS = ("run", "check")
@@ -283,14 +284,21 @@ def _print_report(report: Report, style: str) -> None:
 
 
 def _key_command(args: list[str]) -> int:
-    """``notify-changes key new [--write DIR]``: make a key and, if asked, its key file."""
-    parser = _Parser(prog="notify-changes key", description="Make an IndexNow key and its key file.")
-    parser.add_argument("action", choices=("new",), help="new: make a key (and with --write, its key file)")
+    """``notify-changes key new [--write DIR]``: make a key and, if asked, its key file;
+    ``notify-changes key file --host HOST --write DIR``: write the key file of the key a host uses."""
+    parser = _Parser(prog="notify-changes key", description="Make an IndexNow key, or write a host's key file.")
+    parser.add_argument(
+        "action", choices=("new", "file"), help="new: make a key (and with --write, its key file); file: write HOST's key file into DIR"
+    )
     parser.add_argument("--write", metavar="DIR", help="write KEY.txt into DIR (the site's static folder)")
+    parser.add_argument("--host", metavar="HOST", help="file: the host whose key ([keys] derive, [keys] HOST, or INDEXNOW_KEY) to write")
+    parser.add_argument("--config", metavar="PATH", help="file: a TOML config file (default notify-changes.toml, else pyproject.toml)")
     try:
         if not [each for each in args if not each.startswith("-")] and not {"-h", "--help"} & set(args):
             raise UsageError("key: say what to do: `notify-changes key new` makes a key, `--write DIR` also its key file")
         namespace = parser.parse_args(args)
+        if namespace.action == "file":
+            return _key_file(namespace.host, namespace.write, namespace.config)
         key = new_key()
         if namespace.write is not None:
             path = write_key_file(key, namespace.write)
@@ -299,6 +307,18 @@ def _key_command(args: list[str]) -> int:
         return _failed(error)
     sys.stdout.write(f"INDEXNOW_KEY={key}\n")
     sys.stdout.write("set INDEXNOW_KEY as a secret in your deploy environment (never commit it elsewhere than the key file)\n")
+    return ExitCode.OK
+
+
+def _key_file(host: str | None, folder: str | None, config: str | None) -> int:
+    if not host or folder is None:
+        raise UsageError("key file: give --host HOST and --write DIR, e.g. `notify-changes key file --host www.example.org --write public`")
+    keys = key_options({"config": config})
+    key = keys.key_for(host.strip().lower())
+    if key is None:
+        raise UsageError(f"key file: no key for {host}: set [keys] derive (and its variable), a [keys] entry for the host, or INDEXNOW_KEY")
+    path = write_key_file(key, folder, reuse=True)
+    sys.stdout.write(f"{redact_all(path, keys)}: the key file of {host}; publish it with the site\n")
     return ExitCode.OK
 
 

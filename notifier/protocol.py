@@ -4,6 +4,8 @@ so the settings and the plan can use it without loading one."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -42,21 +44,44 @@ class BatchResult(NamedTuple):
     exhausted: bool = False  # failed after its retries (or a Retry-After past the budget): the endpoint is down for this run
 
 
+def derive_key(secret: str, host: str) -> str:
+    """A host's key made from one secret ([keys] derive): HMAC-SHA256 keyed by the secret over
+    the lowercase host name, its first 32 hex digits. Stable and the same on every runner, so
+    nothing is stored; the key (which the host's key file publishes) does not give the secret away."""
+    return hmac.new(secret.encode("utf-8"), host.lower().encode("utf-8"), hashlib.sha256).hexdigest()[:32]
+
+
 @dataclass(frozen=True)
 class Keys:
-    """Which key each host uses and where its key file is."""
+    """Which key each host uses and where its key file is: its own ([keys] by host), else one
+    derived from the secret ([keys] derive), else the default (INDEXNOW_KEY, --key)."""
 
     default: str | None = None
     per_host: dict[str, str] = field(default_factory=dict)
     key_location: str | None = None  # --key-location: applies to the host it names
+    derive: str | None = field(default=None, repr=False)  # the secret each host's key is derived from
+    _derived: dict[str, str] = field(default_factory=dict, repr=False, compare=False)  # host -> its key, as asked for
 
     def key_for(self, host: str) -> str | None:
-        return self.per_host.get(host, self.default)
+        if host in self.per_host:
+            return self.per_host[host]
+        if self.derive is None:
+            return self.default
+        key = self._derived.get(host)
+        if key is None:
+            key = self._derived[host] = derive_key(self.derive, host)
+        return key
+
+    @property
+    def configured(self) -> bool:
+        """Whether any host can have a key."""
+        return self.default is not None or bool(self.per_host) or self.derive is not None
 
     @property
     def secrets(self) -> list[str]:
-        """Every key, once: what no message may show whole."""
-        return [key for key in dict.fromkeys([self.default, *self.per_host.values()]) if key]
+        """Every key, and the secret the derived ones come from, once: what no message may show whole."""
+        every = [self.default, *self.per_host.values(), self.derive, *self._derived.values()]
+        return [key for key in dict.fromkeys(every) if key]
 
     def location_for(self, host: str, scheme: str) -> tuple[str | None, str]:
         """(keyLocation to send or None, URL to fetch the key file from)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -77,6 +78,8 @@ class Settings:
 CONVERTERS: dict[str, Converter] = {"sitemap": text, **{option.name: option.convert for option in OPTIONS}}
 PATH_OPTIONS = ("state", "site-dir", "sitemap")
 TABLES = ("rules", "keys", "history", "bulk")
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+MIN_SECRET = 16  # characters: a key new's 32 hex digits, or any long random text
 
 
 def find_config(explicit: object, cwd: Path) -> tuple[dict[str, Any], Path | None]:
@@ -156,7 +159,14 @@ def build_settings(
         sitemap=values["sitemap"],
         found_sitemap=found is not None,
         state=Path(values.get("state", cwd / DEFAULT_STATE)),
-        keys=_keys(values, file_values.get("keys", {}), blame=merged.get("key", (None, ""))[1], where=where),
+        keys=_keys(
+            values,
+            file_values.get("keys", {}),
+            os.environ if environ is None else environ,
+            blame=merged.get("key", (None, ""))[1],
+            where=where,
+            sends=command == "run" and not value("dry-run"),
+        ),
         endpoints=value("endpoint"),
         site_dir=Path(values["site-dir"]) if "site-dir" in values else None,
         batch_size=value("batch-size"),
@@ -189,6 +199,17 @@ def state_options(cli: Mapping[str, Any], environ: Mapping[str, str] | None = No
     merged = _layers(cli, environ, cwd, api=False).merged
     values = {name: CONVERTERS[name](label)(value) for name, (value, label) in merged.items() if name in ("state", "lock-timeout")}
     return Path(values.get("state", cwd / DEFAULT_STATE)), values.get("lock-timeout", default("lock-timeout"))
+
+
+def key_options(cli: Mapping[str, Any], environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> Keys:
+    """The keys, as a run that sends resolves them (a ``derive`` needs its secret), for
+    ``notify-changes key file``."""
+    cwd = Path.cwd() if cwd is None else cwd
+    layers = _layers(cli, environ, cwd, api=False)
+    values = {name: CONVERTERS[name](label)(value) for name, (value, label) in layers.merged.items() if name in ("key", "key-location")}
+    environ = os.environ if environ is None else environ
+    blame = layers.merged.get("key", (None, ""))[1]
+    return _keys(values, layers.file_values.get("keys", {}), environ, blame=blame, where=layers.where, sends=True)
 
 
 class _Layers(NamedTuple):
@@ -266,21 +287,49 @@ def _history(cli: Mapping[str, Any], table: Any, base: Path, where: str, *, api:
     return history_table(merged, base, f"{where} and history=" if table else "history=", duration("history= tolerance"))
 
 
-def _keys(values: Mapping[str, Any], per_host: Any, *, blame: str, where: str) -> Keys:
-    """The default key (checked, blamed on where it came from), the [keys] table, --key-location."""
+def _keys(values: Mapping[str, Any], per_host: Any, environ: Mapping[str, str], *, blame: str, where: str, sends: bool) -> Keys:
+    """The default key (checked, blamed on where it came from), the [keys] table (hosts, and
+    ``derive``: the variable holding the secret every other host's key is derived from),
+    --key-location. ``sends``: a run that sends, which needs the secret a derive names."""
     key = values.get("key")
     if key is not None:
         key = str(key).strip()  # a key pasted into a secret with its newline is the same key
         validate_key(key, blame)
     if not isinstance(per_host, dict):
         raise UsageError(f"{where}: [keys] must be a table of host = key")
+    per_host = dict(per_host)
+    variable = per_host.pop("derive", None)
     for host, host_key in per_host.items():
         validate_key(str(host_key).strip(), f"{where} [keys] {host}")
     return Keys(
         default=key,
         per_host={str(host).lower(): str(value).strip() for host, value in per_host.items()},
         key_location=values.get("key-location"),
+        derive=_derive_secret(variable, environ, where=where, sends=sends),
     )
+
+
+def _derive_secret(variable: Any, environ: Mapping[str, str], *, where: str, sends: bool) -> str | None:
+    """The secret ``[keys] derive = "VARIABLE"`` names, from the environment; never printed."""
+    if variable is None:
+        return None
+    if not isinstance(variable, str) or not ENV_NAME.fullmatch(variable):
+        raise UsageError(
+            f'{where}: [keys] derive = {variable!r}: name the environment variable that holds the secret, e.g. "INDEXNOW_SECRET"'
+        )
+    secret = environ.get(variable, "").strip()
+    if not secret:
+        if sends:
+            raise UsageError(
+                f"{where}: [keys] derive = {variable!r}, but {variable} is not set: set it to the secret each host's key is "
+                "derived from (a secret of your deploy, the same on every runner)"
+            )
+        return None  # check and a dry run need no key
+    if len(secret) < MIN_SECRET:
+        raise UsageError(
+            f"{variable}: the secret keys are derived from must be at least {MIN_SECRET} characters; make one with `notify-changes key new`"
+        )
+    return secret
 
 
 def _rule_levels(table: Any, where: str) -> dict[str, Level]:

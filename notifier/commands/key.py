@@ -16,16 +16,19 @@ def new_key() -> str:
     return secrets.token_hex(16)
 
 
-def write_key_file(key: str, folder: str) -> str:
+def write_key_file(key: str, folder: str, *, reuse: bool = False) -> str:
     """Write ``KEY.txt`` holding the key into ``folder``; returns its path. The folder must
     exist (a typo would hide the file outside the build), and hold no other key file (two
-    keys published: which one is in use?)."""
+    keys published: which one is in use?). ``reuse``: the same key's file there already is
+    fine (writing a host's key file on every build)."""
     if not os.path.isdir(folder):
         raise UsageError(
             f"--write {folder}: no such folder; name your site's static folder (e.g. static/ for Hugo, public/ for Eleventy), "
             "or create it first"
         )
     for existing in existing_key_files(folder):
+        if reuse and existing == key:
+            continue
         raise UsageError(
             f"--write {folder}: it already holds the key file {existing[:4]}….txt; keep using that key, or delete the file "
             "to replace the key (and update INDEXNOW_KEY)"

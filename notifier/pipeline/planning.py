@@ -34,7 +34,7 @@ def plan_announcements(run: Run, diff: Diff, state: State) -> Plan:
     planned: list[PlannedBatch] = []
     if run.mode == "dry-run":
         keys = run.settings.keys
-        if keys.default is None and not keys.per_host:
+        if not keys.configured:
             notes.append("no IndexNow key is set: a real run needs INDEXNOW_KEY (or --key)")
         planned = _plan(run.settings, state, run.endpoints, explain())
     return Plan(to_submit, notes, explain, planned)
@@ -107,7 +107,7 @@ def _plan(settings: Settings, state: State, endpoints: list[str], reasons: dict[
         batches, unsendable = make_batches(state.pending.get(endpoint, {}), settings.keys, settings.batch_size)
         for batch in batches:
             planned.append(PlannedBatch(endpoint, batch.host, [reasons[loc] for loc in batch.urls]))
-        if unsendable and settings.keys.default is None and not settings.keys.per_host:
+        if unsendable and not settings.keys.configured:
             # a dry run without a key still shows what would be sent, grouped by host
             by_host: dict[str, list[Change]] = {}
             for loc, _ in unsendable:
