@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
 from notifier.commands.stamp import StampResult, stamp_sitemap
+from notifier.config_sites import build_runs
 from notifier.errors import UsageError
 from notifier.pipeline.loop import execute
+from notifier.pipeline.sites import execute_sites
 from notifier.report import Report
 from notifier.settings import RUN_ONLY, build_settings
 
@@ -46,6 +48,7 @@ class Options(TypedDict, total=False):
     platform: str  # "netlify" | "cloudflare-pages" (default: detected from the environment)
     jobs: int  # worker processes (1: none)
     history: Mapping[str, Any]  # keys of the [history] table, each taking the place of the config file's
+    site: str  # with [[sites]] in the config: only this site
     environ: Mapping[str, str]  # instead of os.environ (INDEXNOW_KEY, GITHUB_ACTIONS)
     cwd: str | os.PathLike[str]  # where the config file is looked for and relative paths start
 
@@ -95,8 +98,10 @@ def _execute(command: str, sitemap: object, options: dict[str, Any], notes: list
         if isinstance(value, os.PathLike):
             value = os.fspath(value)
         given["endpoint" if name == "endpoints" else name.replace("_", "-")] = value
-    settings = build_settings(command, given, environ=environ, cwd=Path(cwd) if cwd is not None else None, api=True)
-    return execute(settings, notes=notes or ())
+    runs = build_runs(command, given, environ=environ, cwd=Path(cwd) if cwd is not None else None, api=True)
+    if runs[0].site_name is None:
+        return execute(runs[0], notes=notes or ())
+    return execute_sites(runs, notes=notes or ())
 
 
 def stamp(

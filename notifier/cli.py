@@ -20,6 +20,7 @@ from typing import NoReturn
 from notifier import __version__
 from notifier.commands.key import new_key, write_key_file
 from notifier.commands.state import ACTIONS, StateRequest, run_state_command
+from notifier.config_sites import build_runs
 from notifier.crash import report_crash
 from notifier.errors import ExitCode, NotifierError, UsageError
 from notifier.github import mask_secrets, write_github, write_github_error
@@ -252,15 +253,19 @@ def _main(command: str, args: list[str], word: str | None = None) -> int:
     try:
         namespace = make_parser(word if word in COMMANDS else None).parse_args(args)
         cli = {name.replace("_", "-"): value for name, value in vars(namespace).items()}
-        settings = build_settings(command, cli)
+        runs = build_runs(command, cli)  # one site, or each of the config's [[sites]]
+        settings = runs[0]
         _current.state, _current.github = settings.state, settings.format == "github"
         if settings.format == "github":  # before anything else is printed: GitHub hides it in logs
-            mask_secrets(settings.keys, sys.stdout)
+            for each in runs:
+                mask_secrets(each.keys, sys.stdout)
         progress, step = progress_printer(sys.stderr, os.environ)
         try:
             from notifier.pipeline.loop import Environment, execute  # here: the parser and --help need neither lxml nor requests
+            from notifier.pipeline.sites import execute_sites
 
-            report = execute(settings, Environment(progress=progress, step=step, notice=notice_printer(sys.stderr)))
+            env = Environment(progress=progress, step=step, notice=notice_printer(sys.stderr))
+            report = execute(settings, env) if settings.site_name is None else execute_sites(runs, env)
         finally:
             if on_a_terminal(sys.stderr, os.environ):
                 write_quietly(sys.stderr, "\r\x1b[K")

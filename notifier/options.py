@@ -251,6 +251,7 @@ OPTIONS: tuple[Option, ...] = (
         "1: none, all work in this process; env NOTIFY_CHANGES_JOBS)",
         "N",
     ),
+    Option("site", text, None, "with [[sites]] in the config: only this site (default: every site)", "NAME"),
     Option(
         "verify-live",
         lambda label: whole_number(label, 0, 1000),

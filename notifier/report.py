@@ -58,6 +58,8 @@ class Report:
     # why each URL was (or is to be) sent: worked out when asked for (a first run sends a million)
     explain: Callable[[], dict[str, Change]] | None = field(default=None, repr=False)
     _reasons: dict[str, Change] | None = field(default=None, repr=False)
+    site: str | None = None  # the [[sites]] name of a site's own report
+    sites: dict[str, Report] = field(default_factory=dict)  # several sites: each one's report, in the config's order
 
     @property
     def reasons(self) -> dict[str, Change]:
@@ -111,7 +113,7 @@ class Report:
             + [{"endpoint": plan.endpoint, "host": plan.host, "count": len(plan.urls), "status": "dry-run"} for plan in self.planned],
             "notes": list(self.notes),
             "exit_code": int(self.exit_code),
-        }
+        } | ({"sites": {name: report.to_json() for name, report in self.sites.items()}} if self.sites else {})
 
 
 def _why(change: Change) -> dict[str, Any]:
@@ -147,7 +149,15 @@ def _paint(text: str, kind: str, colour: bool) -> str:
 
 
 def render_text(report: Report, *, cap_per_rule: int = 20, colour: bool = False) -> str:
-    """The text report: the summary line first, then findings, then batches."""
+    """The text report: the summary line first, then findings, then batches; for several
+    sites, a section a site (its name, then its report), then the summary of all."""
+    if report.sites:
+        sections = [
+            f"== {name} (exit {int(site.exit_code)})\n{render_text(site, cap_per_rule=cap_per_rule, colour=colour)}"
+            for name, site in report.sites.items()
+        ]
+        total = _paint(("dry run: " if report.dry_run else "") + f"all {len(report.sites)} sites: " + report.summary(), "summary", colour)
+        return "\n\n".join([*sections, total])
     lines = [_paint(("dry run: " if report.dry_run else "") + report.summary(), "summary", colour)]
     lines.extend(f"warning: {printable(note)}" for note in report.notes)
     shown: Counter[str] = Counter()

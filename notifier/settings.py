@@ -65,6 +65,7 @@ class Settings:
     project_dir: Path = Path()  # the config file's folder, else where the run started: netlify.toml is looked for here
     config_path: Path | None = None
     found_sitemap: bool = False  # no SITEMAP was given: it was found in the build's usual folder
+    site_name: str | None = None  # one of the config's [[sites]]
 
     @property
     def since(self) -> dt.timedelta | None:
@@ -77,7 +78,7 @@ class Settings:
 # option name -> converter (see options.py): the long options and the config keys, and SITEMAP.
 CONVERTERS: dict[str, Converter] = {"sitemap": text, **{option.name: option.convert for option in OPTIONS}}
 PATH_OPTIONS = ("state", "site-dir", "sitemap")
-TABLES = ("rules", "keys", "history", "bulk")
+TABLES = ("rules", "keys", "history", "bulk", "sites")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 MIN_SECRET = 16  # characters: a key new's 32 hex digits, or any long random text
 
@@ -141,7 +142,21 @@ def build_settings(
     ``api``: the values are the Python API's keyword arguments (typed values, ``rules`` a
     mapping), and a bad one is blamed on its argument name (``batch_size=``)."""
     cwd = Path.cwd() if cwd is None else cwd
-    file_values, where, base, config_path, merged = _layers(cli, environ, cwd, api=api)
+    return resolve(command, cli, environ, cwd, read_layers(cli, environ, cwd, api=api), api=api)
+
+
+def resolve(
+    command: str,
+    cli: Mapping[str, Any],
+    environ: Mapping[str, str] | None,
+    cwd: Path,
+    layers: Layers,
+    *,
+    api: bool,
+    site_name: str | None = None,
+) -> Settings:
+    """The Settings of one site from its layers (``build_settings``; each of [[sites]])."""
+    file_values, where, base, config_path, merged = layers
     values = {name: CONVERTERS[name](label)(value) for name, (value, label) in merged.items()}
     if "site-dir" in values and not Path(values["site-dir"]).is_dir():
         raise UsageError(f"{merged['site-dir'][1]} {values['site-dir']}: no such folder; pass the build output root")
@@ -189,6 +204,7 @@ def build_settings(
         platform=values.get("platform") or detect_platform(os.environ if environ is None else environ) or DEFAULT_PLATFORM,
         project_dir=base,
         config_path=config_path,
+        site_name=site_name,
     )
 
 
@@ -196,7 +212,7 @@ def state_options(cli: Mapping[str, Any], environ: Mapping[str, str] | None = No
     """The state file and the lock timeout, as ``build_settings`` resolves them, for the
     commands that need nothing else (``notify-changes state``)."""
     cwd = Path.cwd() if cwd is None else cwd
-    merged = _layers(cli, environ, cwd, api=False).merged
+    merged = read_layers(cli, environ, cwd, api=False).merged
     values = {name: CONVERTERS[name](label)(value) for name, (value, label) in merged.items() if name in ("state", "lock-timeout")}
     return Path(values.get("state", cwd / DEFAULT_STATE)), values.get("lock-timeout", default("lock-timeout"))
 
@@ -205,14 +221,14 @@ def key_options(cli: Mapping[str, Any], environ: Mapping[str, str] | None = None
     """The keys, as a run that sends resolves them (a ``derive`` needs its secret), for
     ``notify-changes key file``."""
     cwd = Path.cwd() if cwd is None else cwd
-    layers = _layers(cli, environ, cwd, api=False)
+    layers = read_layers(cli, environ, cwd, api=False)
     values = {name: CONVERTERS[name](label)(value) for name, (value, label) in layers.merged.items() if name in ("key", "key-location")}
     environ = os.environ if environ is None else environ
     blame = layers.merged.get("key", (None, ""))[1]
     return _keys(values, layers.file_values.get("keys", {}), environ, blame=blame, where=layers.where, sends=True)
 
 
-class _Layers(NamedTuple):
+class Layers(NamedTuple):
     """The config file found, and each option's value by precedence with the name to blame."""
 
     file_values: dict[str, Any]
@@ -222,16 +238,16 @@ class _Layers(NamedTuple):
     merged: dict[str, tuple[Any, str]]
 
 
-def _layers(cli: Mapping[str, Any], environ: Mapping[str, str] | None, cwd: Path, *, api: bool) -> _Layers:
+def read_layers(cli: Mapping[str, Any], environ: Mapping[str, str] | None, cwd: Path, *, api: bool) -> Layers:
     environ = os.environ if environ is None else environ
     table, config_path = find_config(cli.get("config"), cwd)
     where = str(config_path) if config_path else "config"
     file_values = _normalise(table, where)
     base = config_path.parent if config_path else cwd
-    return _Layers(file_values, where, base, config_path, _merge(cli, environ, file_values, where=where, base=base, cwd=cwd, api=api))
+    return Layers(file_values, where, base, config_path, merge_values(cli, environ, file_values, where=where, base=base, cwd=cwd, api=api))
 
 
-def _merge(
+def merge_values(
     cli: Mapping[str, Any], environ: Mapping[str, str], file_values: Mapping[str, Any], *, where: str, base: Path, cwd: Path, api: bool
 ) -> dict[str, tuple[Any, str]]:
     """Each option's value by precedence (command line, environment, file), with the name to

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from notifier.environment import Environment
 from notifier.errors import ExitCode, InputError, NotifierError, StateError
@@ -60,6 +61,22 @@ def _execute(settings: Settings, env: Environment, workers: Workers, notes: Sequ
 def _pipeline(
     settings: Settings, env: Environment, workers: Workers, recorded: State | None, store: StateStore | None, notes: Sequence[str]
 ) -> Report:
+    return finish(begin(settings, env, workers, recorded), store, notes)
+
+
+@dataclass(frozen=True)
+class Begun:
+    """A site read, diffed and verified; what ``finish`` needs to plan, send and record."""
+
+    run: Run
+    state: State
+    recorded_parts: list[Part]
+    tidied: list[str]
+    verified: Verified
+
+
+def begin(settings: Settings, env: Environment, workers: Workers, recorded: State | None) -> Begun:
+    """The first half of a run: read, diff and verify ``recorded`` (None: no state yet)."""
     run = Run(settings, env, env.now(), recorded is None, workers)
     if settings.found_sitemap and env.notice is not None:
         env.notice(f"no SITEMAP given: reading {settings.sitemap}, with --site-dir {settings.site_dir}")
@@ -71,8 +88,13 @@ def _pipeline(
     state = recorded or State()
     recorded_parts = list(state.parts)
     tidied = hand_over_orphans(state, run.endpoints) + drop_unsendable(state)
-    workers_note = [workers.note] if workers.note else []
-    verified = diff_and_verify(run, state)
+    return Begun(run, state, recorded_parts, tidied, diff_and_verify(run, state))
+
+
+def finish(begun: Begun, store: StateStore | None, notes: Sequence[str] = ()) -> Report:
+    """The rest, where the command stops: plan, make durable, send, record; the report."""
+    run, state, tidied, verified = begun.run, begun.state, begun.tidied, begun.verified
+    workers_note = [run.workers.note] if run.workers.note else []
     if verified.failed or run.stops_after == "verify":
         preview = preview_first_run(run, verified.diff) if run.first_run and not verified.failed else []
         exit_code = ExitCode.VERIFICATION_FAILED if verified.failed else ExitCode.OK
@@ -82,7 +104,7 @@ def _pipeline(
         return _report(run, state, verified, plan, notes=[*tidied, *verified.notes, *plan.notes, *workers_note, *notes])
     assert store is not None  # a run that records has its store open
     # a rerun of the same deploy changes nothing: every file unread, nothing new to announce
-    changed = run.first_run or bool(tidied) or any(plan.to_submit) or _parts_changed(state.parts, recorded_parts)
+    changed = run.first_run or bool(tidied) or any(plan.to_submit) or _parts_changed(state.parts, begun.recorded_parts)
     _persist_pending(store, state, run.endpoints, stamp=run.stamp, changed=changed)
     deliveries = submit_pending(run, state, store) if _has_pending(state, run.endpoints) else Deliveries([], [])
     done = _record_run(run, store, state, verified, deliveries, changed=changed)

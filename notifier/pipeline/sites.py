@@ -1,0 +1,107 @@
+"""Several sites in one run (the config's ``[[sites]]``): every site is read and verified
+before any is submitted; a site that fails verification (or whose input is broken) is not
+submitted, the others are; one report with a section a site, and one exit code.
+
+The exit code is the most severe of the sites' (``SEVERITY``): a lie (1) before a broken
+input (2) before a lock held elsewhere (4) before an incomplete submission (3) before 0.
+Runs lock every site's state in the config's order before reading any, so two runs of the
+same config never wait on each other in a circle.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import itertools
+from collections.abc import Sequence
+
+from notifier.environment import Environment
+from notifier.errors import ExitCode, NotifierError
+from notifier.pipeline.changes import Change
+from notifier.pipeline.context import mode_of
+from notifier.pipeline.loop import Begun, begin, finish
+from notifier.protocol import redact_all
+from notifier.report import Report
+from notifier.settings import Settings
+from notifier.store import StateStore, open_store, read_state
+from notifier.workers import Workers
+
+SEVERITY = (ExitCode.VERIFICATION_FAILED, ExitCode.INPUT_ERROR, ExitCode.LOCKED, ExitCode.SUBMISSION_INCOMPLETE, ExitCode.OK)
+
+
+def most_severe(codes: Sequence[ExitCode]) -> ExitCode:
+    return min(codes, key=SEVERITY.index, default=ExitCode.OK)
+
+
+def execute_sites(runs: Sequence[Settings], env: Environment | None = None, *, notes: Sequence[str] = ()) -> Report:
+    """Check or run every site of ``runs`` and return one report, ``report.sites`` holding each site's."""
+    env = env or Environment()
+    collecting = gc.isenabled()
+    gc.disable()  # as for one site (loop.execute): millions of objects, no cycles
+    try:
+        with Workers(runs[0].jobs) as workers, contextlib.ExitStack() as stack:
+            reports: dict[str, Report] = {}
+            begun: dict[str, tuple[Begun, StateStore | None]] = {}
+            for settings in runs:
+                name = settings.site_name or settings.sitemap
+                try:
+                    store = None
+                    if mode_of(settings) == "run":
+                        store = stack.enter_context(
+                            open_store(settings.state, lock_timeout=settings.lock_timeout, clock=env.clock, sleep=env.sleep)
+                        )
+                    recorded = store.load() if store is not None else read_state(settings.state)
+                    begun[name] = (begin(settings, env, workers, recorded), store)
+                except NotifierError as error:
+                    reports[name] = _failed(settings, error)
+            for name, (site, store) in begun.items():  # every site is verified: now each is finished
+                try:
+                    reports[name] = finish(site, store)
+                except NotifierError as error:
+                    reports[name] = _failed(site.run.settings, error)
+    finally:
+        if collecting:
+            gc.enable()
+    return combined([reports[settings.site_name or settings.sitemap] for settings in runs], runs, notes)
+
+
+def _failed(settings: Settings, error: NotifierError) -> Report:
+    """A site whose input, state or lock stopped it: its one line, its exit code."""
+    return Report(
+        command=settings.command,
+        dry_run=settings.dry_run,
+        exit_code=ExitCode(error.exit_code),
+        notes=[redact_all(str(error), settings.keys)],
+        site=settings.site_name,
+    )
+
+
+def combined(reports: list[Report], runs: Sequence[Settings], notes: Sequence[str]) -> Report:
+    """One report for all the sites: their lists joined, each note naming its site, the most
+    severe exit code; ``sites`` holds each site's own report."""
+    for report, settings in zip(reports, runs, strict=True):
+        report.site = settings.site_name
+    first = runs[0]
+    added: list[Change] = list(itertools.chain.from_iterable(report.added for report in reports))
+
+    def explain() -> dict[str, Change]:
+        return {loc: why for report in reports for loc, why in report.reasons.items()}
+
+    return Report(
+        command=first.command,
+        dry_run=first.dry_run,
+        exit_code=most_severe([report.exit_code for report in reports]),
+        added=added,
+        changed=[change for report in reports for change in report.changed],
+        removed=[change for report in reports for change in report.removed],
+        pending=[url for report in reports for url in report.pending],
+        unchanged=sum(report.unchanged for report in reports),
+        held_back=[url for report in reports for url in report.held_back],
+        submitted=[url for report in reports for url in report.submitted],
+        violations=[violation for report in reports for violation in report.violations],
+        batches=[batch for report in reports for batch in report.batches],
+        planned=[batch for report in reports for batch in report.planned],
+        notes=[f"{report.site}: {note}" for report in reports for note in report.notes] + list(notes),
+        explain=explain,
+        sites={report.site or "": report for report in reports},
+    )
