@@ -7,7 +7,8 @@
 #   INDEXNOW_KEY=... sh deploy-hook.sh public/sitemap.xml ./publish.sh --prod
 #   NOTIFY_PUBLISH='rsync -a public/ web:/srv/site/' sh deploy-hook.sh public/sitemap.xml
 #
-# The first argument is the sitemap (default: $NOTIFY_SITEMAP, else public/sitemap.xml);
+# The first argument is the sitemap (default: $NOTIFY_SITEMAP, else public/sitemap.xml), or
+# "-" for every site of the config's [[sites]] (a site that lies stops the whole publish);
 # the rest is the publish command (default: $NOTIFY_PUBLISH, run by sh -c).
 # Extra options for notify-changes go in $NOTIFY_ARGS (e.g. "--site-dir public").
 #
@@ -21,12 +22,13 @@ NOTIFY=${NOTIFY_CHANGES:-notify-changes}
 sitemap=${1:-${NOTIFY_SITEMAP:-public/sitemap.xml}}
 [ "$#" -gt 0 ] && shift
 args=${NOTIFY_ARGS:-}
+[ "$sitemap" = "-" ] && sitemap=""  # the config's [[sites]]: each names its own
 
 say() { printf 'deploy-hook: %s\n' "$*" >&2; }
 
 # 1. check before publishing: a lying sitemap must never go live
 # shellcheck disable=SC2086  # NOTIFY_ARGS is split into options on purpose
-"$NOTIFY" check "$sitemap" $args
+"$NOTIFY" check ${sitemap:+"$sitemap"} $args
 code=$?
 if [ "$code" -ne 0 ]; then
   say "notify-changes check failed (exit $code): not publishing"
@@ -50,7 +52,7 @@ fi
 
 # 3. announce what changed, now that it is live
 # shellcheck disable=SC2086
-"$NOTIFY" run "$sitemap" $args
+"$NOTIFY" run ${sitemap:+"$sitemap"} $args
 code=$?
 if [ "$code" -eq 3 ] && [ "${NOTIFY_STRICT:-0}" != "1" ]; then
   say "some URLs were not delivered; they stay pending and go out with the next deploy"

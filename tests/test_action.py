@@ -124,7 +124,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     return clone, outputs["program"]
 
 
-def drive(site: Site, tmp_path: Path, installed: tuple[Path, str], **given: str) -> tuple[int, str, dict[str, str], str]:
+def drive(site: Site, tmp_path: Path, installed: tuple[Path, str], /, **given: str) -> tuple[int, str, dict[str, str], str]:
     """Run the action's steps after the install as the runner would (bash -eo pipefail)."""
     inputs = {name: str(spec.get("default", "")) for name, spec in ACTION["inputs"].items()}
     inputs.update(given)
@@ -369,3 +369,31 @@ def test_committing_the_state_pushes_when_main_moved_during_the_deploy(tmp_path:
     assert _git(origin, "show", "main:index.md") == "green tea\n"  # the other push is kept
     again = subprocess.run(["bash", "-eo", "pipefail", "-c", script], cwd=job, env=env, capture_output=True, text=True, check=False)
     assert again.returncode == 0 and _git(origin, "log", "--format=%s", "main").count("\n") == 3  # nothing new: no commit
+
+
+def test_the_action_runs_every_site_of_the_config(site: Site, tmp_path: Path, installed: tuple[Path, str]) -> None:
+    """[[sites]]: no sitemap input; both sites are checked, the lying one fails the step while
+    the honest one is submitted; the site input picks one."""
+    assert site.fake is not None
+    docs, blog = site.root / "docs", site.root / "blog"
+    for folder in (docs, blog):
+        folder.mkdir()
+    (docs / "sitemap.xml").write_text(urlset(pages(2)).replace(BASE, "http://docs.shop-site.org"))
+    (blog / "sitemap.xml").write_text(urlset(pages(2)))
+    site.fake.serve_key("docs.shop-site.org", KEY)
+    (site.root / "notify-changes.toml").write_text(
+        f'endpoint = ["{site.fake.endpoint}"]\n'
+        '[[sites]]\nname = "docs"\nsitemap = "docs/sitemap.xml"\nstate = "state/docs.json"\n'
+        '[[sites]]\nname = "blog"\nsitemap = "blog/sitemap.xml"\nstate = "state/blog.json"\n'
+    )
+    code, output, _, _ = drive(site, tmp_path, installed, key=KEY)
+    assert code == 0, output
+    (docs / "sitemap.xml").write_text(urlset(pages(3)).replace(BASE, "http://docs.shop-site.org"))
+    (blog / "sitemap.xml").write_text(urlset(pages(2) | {"/p/2/": "2031-01-01"}))
+    code, output, outputs, summary = drive(site, tmp_path, installed, key=KEY)
+    assert "| 2 | 0 | 0 | 1 | 0 | 0 |" in summary and "`error[lastmod-future]` http://www.shop-site.org/p/2/" in summary, summary
+    assert code == 1, output
+    assert "::error title=lastmod-future::" in output and "== blog (exit 1)" in output
+    assert site.fake.delivered() == ["http://docs.shop-site.org/p/2/"] and outputs["submitted"] == "1"
+    code, output, _, _ = drive(site, tmp_path, installed, key=KEY, mode="check", **{"site": "docs"})
+    assert code == 0 and "== docs (exit 0)" in output and "== blog" not in output, output

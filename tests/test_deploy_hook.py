@@ -81,3 +81,31 @@ def test_an_outage_after_publishing_does_not_fail_the_live_deploy_unless_asked(d
 def test_no_publish_command_is_exit_2(deployed: Site) -> None:
     done = hook(deployed)
     assert done.returncode == 2 and "no publish command" in done.stderr
+
+
+def test_a_dash_runs_every_site_of_the_config_and_one_lying_site_stops_the_publish(site: Site) -> None:
+    """``sh deploy-hook.sh - PUBLISH``: the config's [[sites]]; the check covers every site, so
+    one that lies stops the one publish of the whole repository."""
+    assert site.fake is not None
+    for name in ("docs", "blog"):
+        (site.root / name).mkdir()
+        (site.root / name / "sitemap.xml").write_text(urlset(pages(2, prefix=f"/{name}/")))
+    (site.root / "notify-changes.toml").write_text(
+        f'endpoint = ["{site.fake.endpoint}"]\nretry-timeout = 0.2\n'
+        '[[sites]]\nname = "docs"\nsitemap = "docs/sitemap.xml"\nstate = "state/docs.json"\n'
+        '[[sites]]\nname = "blog"\nsitemap = "blog/sitemap.xml"\nstate = "state/blog.json"\n'
+    )
+    environment = dict(os.environ, INDEXNOW_KEY=KEY, NOTIFY_CHANGES=program()[0])
+
+    def deploy() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [SH, str(HOOK), "-", "sh", "-c", "echo live >> published"], env=environment, cwd=site.root, capture_output=True, text=True
+        )
+
+    done = deploy()
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert (site.root / "state" / "docs.json").is_file() and (site.root / "state" / "blog.json").is_file()
+    (site.root / "blog" / "sitemap.xml").write_text(urlset(pages(2, prefix="/blog/") | {"/blog/9/": "2031-01-01"}))
+    done = deploy()
+    assert done.returncode == 1 and "not publishing" in done.stderr
+    assert (site.root / "published").read_text() == "live\n"  # the first deploy's only
