@@ -12,7 +12,7 @@ import pytest
 import notifier
 from notifier.cli import main
 from notifier.pipeline.sites import most_severe
-from tests.conftest import BASE, KEY, pages, urlset
+from tests.conftest import BASE, KEY, Site, index, pages, urlset
 from tests.fakeindexnow import FakeIndexNow
 
 DOCS = "http://docs.shop-site.org"
@@ -135,3 +135,18 @@ def test_the_most_severe_exit_code_wins_in_the_documented_order() -> None:
     for position, code in enumerate(order):
         assert most_severe(order[position:]) == code
         assert most_severe(list(reversed(order[position:]))) == code
+
+
+def test_a_host_with_its_own_key_is_in_the_sites_scope(offline_site: Site) -> None:
+    """An index whose parts list pages of another host of the same site (docs. beside www.):
+    url-out-of-scope, unless the config gives that host a key of its own."""
+    offline_site.write(index({"/part-www.xml": None, "/part-docs.xml": None}))
+    offline_site.write(urlset(pages(3)), "part-www.xml")
+    offline_site.write(urlset(pages(2)).replace(BASE, DOCS), "part-docs.xml")
+    sitemap_url = ["--sitemap-url", f"{BASE}/sitemap.xml"]
+    result = offline_site.check(*sitemap_url)
+    assert result.code == 1 and f"error[url-out-of-scope] {DOCS}/p/0/" in result.out
+    config = offline_site.root / "keys.toml"
+    config.write_text(f'[keys]\n"docs.shop-site.org" = "{KEY}"\n')
+    result = offline_site.check(*sitemap_url, "--config", str(config))
+    assert result.code == 0 and "url-out-of-scope" not in result.out, result.out

@@ -91,6 +91,7 @@ def diff_and_verify(run: Run, state: State) -> Verified:
             max_removed=settings.max_removed,
             bulk=settings.bulk,
             sitemap_url=settings.sitemap_url,
+            own_hosts=frozenset(settings.keys.per_host),
         ),
     )
     notes.extend(context.notes)

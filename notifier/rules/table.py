@@ -107,6 +107,7 @@ class RuleSettings:
     max_removed_min: int = 10  # never fire below this many removals
     bulk: BulkThresholds = BulkThresholds()
     sitemap_url: str | None = None
+    own_hosts: frozenset[str] = frozenset()  # hosts the config gives a key of their own: the site's too (url-out-of-scope)
     cap_per_rule: int = 20  # findings listed per rule in the text report
 
     def level(self, rule_id: str) -> Level:

@@ -210,7 +210,7 @@ def _urls(context: Context, settings: RuleSettings) -> Iterator[Found]:
     diff = context.diff
     # URLs recorded by an earlier deploy passed these rules then: judge what this deploy adds or changes
     changes: Iterable[Change] = itertools.chain(diff.added, diff.changed)
-    if not _judged_by_url(diff.origins, scope, check_dev, check_scope):
+    if not _judged_by_url(diff.origins, scope, check_dev, check_scope, settings.own_hosts):
         # every origin passes, and the scope is the site's root: a plain URL passes too, so
         # only the irregular ones need a look (a first run adds a million plain URLs)
         if not diff.irregular:
@@ -238,21 +238,22 @@ def _urls(context: Context, settings: RuleSettings) -> Iterator[Found]:
             if reason is not None:
                 yield "url-dev-host", loc, f"{reason}; set the site's real base URL in the generator and rebuild", None
                 continue
-        if check_scope and scope is not None:
+        if check_scope and scope is not None and netloc not in settings.own_hosts:
             if netloc != scope.host:
                 yield "url-out-of-scope", loc, f"not on the sitemap's host {scope.host}", None
             elif not path.startswith(scope.folder):
                 yield "url-out-of-scope", loc, f"not under the sitemap's folder {scope.folder}", None
 
 
-def _judged_by_url(origins: list[str], scope: Scope | None, check_dev: bool, check_scope: bool) -> bool:
+def _judged_by_url(origins: list[str], scope: Scope | None, check_dev: bool, check_scope: bool, own: frozenset[str]) -> bool:
     """Whether plain URLs must be judged one by one: some origin is a development or
-    placeholder host, off the sitemap's host, or the scope is a folder, not the root."""
+    placeholder host, off the sitemap's host (and not one of the site's ``own`` hosts), or
+    the scope is a folder, not the root."""
     for each in origins:
         host = site(each).host
         if check_dev and (host in _PREFIX_HOSTS or dev_host_reason(each + "/") is not None):
             return True
-        if check_scope and scope is not None and (host != scope.host or scope.folder != "/"):
+        if check_scope and scope is not None and host not in own and (host != scope.host or scope.folder != "/"):
             return True
     return False
 
