@@ -18,11 +18,12 @@ from typing import cast
 import orjson
 
 from notifier.errors import StateError
-from notifier.store.checks import check_index, check_part_meta, check_pending_group, check_run, damaged, json_column, restore_hint
+from notifier.store.checks import check_pending_group, check_run, damaged, json_column, restore_hint
 from notifier.store.durable import DeliveryNotRecorded, SaveFailed, StateStore
 from notifier.store.jsonfile import encoded_parts
 from notifier.store.migrate import FORMAT_VERSION, check_version, sqlite_parts_from_v1
-from notifier.store.model import MAX_RUNS_KEPT, PendingItem, RecordedPart, RunRecord, State, apply_delivery, grouped_pending
+from notifier.store.model import MAX_RUNS_KEPT, PendingItem, RunRecord, State, apply_delivery, grouped_pending
+from notifier.store.rows import state_from_rows
 
 # The parts column ``fingerprints`` holds the part's URL hashes (the index a lookup bisects),
 # not page fingerprints: an older name, kept on disk because renaming a
@@ -117,76 +118,37 @@ def _read(connection: sqlite3.Connection, path: Path) -> tuple[State | None, boo
     if "meta" not in tables:
         raise damaged(name, "not a notify-changes state (no meta table)")
     meta = dict(connection.execute("SELECT key, value FROM meta").fetchall())
-    try:
-        version = check_version(int(meta.get("version", "")), name)
-    except (TypeError, ValueError):
-        raise damaged(name, "no valid format version") from None
-    for key in ("created", "updated"):
-        if type(meta.get(key, "")) is not str:
-            raise damaged(name, f"meta {key} is not a timestamp")
-    state = State(created=meta.get("created", ""), updated=meta.get("updated", ""))
-    if version < 2:
-        state.parts = sqlite_parts_from_v1(connection, name)
-    for part_name, digest, count, missing, origins, prints, urls in (
-        connection.execute("SELECT name, digest, count, missing, origins, fingerprints, urls FROM parts ORDER BY id")
-        if version >= 2
-        else ()
-    ):
-        where = f"parts row {part_name!r}"
-        checked = check_part_meta(
-            {
-                "name": part_name,
-                "digest": digest,
-                "count": count,
-                "missing": missing,
-                "origins": json_column(origins, name, f"{where}: origins"),
-                "index": check_index(prints, name, where),
-            },
+    if _version(meta, name) >= 2:
+        return state_from_rows(
+            meta,
+            connection.execute("SELECT name, digest, count, missing, origins, fingerprints, urls FROM parts ORDER BY id"),
+            connection.execute("SELECT endpoint, reason, since, urls FROM pending ORDER BY id"),
+            connection.execute("SELECT endpoint, at, urls FROM delivered ORDER BY id").fetchall(),
+            (record for (record,) in connection.execute("SELECT record FROM runs ORDER BY id")),
             name,
         )
-        if not isinstance(urls, (bytes, str)):
-            raise damaged(name, f"{where}: urls is not JSON text")
-        state.parts.append(
-            RecordedPart(
-                checked.name,
-                checked.digest,
-                raw=urls.encode() if isinstance(urls, str) else urls,
-                count=checked.count,
-                missing=checked.missing,
-                origins=checked.origins,
-                url_hash_index=checked.url_hash_index,
-                source=name,
-            )
-        )
+    state = State(created=meta.get("created", ""), updated=meta.get("updated", ""))
+    state.parts = sqlite_parts_from_v1(connection, name)
     items: dict[tuple[str, str], PendingItem] = {}
-    if version < 2:  # format 1: a row per endpoint and URL
-        rows = [
-            (endpoint, {"reason": reason, "since": since, "urls": [loc]})
-            for endpoint, loc, reason, since in connection.execute("SELECT endpoint, loc, reason, since FROM pending ORDER BY rowid")
-        ]
-    else:
-        rows = [
-            (endpoint, {"reason": reason, "since": since, "urls": json_column(urls, name, f"pending row of {endpoint}: urls")})
-            for endpoint, reason, since, urls in connection.execute("SELECT endpoint, reason, since, urls FROM pending ORDER BY id")
-        ]
-    for endpoint, group in rows:
-        if type(endpoint) is not str:
+    for endpoint, loc, reason, since in connection.execute("SELECT endpoint, loc, reason, since FROM pending ORDER BY rowid"):
+        if type(endpoint) is not str:  # format 1: a row per endpoint and URL
             raise damaged(name, "a pending row has no endpoint")
-        reason, since, locs = check_pending_group(group, name, endpoint)
+        reason, since, locs = check_pending_group({"reason": reason, "since": since, "urls": [loc]}, name, endpoint)
         item = items.setdefault((reason, since), PendingItem(reason=reason, since=since))
         state.pending.setdefault(endpoint, {}).update(dict.fromkeys(locs, item))
-    delivered = connection.execute("SELECT endpoint, at, urls FROM delivered ORDER BY id").fetchall() if version >= 2 else []
-    for endpoint, at, urls in delivered:  # acknowledged since the last full save: folded in as a journal is
-        locs = json_column(urls, name, "a delivered row's urls")
-        if type(endpoint) is not str or type(at) is not str or type(locs) is not list or not all(type(loc) is str for loc in locs):
-            raise damaged(name, "a delivered row is malformed")
-        apply_delivery(state, endpoint, locs, at)
     state.runs = [
         cast(RunRecord, check_run(json_column(record, name, "a runs row"), name))
         for (record,) in connection.execute("SELECT record FROM runs ORDER BY id")
     ]
     state.settle()
-    return state, bool(delivered)
+    return state, False
+
+
+def _version(meta: dict[str, str], name: str) -> int:
+    try:
+        return check_version(int(meta.get("version", "")), name)
+    except (TypeError, ValueError):
+        raise damaged(name, "no valid format version") from None
 
 
 class SqliteStore(StateStore):

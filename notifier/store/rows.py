@@ -1,0 +1,75 @@
+"""A state from the rows of a database store (SQLite, PostgreSQL): the same layout in both,
+one row per sitemap file holding its URLs' records, each value checked as it is read."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, cast
+
+from notifier.store.checks import check_index, check_part_meta, check_pending_group, check_run, damaged, json_column
+from notifier.store.model import PendingItem, RecordedPart, RunRecord, State, apply_delivery
+
+PartRow = tuple[Any, Any, Any, Any, Any, Any, Any]  # name, digest, count, missing, origins, URL-hash index, urls
+PendingRow = tuple[Any, Any, Any, Any]  # endpoint, reason, since, urls
+DeliveredRow = tuple[Any, Any, Any]  # endpoint, at, urls
+
+
+def state_from_rows(
+    meta: Mapping[str, Any],
+    parts: Iterable[PartRow],
+    pending: Iterable[PendingRow],
+    delivered: list[DeliveredRow],
+    runs: Iterable[Any],
+    name: str,
+) -> tuple[State, bool]:
+    """The state the rows hold (the version already checked), and whether acknowledged
+    batches not yet folded in were found (``delivered``: the next save folds them)."""
+    for key in ("created", "updated"):
+        if type(meta.get(key, "")) is not str:
+            raise damaged(name, f"meta {key} is not a timestamp")
+    state = State(created=meta.get("created", ""), updated=meta.get("updated", ""))
+    for part_name, digest, count, missing, origins, prints, urls in parts:
+        where = f"parts row {part_name!r}"
+        checked = check_part_meta(
+            {
+                "name": part_name,
+                "digest": digest,
+                "count": count,
+                "missing": missing,
+                "origins": json_column(origins, name, f"{where}: origins"),
+                "index": check_index(bytes(prints) if isinstance(prints, memoryview) else prints, name, where),
+            },
+            name,
+        )
+        if isinstance(urls, memoryview):
+            urls = bytes(urls)
+        if not isinstance(urls, (bytes, str)):
+            raise damaged(name, f"{where}: urls is not JSON text")
+        state.parts.append(
+            RecordedPart(
+                checked.name,
+                checked.digest,
+                raw=urls.encode() if isinstance(urls, str) else urls,
+                count=checked.count,
+                missing=checked.missing,
+                origins=checked.origins,
+                url_hash_index=checked.url_hash_index,
+                source=name,
+            )
+        )
+    items: dict[tuple[str, str], PendingItem] = {}
+    for endpoint, reason, since, urls in pending:
+        if type(endpoint) is not str:
+            raise damaged(name, "a pending row has no endpoint")
+        group = {"reason": reason, "since": since, "urls": json_column(urls, name, f"pending row of {endpoint}: urls")}
+        reason, since, locs = check_pending_group(group, name, endpoint)
+        item = items.setdefault((reason, since), PendingItem(reason=reason, since=since))
+        state.pending.setdefault(endpoint, {}).update(dict.fromkeys(locs, item))
+    for endpoint, at, urls in delivered:  # acknowledged since the last full save: folded in as a journal is
+        locs = json_column(urls, name, "a delivered row's urls")
+        if type(endpoint) is not str or type(at) is not str or type(locs) is not list or not all(type(loc) is str for loc in locs):
+            raise damaged(name, "a delivered row is malformed")
+        apply_delivery(state, endpoint, locs, at)
+    state.runs = [cast(RunRecord, check_run(json_column(record, name, "a runs row"), name)) for record in runs]
+    state.settle()
+    return state, bool(delivered)
