@@ -22,6 +22,7 @@ from notifier.commands.key import new_key, write_key_file
 from notifier.commands.state import ACTIONS, StateRequest, run_state_command
 from notifier.config_sites import build_runs
 from notifier.crash import report_crash
+from notifier.database import DatabaseURL
 from notifier.errors import ExitCode, NotifierError, UsageError
 from notifier.github import mask_secrets, write_github, write_github_error
 from notifier.options import OPTIONS, RUN_ONLY, Option
@@ -155,7 +156,7 @@ class _Current:
         self.reset([])
 
     def reset(self, args: list[str]) -> None:
-        self.state: Path | str | None = None  # the crash log goes beside it
+        self.state: Path | str | DatabaseURL | None = None  # the crash log goes beside a state file
         given = [word.split("=", 1)[1] for word in args if word.startswith("--format=")]
         given += [args[n + 1] for n, word in enumerate(args[:-1]) if word == "--format"]
         style = given[-1] if given else ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else None)
@@ -335,13 +336,16 @@ def _state_command(args: list[str]) -> int:
             "Inspect and repair the recorded state. show: counts, pending per endpoint, the last runs. url URL: one "
             "URL's record (lastmod, first seen, last submitted, fingerprint, sitemap file) and where it is pending. "
             "pending: every pending URL. forget URL... --yes: drop URLs from the pending set (they are never sent). "
-            "export: every record, as JSON or CSV. Works on both stores; only forget takes the state lock."
+            "export: every record, as JSON or CSV. Works on every store; only forget takes the state lock."
         ),
         epilog="Exit codes: 0 done, 2 usage or input error (no state, an unknown URL, forget without --yes), 4 state locked.",
     )
     parser.add_argument("action", nargs="?", choices=ACTIONS, help="what to do")
     parser.add_argument("urls", nargs="*", metavar="URL", help="url: the URL; forget: the URLs to drop")
-    parser.add_argument("--state", metavar="PATH", help="the state file (default state/notify-changes.json, or the config's)")
+    parser.add_argument(
+        "--state", metavar="PATH", help="the state file or postgresql:// URL (default state/notify-changes.json, or the config's)"
+    )
+    parser.add_argument("--site-name", metavar="NAME", help="with a postgresql:// state: the site whose rows to read")
     parser.add_argument("--config", metavar="PATH", help="a TOML config file (default notify-changes.toml, else pyproject.toml)")
     parser.add_argument("--format", choices=("text", "json", "csv"), help="output: text (default), json; export: json (default) or csv")
     parser.add_argument("--endpoint", metavar="URL", action="append", help="forget: only at this endpoint (repeatable; default all)")
@@ -356,7 +360,13 @@ def _state_command(args: list[str]) -> int:
             raise UsageError("--format csv: only `state export` writes CSV; use text or json")
         if style == "text" and namespace.action == "export":
             raise UsageError("state export: --format json or csv")
-        state, lock_timeout = state_options({"state": namespace.state, "config": namespace.config, "lock-timeout": namespace.lock_timeout})
+        given = {
+            "state": namespace.state,
+            "config": namespace.config,
+            "lock-timeout": namespace.lock_timeout,
+            "site-name": namespace.site_name,
+        }
+        state, lock_timeout = state_options(given)
         _current.state = state
         request = StateRequest(
             namespace.action,

@@ -132,12 +132,12 @@ def _given(cli: Mapping[str, Any]) -> set[str]:
 
 def _refuse_shared_states(runs: list[Settings]) -> None:
     """Two sites in one state file would each take the other's URLs for removed ones."""
-    seen: dict[Path, str] = {}
+    seen: dict[object, str] = {}
     for settings in runs:
-        state = settings.state.resolve()
+        state = settings.state.resolve() if isinstance(settings.state, Path) else settings.state
         other = seen.setdefault(state, settings.site_name or "")
         if other != settings.site_name:
-            default = " (the default)" if settings.state.name == DEFAULT_STATE.name else ""
+            default = " (the default)" if isinstance(settings.state, Path) and settings.state.name == DEFAULT_STATE.name else ""
             raise UsageError(
                 f"[[sites]] {other} and {settings.site_name} share the state file {settings.state}{default}: "
                 'give each site its own, e.g. state = "state/NAME.json"'

@@ -23,16 +23,16 @@ from notifier import __version__
 LOG_NAME = "notify-changes-crash.log"
 
 
-def crash_log_folder(state: Path | str | None) -> Path:
+def crash_log_folder(state: object) -> Path:
     """Beside the state when its folder exists (a file store), else the temporary folder."""
-    if state is not None and "://" not in str(state):
+    if isinstance(state, (Path, str)) and "://" not in str(state):
         folder = Path(state).parent
         if folder.is_dir() and os.access(folder, os.W_OK):
             return folder
     return Path(tempfile.gettempdir())
 
 
-def report_crash(error: BaseException, argv: Sequence[str], state: Path | str | None, stderr: TextIO) -> str:
+def report_crash(error: BaseException, argv: Sequence[str], state: object, stderr: TextIO) -> str:
     """Write the traceback to the crash log and say one line on ``stderr``, which it returns (exit 70)."""
     text = "".join(traceback.format_exception(error))
     stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -252,6 +252,7 @@ OPTIONS: tuple[Option, ...] = (
         "N",
     ),
     Option("site", text, None, "with [[sites]] in the config: only this site (default: every site)", "NAME"),
+    Option("site-name", text, None, "with a postgresql:// state: this site's name, which every row carries (required there)", "NAME"),
     Option(
         "verify-live",
         lambda label: whole_number(label, 0, 1000),

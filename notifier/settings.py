@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from notifier.config_tables import HistorySettings, bulk_table, history_table
+from notifier.database import DatabaseURL, is_database_url, without_password
 from notifier.dates import parse_duration
 from notifier.discovery import find_sitemap
 from notifier.errors import UsageError
@@ -40,7 +41,7 @@ class Settings:
 
     command: str = "run"  # "run" or "check"
     sitemap: str = ""
-    state: Path = DEFAULT_STATE
+    state: Path | DatabaseURL = DEFAULT_STATE  # a file, or a PostgreSQL database with the site's name
     keys: Keys = Keys()
     endpoints: tuple[str, ...] = default("endpoint")
     site_dir: Path | None = None
@@ -173,7 +174,7 @@ def resolve(
         command=command,
         sitemap=values["sitemap"],
         found_sitemap=found is not None,
-        state=Path(values.get("state", cwd / DEFAULT_STATE)),
+        state=_state(values, cwd, site_name),
         keys=_keys(
             values,
             file_values.get("keys", {}),
@@ -208,13 +209,30 @@ def resolve(
     )
 
 
-def state_options(cli: Mapping[str, Any], environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> tuple[Path, float]:
+def _state(values: Mapping[str, Any], cwd: Path, site_name: str | None) -> Path | DatabaseURL:
+    """The state file, or a database URL with the name of the site whose rows it holds."""
+    given = values.get("state", cwd / DEFAULT_STATE)
+    if not is_database_url(given):
+        return Path(given)
+    name = values.get("site-name") or site_name
+    if not name:
+        raise UsageError(
+            f"--state {without_password(given)}: a PostgreSQL state holds many sites; name this one with --site-name NAME "
+            "(or site-name in the config), so that two sites never mix"
+        )
+    return DatabaseURL(given, site=name)
+
+
+def state_options(
+    cli: Mapping[str, Any], environ: Mapping[str, str] | None = None, cwd: Path | None = None
+) -> tuple[Path | DatabaseURL, float]:
     """The state file and the lock timeout, as ``build_settings`` resolves them, for the
     commands that need nothing else (``notify-changes state``)."""
     cwd = Path.cwd() if cwd is None else cwd
     merged = read_layers(cli, environ, cwd, api=False).merged
-    values = {name: CONVERTERS[name](label)(value) for name, (value, label) in merged.items() if name in ("state", "lock-timeout")}
-    return Path(values.get("state", cwd / DEFAULT_STATE)), values.get("lock-timeout", default("lock-timeout"))
+    wanted = ("state", "lock-timeout", "site-name")
+    values = {name: CONVERTERS[name](label)(value) for name, (value, label) in merged.items() if name in wanted}
+    return _state(values, cwd, None), values.get("lock-timeout", default("lock-timeout"))
 
 
 def key_options(cli: Mapping[str, Any], environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> Keys:
@@ -255,7 +273,7 @@ def merge_values(
     merged: dict[str, tuple[Any, str]] = {}
     for name, value in file_values.items():
         if name in CONVERTERS:
-            if name in PATH_OPTIONS and isinstance(value, str) and value and not is_url(value):
+            if name in PATH_OPTIONS and isinstance(value, str) and value and not is_url(value) and not is_database_url(value):
                 value = str(base / value)
             merged[name] = (value, f"{where}: {name}")
     if environ.get("INDEXNOW_KEY"):
@@ -266,7 +284,7 @@ def merge_values(
         merged["format"] = ("github", "GITHUB_ACTIONS")
     for name, value in cli.items():
         if name in CONVERTERS and value is not None:
-            if name in PATH_OPTIONS and isinstance(value, str) and value and not is_url(value):
+            if name in PATH_OPTIONS and isinstance(value, str) and value and not is_url(value) and not is_database_url(value):
                 value = str(cwd / value)
             if api:
                 label = "sitemap" if name == "sitemap" else "endpoints=" if name == "endpoint" else f"{name.replace('-', '_')}="

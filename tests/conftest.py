@@ -19,6 +19,7 @@ from hypothesis import settings
 
 from notifier.cli import main
 from tests.fakeindexnow import FakeIndexNow
+from tests.postgres import pg_server, pg_url  # noqa: F401  # fixtures: a real PostgreSQL server, a database a test
 
 # No timed assertions on shared machines: hypothesis's per-example deadline is one.
 settings.register_profile("notify-changes", deadline=None)

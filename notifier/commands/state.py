@@ -22,6 +22,7 @@ from notifier.store import (
     FIELDS,
     FORMAT_VERSION,
     SQLITE_SUFFIXES,
+    DatabaseURL,
     PendingItem,
     Record,
     State,
@@ -35,7 +36,7 @@ ACTIONS = ("show", "url", "pending", "forget", "export")
 @dataclass(frozen=True)
 class StateRequest:
     action: str
-    state: Path
+    state: Path | DatabaseURL
     urls: Sequence[str] = ()
     endpoints: Sequence[str] = ()  # forget: only at these endpoints (default: all)
     yes: bool = False
@@ -62,8 +63,14 @@ def run_state_command(request: StateRequest, out: TextIO) -> None:
 
 
 # -- show ------------------------------------------------------------------------------
+def _store_kind(location: Path | DatabaseURL) -> str:
+    if isinstance(location, DatabaseURL):
+        return "PostgreSQL"
+    return "SQLite" if location.suffix in SQLITE_SUFFIXES else "JSON"
+
+
 def _show(request: StateRequest, state: State, out: TextIO) -> None:
-    store = "SQLite" if request.state.suffix in SQLITE_SUFFIXES else "JSON"
+    store = _store_kind(request.state)
     pending = {endpoint: items for endpoint, items in state.pending.items() if items}
     summary = {
         "state": str(request.state),

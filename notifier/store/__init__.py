@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from notifier.database import DatabaseURL, is_database_url
 from notifier.store.durable import SaveFailed, StateStore, follow_link, write_atomic
 from notifier.store.jsonfile import JsonStore, decode_state, encode_chunks, encode_state, encoded_parts, journal_path, load_state
 from notifier.store.migrate import FORMAT_VERSION
@@ -47,6 +48,7 @@ __all__ = [
     "LAST_SUBMITTED",
     "MAX_RUNS_KEPT",
     "SQLITE_SUFFIXES",
+    "DatabaseURL",
     "JsonStore",
     "NewPart",
     "Part",
@@ -65,6 +67,7 @@ __all__ = [
     "fingerprint_of",
     "follow_link",
     "grouped_pending",
+    "is_database_url",
     "journal_path",
     "lastmod_of",
     "load_state",
@@ -78,8 +81,13 @@ __all__ = [
 ]
 
 
-def open_store(path: Path, **options: Any) -> StateStore:
-    """The store for ``path``: SQLite for a ``.sqlite`` or ``.db`` name, else the JSON file."""
+def open_store(path: Path | DatabaseURL, **options: Any) -> StateStore:
+    """The store for ``path``: PostgreSQL for a database URL, SQLite for a ``.sqlite`` or
+    ``.db`` name, else the JSON file."""
+    if isinstance(path, DatabaseURL):
+        from notifier.store.postgres import PostgresStore
+
+        return PostgresStore(path, **options)
     sqlite = path.suffix in SQLITE_SUFFIXES  # by the name the user gave, not the link's target
     path = follow_link(path)
     if sqlite:
@@ -89,8 +97,12 @@ def open_store(path: Path, **options: Any) -> StateStore:
     return JsonStore(path, **options)
 
 
-def read_state(path: Path) -> State | None:
-    """The recorded state without locking or writing (``check``, ``--dry-run``), either store."""
+def read_state(path: Path | DatabaseURL) -> State | None:
+    """The recorded state without locking or writing (``check``, ``--dry-run``), any store."""
+    if isinstance(path, DatabaseURL):
+        from notifier.store.postgres import read_postgres_state
+
+        return read_postgres_state(path)
     sqlite = path.suffix in SQLITE_SUFFIXES
     path = follow_link(path)
     if sqlite:

@@ -15,9 +15,13 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from notifier.errors import ExitCode, LockTimeout, StateError
 from notifier.store.model import State
+
+if TYPE_CHECKING:
+    from notifier.database import DatabaseURL
 
 _TMP_SUFFIX = ".tmp"
 
@@ -127,8 +131,11 @@ class StateStore:
 class SaveFailed(StateError):
     """The state could not be rewritten; the file on disk is the one from before the save."""
 
-    def __init__(self, path: Path, reason: str) -> None:
-        super().__init__(f"{path}: cannot write the state file ({reason}); the file on disk was left as it was")
+    def __init__(self, path: Path | DatabaseURL, reason: str) -> None:
+        what = "the state file" if isinstance(path, Path) else "the state"
+        super().__init__(
+            f"{path}: cannot write {what} ({reason}); {'the file on disk' if isinstance(path, Path) else 'the database'} was left as it was"
+        )
         self.path, self.reason = path, reason
 
 
@@ -140,7 +147,7 @@ class DeliveryNotRecorded(StateError):
 
     exit_code = ExitCode.SUBMISSION_INCOMPLETE
 
-    def __init__(self, where: Path, endpoint: str, count: int, reason: str) -> None:
+    def __init__(self, where: Path | DatabaseURL, endpoint: str, count: int, reason: str) -> None:
         super().__init__(
             f"{where}: {endpoint} acknowledged a batch of {count} URL{'s' * (count != 1)}, but it could not be recorded "
             f"({reason}); it stays pending and the next run sends it again, with the batches this run did not send"

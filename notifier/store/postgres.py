@@ -1,0 +1,286 @@
+"""The state in PostgreSQL (``--state postgresql://…`` with ``--site-name NAME``): one state
+that every runner reaches, for many sites at once.
+
+The same contract as the file stores: the documented structure checked on load (a wrong
+column, a newer schema: exit 2, nothing touched), the sitemap's new truth and each
+endpoint's pending URLs committed before the first request, each acknowledged batch
+committed in a transaction of its own, and the same layout as the SQLite store (one row per
+sitemap file holding its URLs' records, so an unchanged part is neither parsed nor decoded).
+Every row carries its site's name; the tables are made on first use.
+
+The lock is a PostgreSQL advisory lock on the site's name, held by the run's connection
+for as long as it reads, submits and records: a second run of the same site, from any
+machine, waits ``--lock-timeout`` and exits 4; other sites go on. A runner that dies
+releases it with its connection.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from notifier.database import DatabaseURL
+from notifier.errors import LockTimeout, StateError, UsageError
+from notifier.store.checks import damaged
+from notifier.store.durable import DeliveryNotRecorded, SaveFailed, StateStore
+from notifier.store.jsonfile import encoded_parts
+from notifier.store.migrate import FORMAT_VERSION, check_version
+from notifier.store.model import MAX_RUNS_KEPT, State, apply_delivery, grouped_pending
+from notifier.store.rows import state_from_rows
+
+if TYPE_CHECKING:
+    import psycopg
+
+SCHEMA_VERSION = 1  # of these tables; a newer one is refused, as a newer state file is
+TABLES: dict[str, tuple[str, ...]] = {
+    "notify_changes_schema": ("version",),
+    "notify_changes_meta": ("site", "key", "value"),
+    "notify_changes_parts": ("site", "n", "name", "digest", "count", "missing", "origins", "fingerprints", "urls"),
+    "notify_changes_pending": ("site", "id", "endpoint", "reason", "since", "urls"),
+    "notify_changes_delivered": ("site", "id", "endpoint", "at", "urls"),
+    "notify_changes_runs": ("site", "id", "record"),
+}
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS notify_changes_schema (version integer NOT NULL);
+CREATE TABLE IF NOT EXISTS notify_changes_meta (site text NOT NULL, key text NOT NULL, value text NOT NULL, PRIMARY KEY (site, key));
+CREATE TABLE IF NOT EXISTS notify_changes_parts (
+    site text NOT NULL, n integer NOT NULL, name text NOT NULL, digest text NOT NULL, count integer NOT NULL,
+    missing integer NOT NULL, origins text NOT NULL, fingerprints bytea NOT NULL, urls bytea NOT NULL, PRIMARY KEY (site, n)
+);
+CREATE TABLE IF NOT EXISTS notify_changes_pending (
+    site text NOT NULL, id bigserial PRIMARY KEY, endpoint text NOT NULL, reason text NOT NULL, since text NOT NULL, urls text NOT NULL
+);
+CREATE INDEX IF NOT EXISTS notify_changes_pending_site ON notify_changes_pending (site, id);
+CREATE TABLE IF NOT EXISTS notify_changes_delivered (
+    site text NOT NULL, id bigserial PRIMARY KEY, endpoint text NOT NULL, at text NOT NULL, urls text NOT NULL
+);
+CREATE INDEX IF NOT EXISTS notify_changes_delivered_site ON notify_changes_delivered (site, id);
+CREATE TABLE IF NOT EXISTS notify_changes_runs (site text NOT NULL, id bigserial PRIMARY KEY, record text NOT NULL);
+CREATE INDEX IF NOT EXISTS notify_changes_runs_site ON notify_changes_runs (site, id)
+"""
+_CREATING = 7_140_311_202  # an advisory lock key: one run at a time creates the tables
+
+
+def _driver() -> Any:
+    try:
+        import psycopg
+    except ImportError:
+        raise UsageError("a postgresql:// state needs the PostgreSQL driver: pip install 'notify-changes[postgres]' (psycopg 3)") from None
+    return psycopg
+
+
+@contextmanager
+def _connected(location: DatabaseURL) -> Iterator[psycopg.Connection[Any]]:
+    """A connection (autocommit: each change in a transaction of its own), or one line that
+    says why there is none; the password never appears in it."""
+    driver = _driver()
+    try:
+        connection = driver.connect(location.dsn, autocommit=True, connect_timeout=30)
+    except driver.Error as error:
+        raise StateError(f"{location}: cannot connect to the PostgreSQL state ({_first_line(error)})") from None
+    try:
+        yield connection
+    except driver.Error as error:
+        raise StateError(f"{location}: the PostgreSQL state failed ({_first_line(error)})") from None
+    finally:
+        connection.close()
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return text[0] if text else type(error).__name__
+
+
+def _schema(connection: psycopg.Connection[Any], location: DatabaseURL) -> bool:
+    """Whether the tables exist, checked: each with its documented columns, the schema not newer."""
+    found: dict[str, set[str]] = {}
+    for table, column in connection.execute(
+        "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ANY(%s)",
+        (list(TABLES),),
+    ):
+        found.setdefault(table, set()).add(column)
+    if not found:
+        return False
+    for table, columns in TABLES.items():
+        if found.get(table) != set(columns):
+            raise damaged(str(location), f"table {table} has the columns {sorted(found.get(table, ()))}, not {list(columns)}")
+    row = connection.execute("SELECT max(version) FROM notify_changes_schema").fetchone()
+    version = row[0] if row else None
+    if version is not None and version > SCHEMA_VERSION:
+        raise StateError(
+            f"{location}: the tables are of schema version {version}, newer than this notify-changes knows ({SCHEMA_VERSION}); "
+            "upgrade notify-changes (nothing was changed)"
+        )
+    return True
+
+
+def _create(connection: psycopg.Connection[Any], location: DatabaseURL) -> None:
+    with connection.transaction():
+        connection.execute("SELECT pg_advisory_xact_lock(%s)", (_CREATING,))
+        if _schema(connection, location):
+            return
+        for statement in filter(str.strip, _SCHEMA.split(";")):
+            connection.execute(statement)  # fixed text, no user input
+        connection.execute("INSERT INTO notify_changes_schema (version) VALUES (%s)", (SCHEMA_VERSION,))
+
+
+def _read(connection: psycopg.Connection[Any], location: DatabaseURL) -> tuple[State | None, bool]:
+    if not _schema(connection, location):
+        return None, False
+    site, name = location.site, str(location)
+    meta = dict(connection.execute("SELECT key, value FROM notify_changes_meta WHERE site = %s", (site,)).fetchall())
+    if not meta:
+        return None, False  # this site has recorded nothing yet
+    try:
+        check_version(int(meta.get("version", "")), name)
+    except (TypeError, ValueError):
+        raise damaged(name, "no valid format version") from None
+    return state_from_rows(
+        meta,
+        connection.execute(
+            "SELECT name, digest, count, missing, origins, fingerprints, urls FROM notify_changes_parts WHERE site = %s ORDER BY n", (site,)
+        ),
+        connection.execute("SELECT endpoint, reason, since, urls FROM notify_changes_pending WHERE site = %s ORDER BY id", (site,)),
+        connection.execute("SELECT endpoint, at, urls FROM notify_changes_delivered WHERE site = %s ORDER BY id", (site,)).fetchall(),
+        (record for (record,) in connection.execute("SELECT record FROM notify_changes_runs WHERE site = %s ORDER BY id", (site,))),
+        name,
+    )
+
+
+def read_postgres_state(location: DatabaseURL) -> State | None:
+    """This site's recorded state, or None when it has none yet; takes no lock, writes nothing."""
+    with _connected(location) as connection:
+        return _read(connection, location)[0]
+
+
+class PostgresStore(StateStore):
+    """The site's state in PostgreSQL under its advisory lock, held by this store's connection."""
+
+    def __init__(
+        self,
+        location: DatabaseURL,
+        *,
+        lock_timeout: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.location = location
+        self.lock_timeout, self._clock, self._sleep = lock_timeout, clock, sleep
+        self._connection: psycopg.Connection[Any] | None = None
+        self._opened: Any = None
+
+    @property
+    def delivery_log(self) -> str:
+        return f"the notify_changes_delivered table of {self.location}"
+
+    def acquire(self) -> None:
+        """Connect, make the tables on first use, and take the site's lock, waiting up to ``lock_timeout``."""
+        opened = _connected(self.location)
+        connection = opened.__enter__()
+        try:
+            _create(connection, self.location)
+            deadline = self._clock() + self.lock_timeout
+            while not connection.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (self._lock_name,)).fetchone()[0]:  # type: ignore[index]
+                if self._clock() >= deadline:
+                    raise LockTimeout(
+                        f"{self.location}: another notify-changes run of this site holds its lock after waiting "
+                        f"{self.lock_timeout:g} s; let it finish (or raise --lock-timeout) and run again"
+                    )
+                self._sleep(0.05)
+        except BaseException as error:
+            opened.__exit__(type(error), error, error.__traceback__)
+            raise
+        self._connection, self._opened = connection, opened
+
+    @property
+    def _lock_name(self) -> str:
+        return f"notify-changes:{self.location.site}"
+
+    def release(self) -> None:
+        opened, self._opened, self._connection = self._opened, None, None
+        if opened is not None:
+            opened.__exit__(None, None, None)  # closing the connection drops the lock
+
+    @property
+    def connection(self) -> psycopg.Connection[Any]:
+        assert self._connection is not None, "use the store in a with block"
+        return self._connection
+
+    def load(self) -> State | None:
+        """The site's state; batches a killed run acknowledged are folded in and saved."""
+        state, folded = _read(self.connection, self.location)
+        if state is not None and folded:
+            self.save(state)
+        return state
+
+    def save(self, state: State) -> None:
+        """Replace the site's rows in one transaction: a crash leaves the old state or the new one."""
+        state.settle()
+        site, driver = self.location.site, _driver()
+        try:
+            with self.connection.transaction():
+                for table in ("meta", "parts", "pending", "delivered", "runs"):
+                    self.connection.execute(f"DELETE FROM notify_changes_{table} WHERE site = %s", (site,))
+                with self.connection.cursor() as cursor:
+                    cursor.executemany(
+                        "INSERT INTO notify_changes_meta VALUES (%s, %s, %s)",
+                        [(site, "version", str(FORMAT_VERSION)), (site, "created", state.created), (site, "updated", state.updated)],
+                    )
+                    cursor.executemany(
+                        "INSERT INTO notify_changes_parts VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                        [
+                            (
+                                site,
+                                n,
+                                part.name,
+                                part.digest,
+                                part.count,
+                                part.missing,
+                                json.dumps(part.origins),
+                                part.url_hash_index,
+                                encoded,
+                            )
+                            for n, (part, encoded) in enumerate(encoded_parts(state))
+                        ],
+                    )
+                    cursor.executemany(
+                        "INSERT INTO notify_changes_pending (site, endpoint, reason, since, urls) VALUES (%s, %s, %s, %s, %s)",
+                        list(_pending_rows(site, state)),
+                    )
+                    cursor.executemany(
+                        "INSERT INTO notify_changes_runs (site, record) VALUES (%s, %s)",
+                        [(site, json.dumps(run)) for run in state.runs[-MAX_RUNS_KEPT:]],
+                    )
+        except driver.Error as error:
+            raise SaveFailed(self.location, _first_line(error)) from None
+
+    def record_delivered(self, state: State, endpoint: str, urls: Iterable[str], at: str) -> None:
+        """One transaction per acknowledged batch: a delivered row, which takes the batch out of
+        the pending set for every later reader (the next full save folds it in)."""
+        urls = list(urls)
+        apply_delivery(state, endpoint, urls, at, live=True)
+        site, driver = self.location.site, _driver()
+        try:
+            with self.connection.transaction():
+                self.connection.execute(
+                    "INSERT INTO notify_changes_delivered (site, endpoint, at, urls) VALUES (%s, %s, %s, %s)",
+                    (site, endpoint, at, orjson.dumps(urls).decode()),
+                )
+                self.connection.execute(
+                    "UPDATE notify_changes_meta SET value = %s WHERE site = %s AND key = 'updated' AND value < %s", (at, site, at)
+                )
+        except driver.Error as error:
+            raise DeliveryNotRecorded(self.location, endpoint, len(urls), _first_line(error)) from None
+
+
+def _pending_rows(site: str | None, state: State) -> Iterator[tuple[str | None, str, str, str, str]]:
+    """A group's URLs in rows of at most 50,000: a first run has a million."""
+    for endpoint, items in state.pending.items():
+        for group in grouped_pending(items):
+            for start in range(0, len(group["urls"]), 50_000):
+                yield site, endpoint, group["reason"], group["since"], orjson.dumps(group["urls"][start : start + 50_000]).decode()

@@ -1,0 +1,92 @@
+"""A real PostgreSQL server for the tests: the one ``NOTIFY_CHANGES_POSTGRES`` names (``.ci/run``
+starts a throw-away cluster and sets it), else a cluster of its own started here from the
+installed binaries (as the ``postgres`` user when the tests run as root: PostgreSQL refuses
+root). Each test gets a database of its own. Without a server the tests skip, saying why;
+under ``CI=true`` they fail instead."""
+
+from __future__ import annotations
+
+import glob
+import os
+import random
+import shutil
+import subprocess
+import tempfile
+import urllib.parse
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+SERVER = "NOTIFY_CHANGES_POSTGRES"  # a libpq URI of a server where the tests may create databases
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{reason}: CI must run the PostgreSQL tests (.ci/run starts a server)")
+    pytest.skip(reason)
+
+
+def _bindir() -> Path | None:
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    if found:
+        return Path(found[-1]).parent
+    initdb = shutil.which("initdb")
+    return Path(initdb).parent if initdb else None
+
+
+def start_cluster(folder: Path) -> tuple[str, list[str]]:
+    """initdb and start a cluster in ``folder`` on a Unix socket there; its URI, and the stop command."""
+    bindir = _bindir()
+    if bindir is None:
+        raise FileNotFoundError("PostgreSQL is not installed (Debian: apt-get install postgresql)")
+    as_user = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+    if as_user:
+        shutil.chown(folder, "postgres")
+    data, port = folder / "data", random.randint(40000, 60000)
+    quiet = {"capture_output": True, "text": True, "check": True}
+    subprocess.run([*as_user, str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres", "--no-sync"], **quiet)  # type: ignore[call-overload]
+    options = f"-k {folder} -p {port} -c listen_addresses='' -c fsync=off"
+    subprocess.run([*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(folder / "log"), "-w", "start"], **quiet)  # type: ignore[call-overload]
+    stop = [*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"]
+    return f"postgresql://postgres@/postgres?host={folder}&port={port}", stop
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[str]:
+    given = os.environ.get(SERVER)
+    if given:
+        yield given
+        return
+    folder = Path(tempfile.mkdtemp(prefix="nc-pg-"))
+    try:
+        url, stop = start_cluster(folder)
+    except (FileNotFoundError, subprocess.CalledProcessError, OSError, LookupError) as error:
+        shutil.rmtree(folder, ignore_errors=True)
+        _unavailable(f"no PostgreSQL server for the tests ({error}); set {SERVER} to one")
+        return
+    try:
+        yield url
+    finally:
+        subprocess.run(stop, capture_output=True, check=False)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def database_url(server: str, name: str) -> str:
+    split = urllib.parse.urlsplit(server)
+    return urllib.parse.urlunsplit((split.scheme, split.netloc, f"/{name}", split.query, ""))
+
+
+@pytest.fixture
+def pg_url(pg_server: str) -> Iterator[str]:
+    """A fresh database on the test server, dropped after the test."""
+    psycopg = pytest.importorskip("psycopg")
+    name = f"nc_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_server, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    try:
+        yield database_url(pg_server, name)
+    finally:
+        with psycopg.connect(pg_server, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")

@@ -1,0 +1,149 @@
+"""The PostgreSQL store (issue #19) against a real server: the deploy loop, sites that never
+mix, the structure checked on load, the advisory lock across processes, and the password
+never shown."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from notifier.database import DatabaseURL, without_password
+from notifier.store import read_state
+from tests.conftest import BASE, KEY, Site, pages, program, urlset
+
+psycopg = pytest.importorskip("psycopg")
+
+
+def _run(site: Site, url: str, name: str, *args: str, command: str = "run") -> tuple[int, str, str]:
+    site.state = url  # type: ignore[assignment]  # Site passes it as --state
+    result = site.run("--site-name", name, *args, command=command)
+    return result.code, result.out, result.err
+
+
+def test_the_deploy_loop_against_postgresql(site: Site, pg_url: str) -> None:
+    assert site.fake is not None
+    site.write(urlset(pages(3)))
+    code, out, _ = _run(site, pg_url, "shop")
+    assert code == 0 and out.startswith("3 added"), out  # a baseline, recorded in the database
+    state = read_state(DatabaseURL(pg_url, site="shop"))
+    assert state is not None and len(state.all_urls()) == 3
+    site.write(urlset(pages(5)))
+    code, out, _ = _run(site, pg_url, "shop", "--batch-size", "1")
+    assert code == 0 and out.startswith("2 added, 0 changed, 0 removed, 2 submitted, 0 pending"), out
+    assert site.fake.delivered() == [f"{BASE}/p/3/", f"{BASE}/p/4/"]
+    code, out, _ = _run(site, pg_url, "shop")
+    assert code == 0 and len(site.fake.posts) == 2  # a rerun: nothing new
+    with psycopg.connect(pg_url) as connection:
+        rows = connection.execute("SELECT count(*) FROM notify_changes_parts WHERE site = 'shop'").fetchone()
+        assert rows == (1,)  # one row per sitemap file, holding its URLs' records
+
+
+def test_two_sites_in_one_database_never_mix(site: Site, pg_url: str) -> None:
+    site.write(urlset(pages(3)))
+    assert _run(site, pg_url, "shop")[0] == 0
+    site.write(urlset(pages(1)))  # another site's sitemap: its own rows, no mass removal of shop's
+    code, out, _ = _run(site, pg_url, "blog", command="check")
+    assert code == 0 and out.startswith("1 added, 0 changed, 0 removed"), out
+    shop = read_state(DatabaseURL(pg_url, site="shop"))
+    assert shop is not None and len(shop.all_urls()) == 3
+    assert read_state(DatabaseURL(pg_url, site="blog")) is None
+
+
+def test_a_postgresql_state_needs_a_site_name(site: Site, pg_url: str) -> None:
+    site.write(urlset(pages(1)))
+    site.state = pg_url  # type: ignore[assignment]
+    result = site.run()
+    assert result.code == 2 and "a PostgreSQL state holds many sites; name this one with --site-name NAME" in result.err
+
+
+def test_check_and_a_dry_run_write_nothing(site: Site, pg_url: str) -> None:
+    site.write(urlset(pages(2)))
+    assert _run(site, pg_url, "shop", command="check")[0] == 0
+    assert _run(site, pg_url, "shop", "--dry-run")[0] == 0
+    with psycopg.connect(pg_url) as connection:
+        found = connection.execute("SELECT count(*) FROM information_schema.tables WHERE table_name LIKE 'notify_changes_%'").fetchone()
+    assert found == (0,)  # not even the tables
+
+
+def test_a_wrong_column_or_a_newer_schema_is_exit_2_and_nothing_touched(site: Site, pg_url: str) -> None:
+    site.write(urlset(pages(2)))
+    assert _run(site, pg_url, "shop")[0] == 0
+    with psycopg.connect(pg_url, autocommit=True) as connection:
+        connection.execute("ALTER TABLE notify_changes_runs RENAME COLUMN record TO entry")
+        before = connection.execute("SELECT count(*) FROM notify_changes_parts").fetchone()
+    code, _, err = _run(site, pg_url, "shop")
+    assert code == 2 and "table notify_changes_runs has the columns ['entry', 'id', 'site'], not ['site', 'id', 'record']" in err, err
+    with psycopg.connect(pg_url, autocommit=True) as connection:
+        connection.execute("ALTER TABLE notify_changes_runs RENAME COLUMN entry TO record")
+        connection.execute("INSERT INTO notify_changes_schema VALUES (99)")
+        assert connection.execute("SELECT count(*) FROM notify_changes_parts").fetchone() == before
+    code, _, err = _run(site, pg_url, "shop")
+    assert code == 2 and "newer than this notify-changes knows" in err and "nothing was changed" in err, err
+
+
+def test_a_second_run_of_the_site_waits_then_exits_4_and_other_sites_go_on(site: Site, pg_url: str) -> None:
+    """The lock is the site's advisory lock: held here by another connection, as a run on
+    another machine holds it; a run of another site in the same database is not held up."""
+    site.write(urlset(pages(2)))
+    assert _run(site, pg_url, "shop")[0] == 0
+    with psycopg.connect(pg_url, autocommit=True) as holder:
+        holder.execute("SELECT pg_advisory_lock(hashtextextended('notify-changes:shop', 0))")
+        code, _, err = _run(site, pg_url, "shop", "--lock-timeout", "0.3")
+        assert code == 4 and "another notify-changes run of this site holds its lock after waiting 0.3 s" in err, err
+        assert _run(site, pg_url, "blog", "--lock-timeout", "0.3")[0] == 0
+    assert _run(site, pg_url, "shop", "--lock-timeout", "0.3")[0] == 0  # released with its connection
+
+
+def test_a_killed_runner_releases_the_lock_with_its_connection(site: Site, pg_url: str) -> None:
+    site.write(urlset(pages(2)))
+    assert _run(site, pg_url, "shop")[0] == 0
+    with subprocess.Popen([sys.executable, "-c", _HOLD, pg_url], stdout=subprocess.PIPE, text=True) as holder:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        assert _run(site, pg_url, "shop", "--lock-timeout", "0.2")[0] == 4
+        holder.kill()  # kill -9: its connection drops, and the lock with it
+    code, _, err = _run(site, pg_url, "shop", "--lock-timeout", "30")
+    assert code == 0, err
+
+
+_HOLD = """
+import sys, time, psycopg
+connection = psycopg.connect(sys.argv[1], autocommit=True)
+connection.execute("SELECT pg_advisory_lock(hashtextextended('notify-changes:shop', 0))")
+print("locked", flush=True)
+time.sleep(3600)
+"""
+
+
+def test_the_password_is_never_printed(site: Site, pg_server: str) -> None:
+    site.write(urlset(pages(1)))
+    secret_url = "postgresql://notify:s3cr3t-pass@127.0.0.1:1/nowhere?connect_timeout=1&password=s3cr3t-pass"
+    code, out, err = _run(site, secret_url, "shop", command="check")
+    assert code == 2 and "cannot connect to the PostgreSQL state" in err, err
+    assert "s3cr3t-pass" not in out + err and "postgresql://notify@127.0.0.1:1/nowhere?connect_timeout=1 (site shop)" in err
+    assert without_password("postgresql://u:p@h:5432/d?sslmode=require&password=p") == "postgresql://u@h:5432/d?sslmode=require"
+
+
+def test_without_the_driver_a_postgresql_state_says_what_to_install(site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # as if it were not installed
+    site.write(urlset(pages(1)))
+    code, _, err = _run(site, "postgresql://localhost/x", "shop", command="check")
+    assert code == 2 and "pip install 'notify-changes[postgres]'" in err, err
+
+
+def test_the_state_commands_read_postgresql(site: Site, pg_url: str) -> None:
+    site.write(urlset(pages(2)))
+    assert _run(site, pg_url, "shop")[0] == 0
+    done = subprocess.run(
+        [*program(), "state", "show", "--state", pg_url, "--site-name", "shop", "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "INDEXNOW_KEY": KEY},
+    )
+    assert done.returncode == 0, done.stderr
+    shown = json.loads(done.stdout)
+    assert shown["urls"] == 2 and shown["store"] == "postgresql" and shown["state"].endswith("(site shop)"), shown
