@@ -265,7 +265,7 @@ class Site:
             )
 
     def run(self, *args: str, command: str = "run", sitemap: str | None = None, key: bool = True) -> Result:
-        argv = [command, sitemap or str(self.sitemap), "--state", str(self.state)]
+        argv = [command, sitemap or str(self.sitemap), *self.state_args]
         if self.fake is not None and "--endpoint" not in args:
             argv += ["--endpoint", self.fake.endpoint]
         if key and "--key" not in args:
@@ -279,7 +279,25 @@ class Site:
     def check(self, *args: str) -> Result:
         return self.run(*args, command="check")
 
+    @property
+    def state_args(self) -> list[str]:
+        """--state (and for a PostgreSQL state, --site-name) as the program takes them."""
+        from notifier.database import DatabaseURL
+
+        state: object = self.state
+        if isinstance(state, DatabaseURL):
+            return ["--state", state.dsn, "--site-name", state.site or ""]
+        return ["--state", str(self.state)]
+
     def state_bytes(self) -> bytes | None:
+        """The state as stored: a file's bytes, or a PostgreSQL site's rows (None: nothing recorded)."""
+        from notifier.database import DatabaseURL
+
+        state: object = self.state
+        if isinstance(state, DatabaseURL):
+            from tests.postgres import site_rows
+
+            return site_rows(state)
         return self.state.read_bytes() if self.state.exists() else None
 
 

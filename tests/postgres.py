@@ -90,3 +90,22 @@ def pg_url(pg_server: str) -> Iterator[str]:
     finally:
         with psycopg.connect(pg_server, autocommit=True) as admin:
             admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def site_rows(location: object) -> bytes | None:
+    """Every row a PostgreSQL site holds, in a stable order, as bytes (None: none, or no tables):
+    what "the state was left as it was" compares for this store."""
+    import psycopg
+
+    from notifier.database import DatabaseURL
+
+    assert isinstance(location, DatabaseURL)
+    with psycopg.connect(location.dsn) as connection:
+        tables = connection.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'notify_changes_meta'").fetchone()
+        if tables == (0,):
+            return None
+        dump = []
+        for table, order in (("meta", "key"), ("parts", "n"), ("pending", "id"), ("delivered", "id"), ("runs", "id")):
+            for row in connection.execute(f"SELECT * FROM notify_changes_{table} WHERE site = %s ORDER BY {order}", (location.site,)):
+                dump.append(repr((table, [bytes(value) if isinstance(value, memoryview) else value for value in row])))
+    return "\n".join(dump).encode() if dump else None

@@ -1,4 +1,5 @@
-"""The same contract for both stores: the JSON file (default) and SQLite (.sqlite / .db)."""
+"""The same contract for every store: the JSON file (default), SQLite (.sqlite / .db), and
+PostgreSQL (a real server, tests/postgres.py) where it applies to a database."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from tests.conftest import BASE, KEY, Site, pages, program, recorded_pending, re
 from tests.fakeindexnow import hang, status, wait_until
 
 STORES = ["notify-changes.json", "notify-changes.sqlite", "notify-changes.db"]
+POSTGRESQL = "postgresql"
 
 
 @pytest.fixture(params=STORES)
@@ -24,65 +26,81 @@ def any_site(site: Site, request: pytest.FixtureRequest) -> Site:
     return site
 
 
+@pytest.fixture(params=[*STORES, POSTGRESQL])
+def every_store(site: Site, request: pytest.FixtureRequest) -> Site:
+    """The contract a database shares with the files (not file bytes, links or flock)."""
+    from notifier.database import DatabaseURL
+
+    if request.param == POSTGRESQL:
+        site.state = DatabaseURL(request.getfixturevalue("pg_url"), site="shop")  # type: ignore[assignment]
+    else:
+        site.state = site.root / "state" / request.param
+    return site
+
+
+def _absent(site: Site) -> bool:
+    return site.state_bytes() is None
+
+
 def pending_of(site: Site) -> dict[str, list[str]]:
     state = read_state(site.state)
     assert state is not None
     return {endpoint: sorted(items) for endpoint, items in state.pending.items() if items}
 
 
-def test_baseline_then_a_silent_rerun_that_leaves_the_file_alone(any_site: Site) -> None:
-    any_site.write(urlset(pages(4)))
-    assert any_site.run().code == 0
-    state = read_state(any_site.state)
+def test_baseline_then_a_silent_rerun_that_leaves_the_file_alone(every_store: Site) -> None:
+    every_store.write(urlset(pages(4)))
+    assert every_store.run().code == 0
+    state = read_state(every_store.state)
     assert state is not None and len(state.all_urls()) == 4 and state.parts
-    before = any_site.state_bytes()
-    assert any_site.run().code == 0
-    assert any_site.fake is not None and any_site.fake.posts == []
-    assert any_site.state_bytes() == before
+    before = every_store.state_bytes()
+    assert every_store.run().code == 0
+    assert every_store.fake is not None and every_store.fake.posts == []
+    assert every_store.state_bytes() == before
 
 
-def test_changes_are_sent_and_recorded(any_site: Site) -> None:
-    any_site.write(urlset(pages(4)))
-    any_site.run()
-    any_site.write(urlset(pages(6)))
-    result = any_site.run("--batch-size", "1")
+def test_changes_are_sent_and_recorded(every_store: Site) -> None:
+    every_store.write(urlset(pages(4)))
+    every_store.run()
+    every_store.write(urlset(pages(6)))
+    result = every_store.run("--batch-size", "1")
     assert result.code == 0 and result.out.startswith("2 added, 0 changed, 0 removed, 2 submitted, 0 pending")
-    state = read_state(any_site.state)
-    assert state is not None and len(state.all_urls()) == 6 and pending_of(any_site) == {}
-    assert recorded_urls(any_site.state)[f"{BASE}/p/5/"].get("last_submitted")
-    assert any_site.run().code == 0 and any_site.fake is not None and len(any_site.fake.posts) == 2
+    state = read_state(every_store.state)
+    assert state is not None and len(state.all_urls()) == 6 and pending_of(every_store) == {}
+    assert recorded_urls(every_store.state)[f"{BASE}/p/5/"].get("last_submitted")
+    assert every_store.run().code == 0 and every_store.fake is not None and len(every_store.fake.posts) == 2
 
 
-def test_undelivered_urls_stay_pending_per_endpoint(any_site: Site) -> None:
-    any_site.write(urlset(pages(2)))
-    any_site.run()
-    any_site.write(urlset(pages(5)))
-    assert any_site.fake is not None
-    any_site.fake.plan = [status(200), status(503)] + [status(503)] * 20
-    assert any_site.run("--batch-size", "2").code == 3
-    assert pending_of(any_site) == {any_site.fake.endpoint: [f"{BASE}/p/4/"]}
-    any_site.fake.plan = []
-    assert any_site.run().code == 0 and pending_of(any_site) == {}
-    assert any_site.fake.delivered() == [f"{BASE}/p/2/", f"{BASE}/p/3/", f"{BASE}/p/4/"]
+def test_undelivered_urls_stay_pending_per_endpoint(every_store: Site) -> None:
+    every_store.write(urlset(pages(2)))
+    every_store.run()
+    every_store.write(urlset(pages(5)))
+    assert every_store.fake is not None
+    every_store.fake.plan = [status(200), status(503)] + [status(503)] * 20
+    assert every_store.run("--batch-size", "2").code == 3
+    assert pending_of(every_store) == {every_store.fake.endpoint: [f"{BASE}/p/4/"]}
+    every_store.fake.plan = []
+    assert every_store.run().code == 0 and pending_of(every_store) == {}
+    assert every_store.fake.delivered() == [f"{BASE}/p/2/", f"{BASE}/p/3/", f"{BASE}/p/4/"]
 
 
-def test_check_and_dry_run_never_create_or_write_it(any_site: Site) -> None:
-    any_site.write(urlset(pages(3)))
-    assert any_site.check().code == 0 and any_site.run("--dry-run").code == 0
-    assert not any_site.state.exists()
-    any_site.run()
-    before = any_site.state_bytes()
-    any_site.write(urlset(pages(5)))
-    assert any_site.check().code == 0 and any_site.run("--dry-run").code == 0
-    assert any_site.state_bytes() == before
+def test_check_and_dry_run_never_create_or_write_it(every_store: Site) -> None:
+    every_store.write(urlset(pages(3)))
+    assert every_store.check().code == 0 and every_store.run("--dry-run").code == 0
+    assert _absent(every_store)
+    every_store.run()
+    before = every_store.state_bytes()
+    every_store.write(urlset(pages(5)))
+    assert every_store.check().code == 0 and every_store.run("--dry-run").code == 0
+    assert every_store.state_bytes() == before
 
 
-def test_a_verification_failure_leaves_it_untouched(any_site: Site) -> None:
-    any_site.write(urlset(pages(3)))
-    any_site.run()
-    before = any_site.state_bytes()
-    any_site.write(urlset({"http://localhost:1313/": "2024-01-01"}))
-    assert any_site.run().code == 1 and any_site.state_bytes() == before
+def test_a_verification_failure_leaves_it_untouched(every_store: Site) -> None:
+    every_store.write(urlset(pages(3)))
+    every_store.run()
+    before = every_store.state_bytes()
+    every_store.write(urlset({"http://localhost:1313/": "2024-01-01"}))
+    assert every_store.run().code == 1 and every_store.state_bytes() == before
 
 
 def test_a_newer_version_is_refused_and_left_alone(any_site: Site) -> None:
@@ -126,35 +144,34 @@ def test_the_lock_is_shared(any_site: Site) -> None:
 
 
 @pytest.mark.program
-def test_a_kill_between_batches_resends_only_the_batch_in_flight(any_site: Site) -> None:
-    any_site.write(urlset(pages(2)))
-    any_site.run()
-    any_site.write(urlset(pages(8)))
-    assert any_site.fake is not None
-    any_site.fake.plan = [status(200), hang(60)]
+def test_a_kill_between_batches_resends_only_the_batch_in_flight(every_store: Site) -> None:
+    every_store.write(urlset(pages(2)))
+    every_store.run()
+    every_store.write(urlset(pages(8)))
+    assert every_store.fake is not None
+    every_store.fake.plan = [status(200), hang(60)]
     env = dict(os.environ, INDEXNOW_KEY=KEY)
     argv = [
         *program(),
-        str(any_site.sitemap),
-        "--state",
-        str(any_site.state),
+        str(every_store.sitemap),
+        *every_store.state_args,
         "--endpoint",
-        any_site.fake.endpoint,
+        every_store.fake.endpoint,
         "--batch-size",
         "2",
     ]
     process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        assert wait_until(lambda: len(any_site.fake.posts) == 2, timeout=20)
+        assert wait_until(lambda: len(every_store.fake.posts) == 2, timeout=20)
     finally:
         process.send_signal(signal.SIGKILL)
         process.communicate()
-    any_site.fake.plan = []
+    every_store.fake.plan = []
     assert subprocess.run(argv, env=env, capture_output=True, check=False).returncode == 0
-    sent = [post.json["urlList"] for post in any_site.fake.posts if post.answer == 200]
+    sent = [post.json["urlList"] for post in every_store.fake.posts if post.answer == 200]
     assert sent[0] == [f"{BASE}/p/2/", f"{BASE}/p/3/"]
     assert sorted(url for batch in sent[1:] for url in batch) == [f"{BASE}/p/{n}/" for n in range(4, 8)]
-    assert pending_of(any_site) == {}
+    assert pending_of(every_store) == {}
 
 
 def test_an_empty_sqlite_file_is_no_state(site: Site) -> None:
