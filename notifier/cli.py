@@ -187,6 +187,9 @@ def _silence_stdout() -> None:
     os.close(devnull)
 
 
+INTERRUPTED = "notify-changes: interrupted; the batch in flight stays pending and the state is consistent: run again\n"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """The ``notify-changes`` program. Returns the exit code.
 
@@ -203,10 +206,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         _silence_stdout()
         return ExitCode.OK
     except Exception as error:  # the boundary for bugs: never exit 1, never a bare traceback
+        if _cancelled(error):  # a cancel Python wrapped on its way out (class creation: "Error calling __set_name__")
+            sys.stderr.write(INTERRUPTED)
+            return ExitCode.INTERRUPTED
         line = report_crash(error, args, _current.state, sys.stderr)
         if _current.github:
             write_github_error(line, ExitCode.INTERNAL_ERROR, sys.stdout, os.environ)
         return ExitCode.INTERNAL_ERROR
+
+
+def _cancelled(error: BaseException | None) -> bool:
+    """Whether a cancel caused ``error`` (a KeyboardInterrupt in __set_name__ becomes a RuntimeError)."""
+    for _ in range(8):  # a chain of causes, never a cycle followed for ever
+        if error is None or isinstance(error, KeyboardInterrupt):
+            break
+        error = error.__cause__
+    return isinstance(error, KeyboardInterrupt)
 
 
 def _dispatch(args: list[str]) -> int:
@@ -236,7 +251,7 @@ def _dispatch(args: list[str]) -> int:
         if _main_thread():  # CI follows SIGINT with SIGTERM: the second must not cut this message short
             signal.signal(signal.SIGINT, signal.SIG_IGN)
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        sys.stderr.write("notify-changes: interrupted; the batch in flight stays pending and the state is consistent: run again\n")
+        sys.stderr.write(INTERRUPTED)
         return ExitCode.INTERRUPTED
     finally:
         if previous is not None:

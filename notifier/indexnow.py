@@ -19,6 +19,7 @@ import orjson
 import requests
 import tenacity
 
+from notifier.dates import format_utc
 from notifier.http import exchange
 from notifier.protocol import (
     DEFAULT_ENDPOINT,
@@ -35,6 +36,7 @@ from notifier.protocol import (
 )
 
 _ANSWER_LIMIT = 64 * 1024  # an endpoint's answer or a key file: more is never needed
+MAX_BACKOFF = 7 * 86_400.0  # seconds: a Retry-After of a year is a server's mistake; a week at most is kept
 
 #: Exceptions that mean "the network hiccuped, try again". Nothing else is retried:
 #: KeyboardInterrupt and every programming error propagate at once.
@@ -181,6 +183,15 @@ class Client:
             kind = "timed out" if isinstance(error, requests.Timeout) else "connection failed"
             return None, f"{kind} ({type(error).__name__}); gave up within --retry-timeout {policy.budget:g} s", attempts
 
+    def _not_before(self, response: requests.Response) -> str | None:
+        """When a 429 or 503 asked to be left alone past --retry-timeout: the time it named
+        (every later run waits for it, so a shared egress does not keep hammering)."""
+        wall = self._wall_clock()
+        after = parse_retry_after(response.headers.get("Retry-After"), wall)
+        if after is None or after <= self.policy.budget:
+            return None
+        return format_utc(wall + dt.timedelta(seconds=min(after, MAX_BACKOFF)))
+
     # -- the key file --------------------------------------------------------------
     def check_key_file(self, url: str, key: str) -> str | None:
         """None when ``url`` serves ``key``; otherwise what is wrong, in one line (the key redacted)."""
@@ -252,7 +263,8 @@ class Client:
             text = redact(response.text, batch.key)[:500] if response.content else ""
         count = len(batch.urls)
         if problem:
-            return BatchResult(endpoint, batch.host, count, "failed", status, problem, attempts, exhausted=True)
+            not_before = self._not_before(response) if status in (429, 503) else None
+            return BatchResult(endpoint, batch.host, count, "failed", status, problem, attempts, exhausted=True, not_before=not_before)
         if status == 200:
             return BatchResult(endpoint, batch.host, count, "delivered", status, "OK", attempts)
         if status == 202:

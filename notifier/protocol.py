@@ -42,6 +42,7 @@ class BatchResult(NamedTuple):
     message: str
     attempts: int
     exhausted: bool = False  # failed after its retries (or a Retry-After past the budget): the endpoint is down for this run
+    not_before: str | None = None  # a 429 or 503 asked to wait past --retry-timeout: no batch goes there before this time
 
 
 def derive_key(secret: str, host: str) -> str:

@@ -155,3 +155,23 @@ def test_reading_the_settings_and_the_command_line_loads_no_reader_and_no_http_c
     code = "import sys, notifier.settings, notifier.cli; print(sorted({'lxml', 'requests', 'yaml'} & set(sys.modules)))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+def test_a_cancel_python_wrapped_on_its_way_out_is_exit_130_not_a_bug(site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A SIGINT that lands while a class is being made (an import in the first moments of a
+    check) reaches the boundary as RuntimeError("Error calling __set_name__ ...") caused by
+    the KeyboardInterrupt: seen in CI as exit 70 with a crash log. It is the cancel: 130."""
+
+    def wrapped(*args: object, **kwargs: object) -> None:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as cancel:
+            raise RuntimeError("Error calling __set_name__ on 'Field' instance '_found' in 'SiteFolder'") from cancel
+
+    site.write(urlset(pages(1)))
+    monkeypatch.setattr(notifier.pipeline.loop, "execute", wrapped)
+    result = site.run()
+    assert result.code == 130 and result.err.startswith("notify-changes: interrupted;"), result.err
+    assert not (site.state.parent / LOG_NAME).exists()
+    monkeypatch.setattr(notifier.pipeline.loop, "execute", _bug)
+    assert site.run().code == 70  # a bug with no cancel behind it is still a bug

@@ -10,7 +10,7 @@ it, and returns a frozen result; the report is put together here, once.
 from __future__ import annotations
 
 import gc
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from notifier.environment import Environment
@@ -55,7 +55,7 @@ def _execute(settings: Settings, env: Environment, workers: Workers, notes: Sequ
         return _pipeline(settings, env, workers, read_state(settings.state), None, notes)
     store = open_store(settings.state, lock_timeout=settings.lock_timeout, clock=env.clock, sleep=env.sleep)
     with store:
-        return _pipeline(settings, env, workers, store.load(), store, notes)
+        return finish(begin(settings, env, workers, store.load(), store.shared_waits()), store, notes)
 
 
 def _pipeline(
@@ -75,8 +75,9 @@ class Begun:
     verified: Verified
 
 
-def begin(settings: Settings, env: Environment, workers: Workers, recorded: State | None) -> Begun:
-    """The first half of a run: read, diff and verify ``recorded`` (None: no state yet)."""
+def begin(settings: Settings, env: Environment, workers: Workers, recorded: State | None, waits: Mapping[str, str] | None = None) -> Begun:
+    """The first half of a run: read, diff and verify ``recorded`` (None: no state yet).
+    ``waits``: what endpoints asked the other sites of a shared state to wait for."""
     run = Run(settings, env, env.now(), recorded is None, workers)
     if settings.found_sitemap and env.notice is not None:
         env.notice(f"no SITEMAP given: reading {settings.sitemap}, with --site-dir {settings.site_dir}")
@@ -86,6 +87,8 @@ def begin(settings: Settings, env: Environment, workers: Workers, recorded: Stat
             "restore the state from the last deploy, or pick --initial baseline|submit|since:DURATION"
         )
     state = recorded or State()
+    for endpoint, until in (waits or {}).items():
+        state.backoff[endpoint] = max(until, state.backoff.get(endpoint, ""))
     recorded_parts = list(state.parts)
     tidied = hand_over_orphans(state, run.endpoints) + drop_unsendable(state)
     return Begun(run, state, recorded_parts, tidied, diff_and_verify(run, state))

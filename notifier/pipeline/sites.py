@@ -51,7 +51,7 @@ def execute_sites(runs: Sequence[Settings], env: Environment | None = None, *, n
                             open_store(settings.state, lock_timeout=settings.lock_timeout, clock=env.clock, sleep=env.sleep)
                         )
                     recorded = store.load() if store is not None else read_state(settings.state)
-                    begun[name] = (begin(settings, env, workers, recorded), store)
+                    begun[name] = (begin(settings, env, workers, recorded, store.shared_waits() if store else None), store)
                 except NotifierError as error:
                     reports[name] = _failed(settings, error)
             for name, (site, store) in begun.items():  # every site is verified: now each is finished

@@ -79,6 +79,17 @@ class _Submissions:
                 return f"the live site is not serving the new pages yet: {problem}; the URLs stay pending, run again later"
         return None
 
+    def _waiting(self, endpoint: str, name: str) -> str | None:
+        """Why nothing goes to ``endpoint`` now: an earlier run (or, in PostgreSQL, another site)
+        was asked to wait until a time still ahead. A wait that is over is forgotten."""
+        until = self.state.backoff.get(endpoint)
+        if until is None:
+            return None
+        if until <= format_utc(self.env.now()):
+            del self.state.backoff[endpoint]
+            return None
+        return f"not sent: {name} asked to wait until {until} (Retry-After, at an earlier run); they stay pending"
+
     def __iter__(self) -> Iterator[tuple[BatchResult, Batch | None]]:
         for endpoint in self.endpoints:
             pending = list(self.state.pending.get(endpoint, {}))
@@ -86,10 +97,10 @@ class _Submissions:
             grouped = Counter((host_of(loc), why) for loc, why in unsendable)
             for (host, why), count in grouped.items():
                 yield BatchResult(endpoint, host, count, "skipped", None, why, 0), None
-            stop_reason: str | None = None
             name = host_of(endpoint)
+            stop_reason = self._waiting(endpoint, name)
             for number, batch in enumerate(batches, start=1):
-                problem = self._preflight(batch)
+                problem = None if stop_reason is not None else self._preflight(batch)
                 if problem is None and stop_reason is None:
                     label = f"batch {number}/{len(batches)} to {name}"
                     if self.env.step is not None:
@@ -97,6 +108,9 @@ class _Submissions:
                     result = self.client.submit(endpoint, batch, label)
                     if result.http_status == 403:  # the key will not work for the other batches either
                         stop_reason = f"not sent after the 403 above: {result.message}"
+                    elif result.not_before is not None:  # asked to wait past the budget: every run waits with it
+                        self.state.backoff[endpoint] = max(result.not_before, self.state.backoff.get(endpoint, ""))
+                        stop_reason = f"not sent: {name} asked to wait until {result.not_before} (Retry-After); they stay pending"
                     elif result.exhausted:  # down for this run: its other batches must not each spend the budget
                         stop_reason = f"not sent: {name} failed {label} after its retries; they stay pending for the next run"
                     yield result, batch

@@ -47,6 +47,13 @@ def check_header(document: Mapping[str, Any], name: str, *, required: tuple[str,
             raise damaged(name, f'"{key}" is not a timestamp')
 
 
+def check_backoff(value: object, name: str) -> dict[str, str]:
+    """``backoff``: endpoint -> the time before which nothing is sent to it."""
+    if type(value) is not dict or not all(type(endpoint) is str and is_timestamp(when) for endpoint, when in value.items()):
+        raise damaged(name, '"backoff" is not an object of endpoint URL -> timestamp')
+    return dict(value)
+
+
 def is_timestamp(value: object) -> bool:
     """A UTC instant as notify-changes writes it (``2024-05-01T12:00:00Z``)."""
     return type(value) is str and TIMESTAMP.fullmatch(value) is not None

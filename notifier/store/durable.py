@@ -113,6 +113,10 @@ class StateStore:
                         os.unlink(entry.path)
 
     # -- the interface -------------------------------------------------------------
+    def shared_waits(self) -> dict[str, str]:
+        """Endpoint -> not-before times other sites' runs were told (a shared database); a file has none."""
+        return {}
+
     def load(self) -> State | None:
         raise NotImplementedError
 

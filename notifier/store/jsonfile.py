@@ -15,7 +15,7 @@ from typing import Any, cast
 import orjson
 
 from notifier.errors import StateError
-from notifier.store.checks import check_header, check_part_meta, check_pending_group, check_records, check_run, damaged
+from notifier.store.checks import check_backoff, check_header, check_part_meta, check_pending_group, check_records, check_run, damaged
 from notifier.store.durable import DeliveryNotRecorded, StateStore, fsync_folder, write_atomic
 from notifier.store.migrate import FORMAT_VERSION, check_version, parts_from_v1, v1_pending_groups
 from notifier.store.model import MAX_RUNS_KEPT, NewPart, Part, PendingItem, RecordedPart, RunRecord, State, apply_delivery, grouped_pending
@@ -35,6 +35,8 @@ def encode_chunks(state: State) -> Iterator[bytes | memoryview]:
         header["created"] = state.created
     if state.updated:
         header["updated"] = state.updated
+    if state.backoff:  # written only when some endpoint asked to wait: older readers' files stay the same bytes
+        header["backoff"] = dict(sorted(state.backoff.items()))
     yield orjson.dumps(header)[:-1] + b',"pending":{'
     yield from _pending_chunks(state.pending)
     yield b'},"runs":' + orjson.dumps(state.runs[-MAX_RUNS_KEPT:]) + b',"parts":[\n'
@@ -170,6 +172,7 @@ def _state_from_header(document: dict[str, Any], name: str, version: int) -> Sta
         runs=cast(list[RunRecord], [check_run(run, name) for run in document.get("runs", [])]),
         created=document.get("created", ""),
         updated=document.get("updated", ""),
+        backoff=check_backoff(document.get("backoff", {}), name),
     )
 
 

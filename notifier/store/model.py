@@ -275,6 +275,9 @@ class State:
     runs: list[RunRecord] = field(default_factory=list)
     created: str = ""
     updated: str = ""
+    # endpoint -> the time before which it must not be sent to: it answered 429 or 503 with a
+    # Retry-After beyond --retry-timeout (every run, and in PostgreSQL every site, keeps it)
+    backoff: dict[str, str] = field(default_factory=dict)
     # loc -> when an endpoint acknowledged it, not yet written into its part's record
     submitted: dict[str, str] = field(default_factory=dict)
     # batches acknowledged, not yet folded in (see settle): (endpoint, urls, at, sent by this run)

@@ -44,6 +44,7 @@ TABLES: dict[str, tuple[str, ...]] = {
     "notify_changes_pending": ("site", "id", "endpoint", "reason", "since", "urls"),
     "notify_changes_delivered": ("site", "id", "endpoint", "at", "urls"),
     "notify_changes_runs": ("site", "id", "record"),
+    "notify_changes_backoff": ("endpoint", "not_before"),
 }
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS notify_changes_schema (version integer NOT NULL);
@@ -61,7 +62,8 @@ CREATE TABLE IF NOT EXISTS notify_changes_delivered (
 );
 CREATE INDEX IF NOT EXISTS notify_changes_delivered_site ON notify_changes_delivered (site, id);
 CREATE TABLE IF NOT EXISTS notify_changes_runs (site text NOT NULL, id bigserial PRIMARY KEY, record text NOT NULL);
-CREATE INDEX IF NOT EXISTS notify_changes_runs_site ON notify_changes_runs (site, id)
+CREATE INDEX IF NOT EXISTS notify_changes_runs_site ON notify_changes_runs (site, id);
+CREATE TABLE IF NOT EXISTS notify_changes_backoff (endpoint text PRIMARY KEY, not_before text NOT NULL)
 """
 _CREATING = 7_140_311_202  # an advisory lock key: one run at a time creates the tables
 
@@ -211,6 +213,10 @@ class PostgresStore(StateStore):
         assert self._connection is not None, "use the store in a with block"
         return self._connection
 
+    def shared_waits(self) -> dict[str, str]:
+        """The waits endpoints asked any site of this database for: one egress, one wait."""
+        return dict(self.connection.execute("SELECT endpoint, not_before FROM notify_changes_backoff").fetchall())
+
     def load(self) -> State | None:
         """The site's state; batches a killed run acknowledged are folded in and saved."""
         state, folded = _read(self.connection, self.location)
@@ -230,6 +236,12 @@ class PostgresStore(StateStore):
                     cursor.executemany(
                         "INSERT INTO notify_changes_meta VALUES (%s, %s, %s)",
                         [(site, "version", str(FORMAT_VERSION)), (site, "created", state.created), (site, "updated", state.updated)],
+                    )
+                    self.connection.execute("DELETE FROM notify_changes_backoff WHERE not_before <= %s", (state.updated,))  # over
+                    cursor.executemany(  # every site's runs share an endpoint's wait: the latest time wins
+                        "INSERT INTO notify_changes_backoff VALUES (%s, %s) ON CONFLICT (endpoint) "
+                        "DO UPDATE SET not_before = greatest(notify_changes_backoff.not_before, excluded.not_before)",
+                        list(state.backoff.items()),
                     )
                     cursor.executemany(
                         "INSERT INTO notify_changes_parts VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
-from notifier.store.checks import check_index, check_part_meta, check_pending_group, check_run, damaged, json_column
+from notifier.store.checks import check_backoff, check_index, check_part_meta, check_pending_group, check_run, damaged, json_column
 from notifier.store.model import PendingItem, RecordedPart, RunRecord, State, apply_delivery
 
 PartRow = tuple[Any, Any, Any, Any, Any, Any, Any]  # name, digest, count, missing, origins, URL-hash index, urls
@@ -27,7 +27,8 @@ def state_from_rows(
     for key in ("created", "updated"):
         if type(meta.get(key, "")) is not str:
             raise damaged(name, f"meta {key} is not a timestamp")
-    state = State(created=meta.get("created", ""), updated=meta.get("updated", ""))
+    backoff = check_backoff(json_column(meta["backoff"], name, "meta backoff"), name) if "backoff" in meta else {}
+    state = State(created=meta.get("created", ""), updated=meta.get("updated", ""), backoff=backoff)
     for part_name, digest, count, missing, origins, prints, urls in parts:
         where = f"parts row {part_name!r}"
         checked = check_part_meta(

@@ -186,7 +186,8 @@ class SqliteStore(StateStore):
                     connection.execute(f"DELETE FROM {table}")
                 connection.executemany(
                     "INSERT INTO meta VALUES (?, ?)",
-                    [("version", str(FORMAT_VERSION)), ("created", state.created), ("updated", state.updated)],
+                    [("version", str(FORMAT_VERSION)), ("created", state.created), ("updated", state.updated)]
+                    + ([("backoff", json.dumps(dict(sorted(state.backoff.items()))))] if state.backoff else []),
                 )
                 connection.executemany(
                     "INSERT INTO parts VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
