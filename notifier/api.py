@@ -49,6 +49,7 @@ class Options(TypedDict, total=False):
     jobs: int  # worker processes (1: none)
     history: Mapping[str, Any]  # keys of the [history] table, each taking the place of the config file's
     site: str  # with [[sites]] in the config: only this site
+    keep_batches: int  # batches the ledger keeps
     site_name: str  # with a postgresql:// state: this site's name
     environ: Mapping[str, str]  # instead of os.environ (INDEXNOW_KEY, GITHUB_ACTIONS)
     cwd: str | os.PathLike[str]  # where the config file is looked for and relative paths start

@@ -21,7 +21,7 @@ from notifier import __version__
 from notifier.commands.key import new_key, write_key_file
 from notifier.commands.state import ACTIONS, StateRequest, run_state_command
 from notifier.config_sites import build_runs
-from notifier.crash import report_crash
+from notifier.crash import caused_by_a_cancel, report_crash
 from notifier.database import DatabaseURL
 from notifier.errors import ExitCode, NotifierError, UsageError
 from notifier.github import mask_secrets, write_github, write_github_error
@@ -206,22 +206,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         _silence_stdout()
         return ExitCode.OK
     except Exception as error:  # the boundary for bugs: never exit 1, never a bare traceback
-        if _cancelled(error):  # a cancel Python wrapped on its way out (class creation: "Error calling __set_name__")
+        if caused_by_a_cancel(error):  # a cancel Python wrapped on its way out (class creation: "Error calling __set_name__")
             sys.stderr.write(INTERRUPTED)
             return ExitCode.INTERRUPTED
         line = report_crash(error, args, _current.state, sys.stderr)
         if _current.github:
             write_github_error(line, ExitCode.INTERNAL_ERROR, sys.stdout, os.environ)
         return ExitCode.INTERNAL_ERROR
-
-
-def _cancelled(error: BaseException | None) -> bool:
-    """Whether a cancel caused ``error`` (a KeyboardInterrupt in __set_name__ becomes a RuntimeError)."""
-    for _ in range(8):  # a chain of causes, never a cycle followed for ever
-        if error is None or isinstance(error, KeyboardInterrupt):
-            break
-        error = error.__cause__
-    return isinstance(error, KeyboardInterrupt)
 
 
 def _dispatch(args: list[str]) -> int:
@@ -351,7 +342,8 @@ def _state_command(args: list[str]) -> int:
             "Inspect and repair the recorded state. show: counts, pending per endpoint, the last runs. url URL: one "
             "URL's record (lastmod, first seen, last submitted, fingerprint, sitemap file) and where it is pending. "
             "pending: every pending URL. forget URL... --yes: drop URLs from the pending set (they are never sent). "
-            "export: every record, as JSON or CSV. Works on every store; only forget takes the state lock."
+            "export: every record, as JSON or CSV. history [URL]: the last batches the endpoints answered (of that URL). "
+            "Works on every store; only forget takes the state lock."
         ),
         epilog="Exit codes: 0 done, 2 usage or input error (no state, an unknown URL, forget without --yes), 4 state locked.",
     )
@@ -392,7 +384,7 @@ def _state_command(args: list[str]) -> int:
             format=style,
             lock_timeout=lock_timeout,
         )
-        if namespace.urls and namespace.action not in ("url", "forget"):
+        if namespace.urls and namespace.action not in ("url", "forget", "history"):
             raise UsageError(f"state {namespace.action} takes no URL; `state url URL` shows one")
         run_state_command(request, sys.stdout)
     except NotifierError as error:

@@ -57,3 +57,13 @@ def report_crash(error: BaseException, argv: Sequence[str], state: object, stder
     except (BrokenPipeError, ValueError):  # stderr is gone too: the exit code and the log still say it
         pass
     return line
+
+
+def caused_by_a_cancel(error: BaseException | None) -> bool:
+    """Whether a cancel caused ``error``: no bug then. Python makes a KeyboardInterrupt raised
+    while a class is being made (``__set_name__``) into a RuntimeError whose cause it is."""
+    for _ in range(8):  # a chain of causes, never a cycle followed for ever
+        if error is None or isinstance(error, KeyboardInterrupt):
+            break
+        error = error.__cause__
+    return isinstance(error, KeyboardInterrupt)

@@ -251,6 +251,14 @@ OPTIONS: tuple[Option, ...] = (
         "1: none, all work in this process; env NOTIFY_CHANGES_JOBS)",
         "N",
     ),
+    Option(
+        "keep-batches",
+        lambda label: whole_number(label, 1, 1_000_000),
+        1000,
+        "batches the ledger keeps, the newest (default 1000; `notify-changes state history`)",
+        "N",
+        run_only=True,
+    ),
     Option("site", text, None, "with [[sites]] in the config: only this site (default: every site)", "NAME"),
     Option("site-name", text, None, "with a postgresql:// state: this site's name, which every row carries (required there)", "NAME"),
     Option(

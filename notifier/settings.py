@@ -61,6 +61,7 @@ class Settings:
     bulk: BulkThresholds = BulkThresholds()
     history: HistorySettings | None = None
     verify_live: int = default("verify-live")
+    keep_batches: int = default("keep-batches")
     jobs: int | None = default("jobs")
     platform: str = DEFAULT_PLATFORM  # how the host reads _headers and _redirects (hosting.PLATFORMS)
     project_dir: Path = Path()  # the config file's folder, else where the run started: netlify.toml is looked for here
@@ -201,6 +202,7 @@ def resolve(
         bulk=bulk_table(file_values.get("bulk", {}), where),
         history=_history(cli, file_values.get("history"), base, where, api=api),
         verify_live=value("verify-live"),
+        keep_batches=value("keep-batches"),
         jobs=value("jobs"),
         platform=values.get("platform") or detect_platform(os.environ if environ is None else environ) or DEFAULT_PLATFORM,
         project_dir=base,

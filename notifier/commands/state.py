@@ -27,10 +27,12 @@ from notifier.store import (
     Record,
     State,
     open_store,
+    read_ledger,
     read_state,
 )
 
-ACTIONS = ("show", "url", "pending", "forget", "export")
+ACTIONS = ("show", "url", "pending", "forget", "export", "history")
+HISTORY_SHOWN = 20  # the last batches (of one URL, or of all) that history prints
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,9 @@ def run_state_command(request: StateRequest, out: TextIO) -> None:
     if request.action == "forget":
         _forget(request, out)
         return
+    if request.action == "history":
+        _history(request, out)
+        return
     state = read_state(request.state)
     if state is None:
         raise InputError(f"{request.state}: no state file yet; the first `notify-changes run` records one (or pass --state PATH)")
@@ -60,6 +65,30 @@ def run_state_command(request: StateRequest, out: TextIO) -> None:
         _pending(request, state, out)
     else:
         _export(request, state, out)
+
+
+# -- history ---------------------------------------------------------------------------
+def _history(request: StateRequest, out: TextIO) -> None:
+    """The last batches the endpoints answered, or those that carried one URL (the ledger)."""
+    if len(request.urls) > 1:
+        raise UsageError("state history takes at most one URL: `state history URL` shows its deliveries")
+    entries = read_ledger(request.state)
+    if request.urls:
+        wanted = request.urls[0]
+        entries = [each for each in entries if wanted in each["urls"]]
+    shown = entries[-HISTORY_SHOWN:]
+    if request.format == "json":
+        out.write(json.dumps({"state": str(request.state), "batches": [dict(each) for each in shown]}, ensure_ascii=False, indent=2) + "\n")
+        return
+    if not shown:
+        what = f"no batch carried {printable(request.urls[0])}" if request.urls else "no batch was sent yet"
+        out.write(f"{what} (the ledger of {printable(str(request.state))})\n")
+        return
+    for each in shown:
+        code = f"HTTP {each['http_status']}" if each["http_status"] is not None else "no answer"
+        line = f"{each['at']}  {each['host']} -> {each['endpoint']}  {each['status']} ({code}, {plural(each['attempts'], 'attempt')})"
+        line += f"  {plural(len(each['urls']), 'URL')}" + (f": {each['error']}" if each["error"] else "")
+        out.write(printable(line) + "\n")
 
 
 # -- show ------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from notifier.dates import format_utc
@@ -99,6 +99,7 @@ class Deliveries:
 
     batches: list[BatchResult]
     delivered: list[str]
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -119,7 +119,7 @@ def finish(begun: Begun, store: StateStore | None, notes: Sequence[str] = ()) ->
         plan,
         deliveries,
         done,
-        notes=[*tidied, *verified.notes, *plan.notes, *done.notes, *workers_note, *notes],
+        notes=[*tidied, *verified.notes, *plan.notes, *deliveries.notes, *done.notes, *workers_note, *notes],
         exit_code=exit_code,
     )
 

@@ -9,11 +9,13 @@ from collections.abc import Iterator
 
 from notifier.dates import format_utc
 from notifier.environment import Environment
+from notifier.errors import StateError
 from notifier.indexnow import Batch, BatchResult, Client, RetryPolicy, make_batches, redact
 from notifier.pipeline.context import Deliveries, Run
 from notifier.report import plural
 from notifier.settings import Settings
 from notifier.store import State, StateStore
+from notifier.store.ledger import LedgerEntry, entry
 from notifier.urls import host_of
 
 
@@ -32,16 +34,35 @@ def submit_pending(run: Run, state: State, store: StateStore) -> Deliveries:
         session=env.session,
         notice=env.notice,
     )
+    sent: list[LedgerEntry] = []
     try:
         for result, batch in _Submissions(settings, client, state, run.endpoints, env):
             batches.append(result)
+            at = format_utc(env.now())
+            if batch is not None and result.attempts:  # sent: what the endpoint said goes to the ledger
+                sent.append(
+                    entry(at, result.endpoint, batch.host, result.status, result.http_status, result.attempts, result.message, batch.urls)
+                )
             if batch is not None and result.status in ("delivered", "accepted"):
-                store.record_delivered(state, result.endpoint, batch.urls, format_utc(env.now()))
+                store.record_delivered(state, result.endpoint, batch.urls, at)
                 delivered.extend(batch.urls)
     finally:
         if env.session is None:
             client.close()
-    return Deliveries(batches, delivered)
+        notes = _record_ledger(store, sent, settings.keep_batches)
+    return Deliveries(batches, delivered, notes)
+
+
+def _record_ledger(store: StateStore, sent: list[LedgerEntry], keep: int) -> list[str]:
+    """The ledger is a record of what happened, nothing depends on it: a failure to add to
+    it is one note, not a failed deploy."""
+    if not sent:
+        return []
+    try:
+        store.record_ledger(sent, keep)
+    except (StateError, OSError) as error:
+        return [f"the ledger of batches could not be written ({error}); the deliveries themselves are recorded"]
+    return []
 
 
 class _Submissions:

@@ -13,7 +13,17 @@ from typing import Any
 
 from notifier.database import DatabaseURL, is_database_url
 from notifier.store.durable import SaveFailed, StateStore, follow_link, write_atomic
-from notifier.store.jsonfile import JsonStore, decode_state, encode_chunks, encode_state, encoded_parts, journal_path, load_state
+from notifier.store.jsonfile import (
+    JsonStore,
+    decode_state,
+    encode_chunks,
+    encode_state,
+    encoded_parts,
+    journal_path,
+    load_state,
+    read_json_ledger,
+)
+from notifier.store.ledger import KEEP_BATCHES, LedgerEntry
 from notifier.store.migrate import FORMAT_VERSION
 from notifier.store.model import (
     FIELDS,
@@ -44,12 +54,14 @@ __all__ = [
     "FINGERPRINT",
     "FIRST_SEEN",
     "FORMAT_VERSION",
+    "KEEP_BATCHES",
     "LASTMOD",
     "LAST_SUBMITTED",
     "MAX_RUNS_KEPT",
     "SQLITE_SUFFIXES",
     "DatabaseURL",
     "JsonStore",
+    "LedgerEntry",
     "NewPart",
     "Part",
     "PendingItem",
@@ -73,6 +85,7 @@ __all__ = [
     "load_state",
     "new_record",
     "open_store",
+    "read_ledger",
     "read_state",
     "recorded_on",
     "renew",
@@ -110,6 +123,19 @@ def read_state(path: Path | DatabaseURL) -> State | None:
 
         return read_sqlite_state(path)
     return load_state(path)
+
+
+def read_ledger(path: Path | DatabaseURL) -> list[LedgerEntry]:
+    """What every endpoint said to every batch sent (the newest ``keep-batches``), oldest first."""
+    if isinstance(path, DatabaseURL):
+        from notifier.store.postgres import read_postgres_ledger
+
+        return read_postgres_ledger(path)
+    if path.suffix in SQLITE_SUFFIXES:
+        from notifier.store.sqlite import read_sqlite_ledger
+
+        return read_sqlite_ledger(follow_link(path))
+    return read_json_ledger(path)
 
 
 SQLITE_SUFFIXES = (".sqlite", ".db")

@@ -22,6 +22,7 @@ from notifier.store.model import State
 
 if TYPE_CHECKING:
     from notifier.database import DatabaseURL
+    from notifier.store.ledger import LedgerEntry
 
 _TMP_SUFFIX = ".tmp"
 
@@ -113,6 +114,10 @@ class StateStore:
                         os.unlink(entry.path)
 
     # -- the interface -------------------------------------------------------------
+    def record_ledger(self, entries: list[LedgerEntry], keep: int) -> None:
+        """Add the batches this run sent to the ledger, keeping the newest ``keep``."""
+        raise NotImplementedError
+
     def shared_waits(self) -> dict[str, str]:
         """Endpoint -> not-before times other sites' runs were told (a shared database); a file has none."""
         return {}

@@ -16,7 +16,8 @@ import orjson
 
 from notifier.errors import StateError
 from notifier.store.checks import check_backoff, check_header, check_part_meta, check_pending_group, check_records, check_run, damaged
-from notifier.store.durable import DeliveryNotRecorded, StateStore, fsync_folder, write_atomic
+from notifier.store.durable import DeliveryNotRecorded, StateStore, follow_link, fsync_folder, write_atomic
+from notifier.store.ledger import LedgerEntry, is_entry
 from notifier.store.migrate import FORMAT_VERSION, check_version, parts_from_v1, v1_pending_groups
 from notifier.store.model import MAX_RUNS_KEPT, NewPart, Part, PendingItem, RecordedPart, RunRecord, State, apply_delivery, grouped_pending
 
@@ -209,6 +210,19 @@ class JsonStore(StateStore):
                 os.unlink(self.journal_path)
             fsync_folder(self.path.parent)
 
+    def record_ledger(self, entries: list[LedgerEntry], keep: int) -> None:
+        """Append one line a batch to ``STATE.ledger``; past twice ``keep`` lines, rewrite it
+        (atomically) with the newest ``keep``: a few hundred bytes a batch, bounded."""
+        path = ledger_path(self.path)
+        lines = [orjson.dumps(each) + b"\n" for each in entries]
+        with open(path, "ab") as handle:
+            handle.writelines(lines)
+            handle.flush()
+            os.fsync(handle.fileno())
+        kept = read_json_ledger(self.path)
+        if len(kept) > 2 * keep:
+            write_atomic(path, (orjson.dumps(each) + b"\n" for each in kept[-keep:]), self._tmp_prefix())
+
     def record_delivered(self, state: State, endpoint: str, urls: Iterable[str], at: str) -> None:
         """An endpoint acknowledged these URLs: they leave its pending set, durably.
 
@@ -228,6 +242,28 @@ class JsonStore(StateStore):
                 os.close(fd)
         except OSError as error:
             raise DeliveryNotRecorded(self.journal_path, endpoint, len(urls), error.strerror or str(error)) from None
+
+
+def ledger_path(path: Path) -> Path:
+    return path.with_name(path.name + ".ledger")
+
+
+def read_json_ledger(path: Path) -> list[LedgerEntry]:
+    """The ledger beside a JSON state, oldest first; a damaged line is skipped."""
+    try:
+        with ledger_path(follow_link(path)).open("rb") as handle:
+            lines = handle.readlines()
+    except FileNotFoundError:
+        return []
+    except OSError as error:
+        raise StateError(f"{ledger_path(path)}: cannot read the ledger ({error.strerror})") from None
+    entries = []
+    for line in lines:
+        with contextlib.suppress(orjson.JSONDecodeError):
+            value = orjson.loads(line)
+            if is_entry(value):
+                entries.append(cast(LedgerEntry, value))
+    return entries
 
 
 def journal_path(path: Path) -> Path:

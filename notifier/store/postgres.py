@@ -29,9 +29,10 @@ from notifier.errors import LockTimeout, StateError, UsageError
 from notifier.store.checks import damaged
 from notifier.store.durable import DeliveryNotRecorded, SaveFailed, StateStore
 from notifier.store.jsonfile import encoded_parts
+from notifier.store.ledger import LedgerEntry
 from notifier.store.migrate import FORMAT_VERSION, check_version
 from notifier.store.model import MAX_RUNS_KEPT, State, apply_delivery, grouped_pending
-from notifier.store.rows import state_from_rows
+from notifier.store.rows import ledger_rows, state_from_rows
 
 if TYPE_CHECKING:
     import psycopg
@@ -45,6 +46,7 @@ TABLES: dict[str, tuple[str, ...]] = {
     "notify_changes_delivered": ("site", "id", "endpoint", "at", "urls"),
     "notify_changes_runs": ("site", "id", "record"),
     "notify_changes_backoff": ("endpoint", "not_before"),
+    "notify_changes_ledger": ("site", "id", "entry"),
 }
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS notify_changes_schema (version integer NOT NULL);
@@ -63,7 +65,9 @@ CREATE TABLE IF NOT EXISTS notify_changes_delivered (
 CREATE INDEX IF NOT EXISTS notify_changes_delivered_site ON notify_changes_delivered (site, id);
 CREATE TABLE IF NOT EXISTS notify_changes_runs (site text NOT NULL, id bigserial PRIMARY KEY, record text NOT NULL);
 CREATE INDEX IF NOT EXISTS notify_changes_runs_site ON notify_changes_runs (site, id);
-CREATE TABLE IF NOT EXISTS notify_changes_backoff (endpoint text PRIMARY KEY, not_before text NOT NULL)
+CREATE TABLE IF NOT EXISTS notify_changes_backoff (endpoint text PRIMARY KEY, not_before text NOT NULL);
+CREATE TABLE IF NOT EXISTS notify_changes_ledger (site text NOT NULL, id bigserial PRIMARY KEY, entry text NOT NULL);
+CREATE INDEX IF NOT EXISTS notify_changes_ledger_site ON notify_changes_ledger (site, id)
 """
 _CREATING = 7_140_311_202  # an advisory lock key: one run at a time creates the tables
 
@@ -152,6 +156,15 @@ def _read(connection: psycopg.Connection[Any], location: DatabaseURL) -> tuple[S
         (record for (record,) in connection.execute("SELECT record FROM notify_changes_runs WHERE site = %s ORDER BY id", (site,))),
         name,
     )
+
+
+def read_postgres_ledger(location: DatabaseURL) -> list[LedgerEntry]:
+    """The site's ledger, oldest first."""
+    with _connected(location) as connection:
+        if not _schema(connection, location):
+            return []
+        rows = connection.execute("SELECT entry FROM notify_changes_ledger WHERE site = %s ORDER BY id", (location.site,)).fetchall()
+    return ledger_rows(row[0] for row in rows)
 
 
 def read_postgres_state(location: DatabaseURL) -> State | None:
@@ -270,6 +283,23 @@ class PostgresStore(StateStore):
                     )
         except driver.Error as error:
             raise SaveFailed(self.location, _first_line(error)) from None
+
+    def record_ledger(self, entries: list[LedgerEntry], keep: int) -> None:
+        """The batches sent, a row each, in one transaction; the site's newest ``keep`` stay."""
+        site, driver = self.location.site, _driver()
+        try:
+            with self.connection.transaction(), self.connection.cursor() as cursor:
+                cursor.executemany(
+                    "INSERT INTO notify_changes_ledger (site, entry) VALUES (%s, %s)",
+                    [(site, orjson.dumps(each).decode()) for each in entries],
+                )
+                cursor.execute(
+                    "DELETE FROM notify_changes_ledger WHERE site = %s AND id NOT IN "
+                    "(SELECT id FROM notify_changes_ledger WHERE site = %s ORDER BY id DESC LIMIT %s)",
+                    (site, site, keep),
+                )
+        except driver.Error as error:
+            raise StateError(f"{self.location}: cannot add to the ledger ({_first_line(error)})") from None
 
     def record_delivered(self, state: State, endpoint: str, urls: Iterable[str], at: str) -> None:
         """One transaction per acknowledged batch: a delivered row, which takes the batch out of

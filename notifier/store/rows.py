@@ -3,15 +3,30 @@ one row per sitemap file holding its URLs' records, each value checked as it is 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
 from notifier.store.checks import check_backoff, check_index, check_part_meta, check_pending_group, check_run, damaged, json_column
+from notifier.store.ledger import LedgerEntry, is_entry
 from notifier.store.model import PendingItem, RecordedPart, RunRecord, State, apply_delivery
 
 PartRow = tuple[Any, Any, Any, Any, Any, Any, Any]  # name, digest, count, missing, origins, URL-hash index, urls
 PendingRow = tuple[Any, Any, Any, Any]  # endpoint, reason, since, urls
 DeliveredRow = tuple[Any, Any, Any]  # endpoint, at, urls
+
+
+def ledger_rows(texts: Iterable[Any]) -> list[LedgerEntry]:
+    """A database store's ledger rows (JSON text), oldest first; a damaged row is skipped."""
+    entries = []
+    for text in texts:
+        try:
+            value = json.loads(text)
+        except (TypeError, ValueError):
+            continue
+        if is_entry(value):
+            entries.append(cast(LedgerEntry, value))
+    return entries
 
 
 def state_from_rows(

@@ -21,9 +21,10 @@ from notifier.errors import StateError
 from notifier.store.checks import check_pending_group, check_run, damaged, json_column, restore_hint
 from notifier.store.durable import DeliveryNotRecorded, SaveFailed, StateStore
 from notifier.store.jsonfile import encoded_parts
+from notifier.store.ledger import LedgerEntry
 from notifier.store.migrate import FORMAT_VERSION, check_version, sqlite_parts_from_v1
 from notifier.store.model import MAX_RUNS_KEPT, PendingItem, RunRecord, State, apply_delivery, grouped_pending
-from notifier.store.rows import state_from_rows
+from notifier.store.rows import ledger_rows, state_from_rows
 
 # The parts column ``fingerprints`` holds the part's URL hashes (the index a lookup bisects),
 # not page fingerprints: an older name, kept on disk because renaming a
@@ -90,6 +91,20 @@ def _hot_journal(path: Path) -> bool:
         return journal.stat().st_size > 0
     except OSError:
         return False
+
+
+def read_sqlite_ledger(path: Path) -> list[LedgerEntry]:
+    """The ledger of an SQLite state, oldest first (none before its first batch)."""
+    if not path.is_file():
+        return []
+    try:
+        with _connect(path, mode="ro") as connection:
+            if not connection.execute("SELECT 1 FROM sqlite_master WHERE name = 'ledger'").fetchone():
+                return []
+            rows = connection.execute("SELECT entry FROM ledger ORDER BY id").fetchall()
+    except sqlite3.OperationalError as error:
+        raise StateError(f"{path}: cannot read the ledger ({operational(error)})") from None
+    return ledger_rows(row[0] for row in rows)
 
 
 def read_sqlite_state(path: Path) -> State | None:
@@ -209,6 +224,18 @@ class SqliteStore(StateStore):
                 connection.execute("COMMIT")
         except sqlite3.OperationalError as error:
             raise SaveFailed(self.path, operational(error)) from None
+
+    def record_ledger(self, entries: list[LedgerEntry], keep: int) -> None:
+        """The batches sent, one ``ledger`` row each, in one transaction; the newest ``keep`` stay."""
+        try:
+            with _connect(self.path, mode="rw", busy_timeout=max(self.lock_timeout, 1.0)) as connection:
+                connection.execute("BEGIN IMMEDIATE")
+                connection.execute("CREATE TABLE IF NOT EXISTS ledger (id INTEGER PRIMARY KEY, entry TEXT NOT NULL)")
+                connection.executemany("INSERT INTO ledger (entry) VALUES (?)", [(orjson.dumps(each).decode(),) for each in entries])
+                connection.execute("DELETE FROM ledger WHERE id <= (SELECT max(id) FROM ledger) - ?", (keep,))
+                connection.execute("COMMIT")
+        except sqlite3.OperationalError as error:
+            raise StateError(f"{self.path}: cannot add to the ledger ({operational(error)})") from None
 
     def record_delivered(self, state: State, endpoint: str, urls: Iterable[str], at: str) -> None:
         """One transaction per acknowledged batch: a ``delivered`` row, which takes the batch
