@@ -39,6 +39,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import benchdb as postgres  # a PostgreSQL server for the postgresql rows
 from benchlib import FLOOR, measure
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -244,7 +245,8 @@ def main() -> int:
             print(f"generated {args.urls} URLs in {site.part_count} parts in {time.perf_counter() - started:.1f} s", file=sys.stderr)
 
             def tool_run(*extra: str, state: str, ok: tuple[int, ...] = (0,)) -> dict[str, float]:
-                return measure([*tool, *extra, "--state", str(folder / state), "--endpoint", endpoint], env, ok)
+                where = [state, "--site-name", "bench"] if state.startswith("postgresql://") else [str(folder / state)]
+                return measure([*tool, *extra, "--state", *where, "--endpoint", endpoint], env, ok)
 
             def rounds(name: str, make: object) -> None:
                 if name in skip:
@@ -265,9 +267,15 @@ def main() -> int:
                 shutil.copytree(pristine, site.folder)
                 site.reload()
 
-            for store, state in (("json", "state.json"), ("sqlite", "state.sqlite")):
+            stores = [("json", "state.json"), ("sqlite", "state.sqlite")]
+            database = postgres.start(folder) if "check-postgresql" not in skip else None
+            if database is not None:
+                stores.append(("postgresql", database.url))
+            for store, state in stores:
                 if f"check-{store}" in skip:
                     continue
+                if store == "postgresql" and database is not None:
+                    database.empty()
                 for path in folder.glob(state + "*"):
                     path.unlink()
                 record = tool_run("run", str(site.sitemap), "--rule", "lastmod-bulk=off", state=state)

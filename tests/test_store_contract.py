@@ -162,7 +162,8 @@ def test_a_kill_between_batches_resends_only_the_batch_in_flight(every_store: Si
     ]
     process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        assert wait_until(lambda: len(every_store.fake.posts) == 2, timeout=20)
+        assert wait_until(lambda: len(every_store.fake.posts) == 2 or process.poll() is not None, timeout=20)
+        assert process.poll() is None, process.communicate()[1]  # it ended before its second batch: why
     finally:
         process.send_signal(signal.SIGKILL)
         process.communicate()
