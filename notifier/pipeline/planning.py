@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from notifier.dates import parse_w3c
 from notifier.errors import UsageError
@@ -64,24 +65,29 @@ def _choose(run: Run, diff: Diff, notes: list[str]) -> list[Sequence[Change]]:
                     chosen.append(change)
             recorded = "recorded" if run.records else "would record"
             notes.append(
-                f"no state file at {settings.state}: {recorded} {plural(len(diff.added), 'URL')}, announcing the "
+                f"{_no_state(settings)}: {recorded} {plural(len(diff.added), 'URL')}, announcing the "
                 f"{len(chosen)} whose lastmod is within {settings.initial[6:]}"
             )
             return [chosen]
         if not run.records:
             notes.append(
-                f"no state file at {settings.state}: a real run would record a baseline of {plural(len(diff.added), 'URL')} "
+                f"{_no_state(settings)}: a real run would record a baseline of {plural(len(diff.added), 'URL')} "
                 "and submit nothing (or pass --initial submit to announce every URL)"
             )
         else:
             notes.append(
-                f"no state file at {settings.state}: recorded a baseline of {plural(len(diff.added), 'URL')} and submitted nothing; "
+                f"{_no_state(settings)}: recorded a baseline of {plural(len(diff.added), 'URL')} and submitted nothing; "
                 "keep the state file between deploys (or pass --initial submit to announce every URL)"
             )
         return []
     if settings.no_removed:
         return [diff.added, diff.changed]
     return diff.announced
+
+
+def _no_state(settings: Settings) -> str:
+    """How the first run names the state it found empty: a file not there yet, or a database site with no rows."""
+    return f"no state file at {settings.state}" if isinstance(settings.state, Path) else f"nothing recorded yet in {settings.state}"
 
 
 def _explainer(diff: Diff, to_submit: list[Sequence[Change]], state: State, endpoints: list[str]) -> Callable[[], dict[str, Change]]:
