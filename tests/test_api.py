@@ -137,6 +137,7 @@ def test_stamp_dates_pages_from_their_history_given_as_a_mapping(tmp_path: Path)
     assert planned.lines(dry_run=True)[-1].startswith("stamp: would rewrite 2 date(s) in 1 file(s)")
     done = notifier.stamp(sitemap, history=history, cwd=root)
     assert [change.new for change in done.changes] == ["2024-03-01T08:00:00Z", "2024-06-02"] and "2030" not in sitemap.read_text()
+    assert done.lines()[-1] == "stamp: rewrote 2 date(s) in 1 file(s); 0 already named their content's date"  # not a dry run's words
     assert notifier.check(sitemap, history=history, cwd=root, state=tmp_path / "s.json").exit_code == 0
 
 
