@@ -312,7 +312,7 @@ def offline_site(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Site:
     return Site(tmp_path, capsys, None)
 
 
-def recorded_urls(path: Path) -> dict[str, dict[str, object]]:
+def recorded_urls(path: Any) -> dict[str, dict[str, object]]:
     """Every URL a state file (JSON or SQLite) records, as field -> value (fields that are set),
     with ``part``: the index of the sitemap file it was recorded under."""
     from notifier.store import FIELDS, read_state
@@ -327,7 +327,7 @@ def recorded_urls(path: Path) -> dict[str, dict[str, object]]:
     return found
 
 
-def recorded_pending(path: Path) -> dict[str, dict[str, dict[str, str]]]:
+def recorded_pending(path: Any) -> dict[str, dict[str, dict[str, str]]]:
     """endpoint -> URL -> {"reason", "since"}: what a state file (JSON or SQLite) says is pending."""
     from notifier.store import read_state
 

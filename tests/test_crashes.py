@@ -47,7 +47,7 @@ def _no_process_outlives_its_test() -> Iterator[None]:
 def spawn(site: Site, *args: str) -> subprocess.Popen[str]:
     assert site.fake is not None
     env = dict(os.environ, INDEXNOW_KEY=KEY)
-    argv = [*program(), str(site.sitemap), "--state", str(site.state), "--endpoint", site.fake.endpoint]
+    argv = [*program(), str(site.sitemap), *site.state_args, "--endpoint", site.fake.endpoint]
     process = subprocess.Popen([*argv, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _spawned.append(process)
     return process
