@@ -2,7 +2,7 @@
 
 A fixed story (an index of two parts and a text part, a baseline, changes, a removal, an
 endpoint that fails, a retry that delivers, with --site-dir fingerprints) runs under a
-fixed clock; after each step the state, JSON and SQLite, is compared with the files in
+fixed clock; after each step the state, JSON, SQLite and PostgreSQL, is compared with the files in
 tests/golden/. Regenerate them only for an intended format change:
 ``NOTIFY_CHANGES_GOLDEN=write pytest tests/test_golden.py``.
 """
@@ -16,11 +16,13 @@ from pathlib import Path
 
 import pytest
 
+from notifier.database import DatabaseURL
 from notifier.pipeline.loop import Environment, execute
 from notifier.settings import build_settings
 from tests.conftest import KEY, Site, index, pages, urlset
 from tests.fakeindexnow import status
 from tests.faketime import FakeTime
+from tests.postgres import site_rows
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 START = dt.datetime(2031, 3, 1, 8, 0, 0, tzinfo=dt.UTC)
@@ -58,9 +60,10 @@ def build(site: Site, step: int) -> None:
         page.write_text(f"<html>page {n}{' edited' if step >= 3 and n == 0 else ''}</html>")
 
 
-@pytest.mark.parametrize("store", ["notify-changes.json", "notify-changes.sqlite"])
-def test_the_state_bytes_of_a_deploy_story_are_unchanged(site: Site, store: str) -> None:
+@pytest.mark.parametrize("store", ["notify-changes.json", "notify-changes.sqlite", "notify-changes.postgresql"])
+def test_the_state_bytes_of_a_deploy_story_are_unchanged(site: Site, store: str, request: pytest.FixtureRequest) -> None:
     assert site.fake is not None
+    location = DatabaseURL(request.getfixturevalue("pg_url"), site="shop") if store.endswith(".postgresql") else None
     state = site.root / "state" / store
     clock = FakeTime(START)
     plans = [[], [], [status(503)] * 50, []]
@@ -69,7 +72,8 @@ def test_the_state_bytes_of_a_deploy_story_are_unchanged(site: Site, store: str)
         site.fake.plan = list(plan)
         cli = {
             "sitemap": str(site.sitemap),
-            "state": str(state),
+            "state": str(state) if location is None else location.dsn,
+            "site-name": "shop" if location is not None else None,
             "endpoint": [site.fake.endpoint],
             "key": KEY,
             "site-dir": str(site.public),
@@ -80,7 +84,10 @@ def test_the_state_bytes_of_a_deploy_story_are_unchanged(site: Site, store: str)
         report = execute(build_settings("run", cli), environment)
         assert report.exit_code in (0, 3), report.violations
         clock.offset = 3600.0 * (step + 1)  # each deploy an hour after the last, whatever the retries waited
-        written = state.read_bytes() if store.endswith(".json") else sqlite_dump(state)
+        if location is not None:  # the site's rows, in order (tests/postgres.py): the same story, the same values
+            written = site_rows(location) or b""
+        else:
+            written = state.read_bytes() if store.endswith(".json") else sqlite_dump(state)
         written = written.replace(site.fake.endpoint.encode(), b"http://endpoint.test/indexnow")  # its port varies
         golden = GOLDEN / f"{store}.step{step}"
         if os.environ.get("NOTIFY_CHANGES_GOLDEN") == "write":
