@@ -229,3 +229,46 @@ def test_a_sigkill_right_after_a_batch_was_accepted_resends_at_most_that_batch(s
     assert code == 0, err
     delivered = [url for batch in batches_sent(site) for url in batch]
     assert set(urls) <= set(delivered) and all(delivered.count(url) == 1 for url in urls[2:])
+
+
+def test_a_run_that_changed_one_part_of_five_reads_and_writes_that_part_only(
+    site: Site, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The parts' records stay in their rows until the run needs them, and a save keeps the
+    row of every part it did not touch: the everyday deploy moves one part's bytes."""
+    import notifier.store.postgres as postgres
+    from tests.conftest import index
+
+    site = _pg_site(site, pg_url)
+    site.write(index({f"/part-{n}.xml": None for n in range(5)}))
+    for n in range(5):
+        site.write(urlset(pages(3, prefix=f"/s{n}/")), f"part-{n}.xml")
+    assert site.run().code == 0
+    fetched: list[int] = []
+    real_blob, real_save = postgres._blob, postgres.PostgresStore._save_parts
+
+    def counting_blob(connection: object, location: DatabaseURL) -> object:
+        fetch = real_blob(connection, location)  # type: ignore[arg-type]
+
+        def counted(row: int) -> bytes:
+            fetched.append(row)
+            return fetch(row)
+
+        return counted
+
+    kept: list[int] = []
+
+    def counting_save(store: postgres.PostgresStore, state: object) -> list[tuple[object, int]]:
+        result = real_save(store, state)  # type: ignore[arg-type]
+        kept.append(len(result))
+        return result  # type: ignore[return-value]
+
+    monkeypatch.setattr(postgres, "_blob", counting_blob)
+    monkeypatch.setattr(postgres.PostgresStore, "_save_parts", counting_save)
+    site.write(urlset(pages(4, prefix="/s4/")), "part-4.xml")  # one page more, in the last part
+    result = site.run()
+    assert result.code == 0 and result.out.startswith("1 added"), result.out
+    assert fetched == [4]  # the changed part's records, and no other's
+    assert kept and all(count == 4 for count in kept)  # every save kept the four untouched rows
+    state = read_state(DatabaseURL(pg_url, site="shop"))
+    assert state is not None and len(state.all_urls()) == 16

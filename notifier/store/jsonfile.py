@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, cast, overload
 
 import orjson
 
@@ -132,12 +132,20 @@ def _decode_lazily(data: bytes, name: str) -> State | None:
     return state
 
 
-def encoded_parts(state: State) -> Iterator[tuple[Part, bytes | memoryview]]:
-    """Each part with its records encoded, in order. The parts this run made list their
-    URLs in the order ``state.records`` holds them: one walk through it yields each part's
-    records in turn, no lookup by URL (at a million, each lookup is a cache miss)."""
+@overload
+def encoded_parts(state: State) -> Iterator[tuple[Part, bytes | memoryview]]: ...
+@overload
+def encoded_parts(state: State, keep: Callable[[Part], bool]) -> Iterator[tuple[Part, bytes | memoryview | None]]: ...
+def encoded_parts(state: State, keep: Callable[[Part], bool] | None = None) -> Iterator[tuple[Part, bytes | memoryview | None]]:
+    """Each part with its records encoded, in order (None for a part ``keep`` says its store
+    holds already). The parts this run made list their URLs in the order ``state.records``
+    holds them: one walk through it yields each part's records in turn, no lookup by URL (at
+    a million, each lookup is a cache miss)."""
     walk = iter(state.records.items()) if state.records is not None else None
     for part in state.parts:
+        if keep is not None and keep(part):
+            yield part, None
+            continue
         taken = part.take(walk) if walk is not None and isinstance(part, NewPart) else None
         yield part, orjson.dumps(taken) if taken is not None else part.encoded_urls()
 

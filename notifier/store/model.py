@@ -11,7 +11,7 @@ import array
 import base64
 import bisect
 import itertools
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, TypedDict
@@ -168,9 +168,11 @@ class Part:
 
 class RecordedPart(Part):
     """A part read from the state: its records as the encoded bytes (``raw``) until asked for,
-    or given as a dict (a state parsed whole, a converted older format, tests)."""
+    or given as a dict (a state parsed whole, a converted older format, tests). A database
+    store may leave the bytes where they are (``fetch`` reads them when first needed) and
+    name the row that holds them (``row``): a save keeps that row while the part is untouched."""
 
-    __slots__ = ("_raw", "_source", "_urls")
+    __slots__ = ("_fetch", "_raw", "_source", "_urls", "row")
 
     def __init__(
         self,
@@ -184,12 +186,21 @@ class RecordedPart(Part):
         origins: list[str] | None = None,
         url_hash_index: bytes | None = None,
         source: str = "",
+        fetch: Callable[[int], bytes] | None = None,
+        row: int | None = None,
     ) -> None:
         if urls is not None:  # counted here; an encoded part is told its counts
             count, missing = len(urls), sum(1 for record in urls.values() if lastmod_of(record) is None)
             origins = origins if origins is not None else origins_of(urls)
         super().__init__(name, digest, count=count, missing=missing, origins=origins or [], url_hash_index=url_hash_index)
         self._urls, self._raw, self._source = urls, raw, source
+        self._fetch, self.row = fetch, row
+
+    def _bytes(self) -> bytes | memoryview | None:
+        """The encoded records, read from the store the first time they are needed."""
+        if self._raw is None and self._fetch is not None and self.row is not None:
+            self._raw, self._fetch = self._fetch(self.row), None  # the row it holds now: a save may have moved it
+        return self._raw
 
     @property
     def decoded(self) -> bool:
@@ -198,7 +209,7 @@ class RecordedPart(Part):
     def urls(self) -> dict[str, Record]:
         """Its records, decoded (and checked) on first use; changes to them need ``touch``."""
         if self._urls is None:
-            self._urls = _decode_records(self._raw or b"{}", self._source)
+            self._urls = _decode_records(self._bytes() or b"{}", self._source)
         return self._urls
 
     def unload(self) -> None:
@@ -208,8 +219,9 @@ class RecordedPart(Part):
     def touch(self) -> None:
         """Its records were changed or added to: encode them again at the next save. The file
         still lists the same URLs, so its URL-hash index stands."""
-        self._raw = None
-        self._recount(self.urls())
+        urls = self.urls()  # decoded before the bytes go
+        self._raw, self._fetch, self.row = None, None, None
+        self._recount(urls)
 
     def adopt(self, loc: str, record: Record) -> None:
         """Hold the record of a URL its file lists but another part held (that part is gone)."""
@@ -217,7 +229,8 @@ class RecordedPart(Part):
         self.touch()
 
     def encoded_urls(self) -> bytes | memoryview:
-        return self._raw if self._raw is not None else orjson.dumps(self.urls())
+        raw = self._bytes() if self._urls is None else self._raw
+        return raw if raw is not None else orjson.dumps(self.urls())
 
 
 class NewPart(Part):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import time
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -31,8 +32,8 @@ from notifier.store.durable import DeliveryNotRecorded, SaveFailed, StateStore
 from notifier.store.jsonfile import encoded_parts
 from notifier.store.ledger import LedgerEntry
 from notifier.store.migrate import FORMAT_VERSION, check_version
-from notifier.store.model import MAX_RUNS_KEPT, State, apply_delivery, grouped_pending
-from notifier.store.rows import ledger_rows, state_from_rows
+from notifier.store.model import MAX_RUNS_KEPT, Part, RecordedPart, State, apply_delivery, grouped_pending
+from notifier.store.rows import Blob, ledger_rows, state_from_rows
 
 if TYPE_CHECKING:
     import psycopg
@@ -135,10 +136,23 @@ def _create(connection: psycopg.Connection[Any], location: DatabaseURL) -> None:
         connection.execute("INSERT INTO notify_changes_schema (version) VALUES (%s)", (SCHEMA_VERSION,))
 
 
+def _blob(connection: psycopg.Connection[Any], location: DatabaseURL) -> Callable[[int], bytes]:
+    """Read one part's records when the run first needs them: an unchanged part of twenty is
+    never sent over the wire (nor, with an untouched save, back)."""
+
+    def fetch(row: int) -> bytes:
+        found = connection.execute("SELECT urls FROM notify_changes_parts WHERE site = %s AND n = %s", (location.site, row)).fetchone()
+        if found is None:
+            raise damaged(str(location), f"parts row {row} went missing while the run read it")
+        return bytes(found[0])
+
+    return fetch
+
+
 def _read(connection: psycopg.Connection[Any], location: DatabaseURL) -> tuple[State | None, bool]:
     if not _schema(connection, location):
         return None, False
-    site, name = location.site, str(location)
+    site, name, fetch = location.site, str(location), _blob(connection, location)
     meta = dict(connection.execute("SELECT key, value FROM notify_changes_meta WHERE site = %s", (site,)).fetchall())
     if not meta:
         return None, False  # this site has recorded nothing yet
@@ -148,8 +162,12 @@ def _read(connection: psycopg.Connection[Any], location: DatabaseURL) -> tuple[S
         raise damaged(name, "no valid format version") from None
     return state_from_rows(
         meta,
-        connection.execute(
-            "SELECT name, digest, count, missing, origins, fingerprints, urls FROM notify_changes_parts WHERE site = %s ORDER BY n", (site,)
+        (
+            (part_name, digest, count, missing, origins, prints, Blob(n, fetch))
+            for n, part_name, digest, count, missing, origins, prints in connection.execute(
+                "SELECT n, name, digest, count, missing, origins, fingerprints FROM notify_changes_parts WHERE site = %s ORDER BY n",
+                (site,),
+            )
         ),
         connection.execute("SELECT endpoint, reason, since, urls FROM notify_changes_pending WHERE site = %s ORDER BY id", (site,)),
         connection.execute("SELECT endpoint, at, urls FROM notify_changes_delivered WHERE site = %s ORDER BY id", (site,)).fetchall(),
@@ -168,9 +186,23 @@ def read_postgres_ledger(location: DatabaseURL) -> list[LedgerEntry]:
 
 
 def read_postgres_state(location: DatabaseURL) -> State | None:
-    """This site's recorded state, or None when it has none yet; takes no lock, writes nothing."""
-    with _connected(location) as connection:
-        return _read(connection, location)[0]
+    """This site's recorded state, or None when it has none yet; takes no lock, writes nothing.
+    Its parts' records are read when first needed, from one snapshot (a repeatable-read
+    transaction kept open while the state lives): a run saving meanwhile does not mix in."""
+    opened = _connected(location)
+    connection = opened.__enter__()
+    try:
+        connection.autocommit = False
+        connection.isolation_level = _driver().IsolationLevel.REPEATABLE_READ
+        state = _read(connection, location)[0]
+    except BaseException as error:
+        opened.__exit__(type(error), error, error.__traceback__)
+        raise
+    if state is None or not state.parts:
+        opened.__exit__(None, None, None)
+    else:
+        weakref.finalize(state, opened.__exit__, None, None, None)
+    return state
 
 
 class PostgresStore(StateStore):
@@ -243,8 +275,9 @@ class PostgresStore(StateStore):
         site, driver = self.location.site, _driver()
         try:
             with self.connection.transaction():
-                for table in ("meta", "parts", "pending", "delivered", "runs"):
+                for table in ("meta", "pending", "delivered", "runs"):
                     self.connection.execute(f"DELETE FROM notify_changes_{table} WHERE site = %s", (site,))
+                kept = self._save_parts(state)
                 with self.connection.cursor() as cursor:
                     cursor.executemany(
                         "INSERT INTO notify_changes_meta VALUES (%s, %s, %s)",
@@ -257,23 +290,6 @@ class PostgresStore(StateStore):
                         list(state.backoff.items()),
                     )
                     cursor.executemany(
-                        "INSERT INTO notify_changes_parts VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                        [
-                            (
-                                site,
-                                n,
-                                part.name,
-                                part.digest,
-                                part.count,
-                                part.missing,
-                                json.dumps(part.origins),
-                                part.url_hash_index,
-                                encoded,
-                            )
-                            for n, (part, encoded) in enumerate(encoded_parts(state))
-                        ],
-                    )
-                    cursor.executemany(
                         "INSERT INTO notify_changes_pending (site, endpoint, reason, since, urls) VALUES (%s, %s, %s, %s, %s)",
                         list(_pending_rows(site, state)),
                     )
@@ -283,6 +299,33 @@ class PostgresStore(StateStore):
                     )
         except driver.Error as error:
             raise SaveFailed(self.location, _first_line(error)) from None
+        for part, n in kept:  # committed: each kept row is where the save moved it
+            part.row = n
+
+    def _save_parts(self, state: State) -> list[tuple[RecordedPart, int]]:
+        """The parts' rows, in the save's transaction: a part read from here and left untouched
+        keeps its row (only renumbered, its records never sent back); the others are written.
+        A run that changed one part of twenty writes one part's records."""
+        site, connection = self.location.site, self.connection
+        connection.execute("UPDATE notify_changes_parts SET n = -1 - n WHERE site = %s", (site,))  # out of the new numbers' way
+        kept: list[tuple[RecordedPart, int]] = []
+        written = []
+        for n, (part, encoded) in enumerate(encoded_parts(state, keep=_stored)):
+            meta = (part.name, part.digest, part.count, part.missing, json.dumps(part.origins), part.url_hash_index)
+            if encoded is None:
+                assert isinstance(part, RecordedPart) and part.row is not None
+                connection.execute(
+                    "UPDATE notify_changes_parts SET n = %s, name = %s, digest = %s, count = %s, missing = %s, origins = %s, "
+                    "fingerprints = %s WHERE site = %s AND n = %s",
+                    (n, *meta, site, -1 - part.row),
+                )
+                kept.append((part, n))
+            else:
+                written.append((site, n, *meta, encoded))
+        connection.execute("DELETE FROM notify_changes_parts WHERE site = %s AND n < 0", (site,))  # the rows no part kept
+        with connection.cursor() as cursor:
+            cursor.executemany("INSERT INTO notify_changes_parts VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)", written)
+        return kept
 
     def record_ledger(self, entries: list[LedgerEntry], keep: int) -> None:
         """The batches sent, a row each, in one transaction; the site's newest ``keep`` stay."""
@@ -318,6 +361,11 @@ class PostgresStore(StateStore):
                 )
         except driver.Error as error:
             raise DeliveryNotRecorded(self.location, endpoint, len(urls), _first_line(error)) from None
+
+
+def _stored(part: Part) -> bool:
+    """Whether the part's records are in its row already: read from there, never touched."""
+    return isinstance(part, RecordedPart) and part.row is not None
 
 
 def _pending_rows(site: str | None, state: State) -> Iterator[tuple[str | None, str, str, str, str]]:

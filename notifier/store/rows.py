@@ -4,14 +4,25 @@ one row per sitemap file holding its URLs' records, each value checked as it is 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, cast
 
 from notifier.store.checks import check_backoff, check_index, check_part_meta, check_pending_group, check_run, damaged, json_column
 from notifier.store.ledger import LedgerEntry, is_entry
 from notifier.store.model import PendingItem, RecordedPart, RunRecord, State, apply_delivery
 
-PartRow = tuple[Any, Any, Any, Any, Any, Any, Any]  # name, digest, count, missing, origins, URL-hash index, urls
+PartRow = tuple[Any, Any, Any, Any, Any, Any, Any]  # name, digest, count, missing, origins, URL-hash index, urls (or a Blob)
+
+
+@dataclass(frozen=True)
+class Blob:
+    """A part's records left in the database: its row, and how to read them when first needed."""
+
+    row: int
+    fetch: Callable[[int], bytes]  # the row -> its records' bytes
+
+
 PendingRow = tuple[Any, Any, Any, Any]  # endpoint, reason, since, urls
 DeliveredRow = tuple[Any, Any, Any]  # endpoint, at, urls
 
@@ -59,13 +70,16 @@ def state_from_rows(
         )
         if isinstance(urls, memoryview):
             urls = bytes(urls)
-        if not isinstance(urls, (bytes, str)):
+        blob = urls if isinstance(urls, Blob) else None
+        if blob is None and not isinstance(urls, (bytes, str)):
             raise damaged(name, f"{where}: urls is not JSON text")
         state.parts.append(
             RecordedPart(
                 checked.name,
                 checked.digest,
-                raw=urls.encode() if isinstance(urls, str) else urls,
+                raw=None if blob is not None else urls.encode() if isinstance(urls, str) else urls,
+                fetch=blob.fetch if blob is not None else None,
+                row=blob.row if blob is not None else None,
                 count=checked.count,
                 missing=checked.missing,
                 origins=checked.origins,
