@@ -272,3 +272,26 @@ def test_a_run_that_changed_one_part_of_five_reads_and_writes_that_part_only(
     assert kept and all(count == 4 for count in kept)  # every save kept the four untouched rows
     state = read_state(DatabaseURL(pg_url, site="shop"))
     assert state is not None and len(state.all_urls()) == 16
+
+
+def test_sigkills_at_random_moments_of_runs_lose_nothing(site: Site, pg_url: str) -> None:
+    """kill -9 at any moment of a run (reading, making pending durable, sending, recording):
+    the state always reads, the lock is always free again, and every URL goes out."""
+    import random
+    import time
+
+    from tests.conftest import recorded_pending
+    from tests.test_crashes import batches_sent, changed_site, finish, kill, spawn
+
+    site = _pg_site(site, pg_url)
+    urls = changed_site(site, 40)
+    rng = random.Random(7)
+    for _ in range(6):
+        process = spawn(site, "--batch-size", "3")
+        time.sleep(rng.uniform(0.05, 0.6))
+        kill(process)
+        assert read_state(DatabaseURL(pg_url, site="shop")) is not None  # always readable
+    code, _, err = finish(spawn(site, "--batch-size", "3", "--lock-timeout", "30"))
+    assert code == 0, err
+    assert set(urls) <= {url for batch in batches_sent(site) for url in batch}
+    assert recorded_pending(site.state) == {}
