@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 
@@ -150,85 +149,10 @@ def test_the_state_commands_read_postgresql(site: Site, pg_url: str) -> None:
     assert shown["urls"] == 2 and shown["store"] == "postgresql" and shown["state"].endswith("(site shop)"), shown
 
 
-# -- the kill, cancel and concurrency tests of the file stores, on PostgreSQL -----------------------
+# -- the kill, cancel and concurrency tests run on PostgreSQL too: tests/test_crashes.py (any_store) --
 def _pg_site(site: Site, pg_url: str) -> Site:
     site.state = DatabaseURL(pg_url, site="shop")  # type: ignore[assignment]
     return site
-
-
-def test_two_runs_of_one_site_at_once_one_waits_then_exits_4_and_nothing_is_lost(site: Site, pg_url: str) -> None:
-    """Two processes, one site, one database: the second waits for the advisory lock the
-    first holds while its request is in flight, gives up with exit 4, and nothing is lost."""
-    import threading
-
-    from tests.conftest import recorded_pending, recorded_urls
-    from tests.test_crashes import batches_sent, changed_site, finish, spawn
-
-    site = _pg_site(site, pg_url)
-    urls = changed_site(site, 4)
-    assert site.fake is not None
-    arrived, release = threading.Event(), threading.Event()
-
-    def hold(record: object) -> None:
-        arrived.set()
-        release.wait(120)
-
-    site.fake.on_post = hold
-    first = spawn(site, "--request-timeout", "120")
-    try:
-        assert arrived.wait(120)
-        code, _, err = finish(spawn(site, "--lock-timeout", "0.5"))
-        assert code == 4 and "another notify-changes run of this site holds its lock" in err, err
-    finally:
-        release.set()
-    code, _, err = finish(first)
-    assert code == 0, err
-    assert sorted(url for batch in batches_sent(site) for url in batch) == sorted(urls)
-    assert recorded_pending(site.state) == {} and len(recorded_urls(site.state)) == 4
-
-
-def test_a_cancel_during_a_backoff_sleep_keeps_the_batch_pending_and_frees_the_lock(site: Site, pg_url: str) -> None:
-    from tests.conftest import recorded_pending
-    from tests.fakeindexnow import status
-    from tests.test_crashes import changed_site, finish, spawn
-
-    site = _pg_site(site, pg_url)
-    urls = changed_site(site, 3)
-    assert site.fake is not None
-    site.fake.plan = [status(503, Retry_After="60")]
-    process = spawn(site, "--retry-timeout", "120")
-    assert process.stderr is not None
-    said = [process.stderr.readline() for _ in range(2)]
-    assert "retrying in 60 s" in said[1], said
-    process.send_signal(signal.SIGINT)
-    code, _, err = finish(process)
-    assert code == 130 and "Traceback" not in err, err
-    assert sorted(recorded_pending(site.state)[site.fake.endpoint]) == sorted(urls)
-    code, _, err = finish(spawn(site, "--lock-timeout", "5"))  # the lock went with the cancelled run's connection
-    assert code == 0, err
-
-
-def test_a_sigkill_right_after_a_batch_was_accepted_resends_at_most_that_batch(site: Site, pg_url: str) -> None:
-    from tests.test_crashes import batches_sent, changed_site, finish, kill, spawn
-
-    site = _pg_site(site, pg_url)
-    urls = changed_site(site, 6)
-    assert site.fake is not None
-    victims: list[subprocess.Popen[str]] = []
-
-    def kill_now(record: object) -> None:
-        if victims and victims[0].poll() is None:
-            victims[0].send_signal(signal.SIGKILL)
-
-    site.fake.after_answer = kill_now
-    process = spawn(site, "--batch-size", "2")
-    victims.append(process)
-    kill(process)
-    site.fake.after_answer = None
-    code, _, err = finish(spawn(site, "--batch-size", "2"))
-    assert code == 0, err
-    delivered = [url for batch in batches_sent(site) for url in batch]
-    assert set(urls) <= set(delivered) and all(delivered.count(url) == 1 for url in urls[2:])
 
 
 def test_a_run_that_changed_one_part_of_five_reads_and_writes_that_part_only(
@@ -272,26 +196,3 @@ def test_a_run_that_changed_one_part_of_five_reads_and_writes_that_part_only(
     assert kept and all(count == 4 for count in kept)  # every save kept the four untouched rows
     state = read_state(DatabaseURL(pg_url, site="shop"))
     assert state is not None and len(state.all_urls()) == 16
-
-
-def test_sigkills_at_random_moments_of_runs_lose_nothing(site: Site, pg_url: str) -> None:
-    """kill -9 at any moment of a run (reading, making pending durable, sending, recording):
-    the state always reads, the lock is always free again, and every URL goes out."""
-    import random
-    import time
-
-    from tests.conftest import recorded_pending
-    from tests.test_crashes import batches_sent, changed_site, finish, kill, spawn
-
-    site = _pg_site(site, pg_url)
-    urls = changed_site(site, 40)
-    rng = random.Random(7)
-    for _ in range(6):
-        process = spawn(site, "--batch-size", "3")
-        time.sleep(rng.uniform(0.05, 0.6))
-        kill(process)
-        assert read_state(DatabaseURL(pg_url, site="shop")) is not None  # always readable
-    code, _, err = finish(spawn(site, "--batch-size", "3", "--lock-timeout", "30"))
-    assert code == 0, err
-    assert set(urls) <= {url for batch in batches_sent(site) for url in batch}
-    assert recorded_pending(site.state) == {}
