@@ -24,10 +24,6 @@ class DatabaseURL:
     def __str__(self) -> str:
         return without_password(self.dsn) + (f" (site {self.site})" if self.site else "")
 
-    @property
-    def name(self) -> str:
-        return str(self)
-
 
 def without_password(dsn: str) -> str:
     """The URI as it may be printed: ``postgresql://user@host/db``, no password, in the netloc

@@ -9,8 +9,9 @@ it, and returns a frozen result; the report is put together here, once.
 
 from __future__ import annotations
 
+import contextlib
 import gc
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from notifier.environment import Environment
@@ -33,35 +34,37 @@ __all__ = ["Environment", "execute"]
 def execute(settings: Settings, env: Environment | None = None, *, notes: Sequence[str] = ()) -> Report:
     """Run ``check`` or ``run`` as ``settings`` say and return the report; ``notes``: the
     caller's own, last in the report. Never prints."""
-    # A run makes millions of small objects and no reference cycles; the cyclic garbage
-    # collector would walk them all again and again (a third of the parse time at a
-    # million URLs). It is switched off for the run and restored after.
-    collecting = gc.isenabled()
-    gc.disable()
+    env = env or Environment()
     try:
-        with Workers(settings.jobs) as workers:
-            report = _execute(settings, env or Environment(), workers, notes)
+        with without_cycle_collection(), Workers(settings.jobs) as workers, contextlib.ExitStack() as stack:
+            begun, store = begin_site(settings, env, workers, stack)
+            return finish(begun, store, notes)
     except NotifierError as error:  # its one line names files and URLs: a key file's path holds the key
         error.args = (redact_all(str(error), settings.keys),)
         raise
+
+
+@contextlib.contextmanager
+def without_cycle_collection() -> Iterator[None]:
+    """A run makes millions of small objects and no reference cycles; the cyclic garbage
+    collector would walk them all again and again (a third of the parse time at a million
+    URLs). It is switched off for the run and restored after."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
     finally:
         if collecting:
             gc.enable()
-    return report
 
 
-def _execute(settings: Settings, env: Environment, workers: Workers, notes: Sequence[str]) -> Report:
+def begin_site(settings: Settings, env: Environment, workers: Workers, stack: contextlib.ExitStack) -> tuple[Begun, StateStore | None]:
+    """Read a site's state and begin: a run opens its store, whose lock ``stack`` holds until
+    it closes; check and a dry run read it without a lock."""
     if mode_of(settings) != "run":
-        return _pipeline(settings, env, workers, read_state(settings.state), None, notes)
-    store = open_store(settings.state, lock_timeout=settings.lock_timeout, clock=env.clock, sleep=env.sleep)
-    with store:
-        return finish(begin(settings, env, workers, store.load(), store.shared_waits()), store, notes)
-
-
-def _pipeline(
-    settings: Settings, env: Environment, workers: Workers, recorded: State | None, store: StateStore | None, notes: Sequence[str]
-) -> Report:
-    return finish(begin(settings, env, workers, recorded), store, notes)
+        return begin(settings, env, workers, read_state(settings.state)), None
+    store = stack.enter_context(open_store(settings.state, lock_timeout=settings.lock_timeout, clock=env.clock, sleep=env.sleep))
+    return begin(settings, env, workers, store.load(), store.shared_waits()), store
 
 
 @dataclass(frozen=True)

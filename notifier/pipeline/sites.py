@@ -11,19 +11,17 @@ same config never wait on each other in a circle.
 from __future__ import annotations
 
 import contextlib
-import gc
 import itertools
 from collections.abc import Sequence
 
 from notifier.environment import Environment
 from notifier.errors import ExitCode, NotifierError
 from notifier.pipeline.changes import Change
-from notifier.pipeline.context import mode_of
-from notifier.pipeline.loop import Begun, begin, finish
+from notifier.pipeline.loop import Begun, begin_site, finish, without_cycle_collection
 from notifier.protocol import redact_all
 from notifier.report import Report
 from notifier.settings import Settings
-from notifier.store import StateStore, open_store, read_state
+from notifier.store import StateStore
 from notifier.workers import Workers
 
 SEVERITY = (ExitCode.VERIFICATION_FAILED, ExitCode.INPUT_ERROR, ExitCode.LOCKED, ExitCode.SUBMISSION_INCOMPLETE, ExitCode.OK)
@@ -36,32 +34,20 @@ def most_severe(codes: Sequence[ExitCode]) -> ExitCode:
 def execute_sites(runs: Sequence[Settings], env: Environment | None = None, *, notes: Sequence[str] = ()) -> Report:
     """Check or run every site of ``runs`` and return one report, ``report.sites`` holding each site's."""
     env = env or Environment()
-    collecting = gc.isenabled()
-    gc.disable()  # as for one site (loop.execute): millions of objects, no cycles
-    try:
-        with Workers(runs[0].jobs) as workers, contextlib.ExitStack() as stack:
-            reports: dict[str, Report] = {}
-            begun: dict[str, tuple[Begun, StateStore | None]] = {}
-            for settings in runs:
-                name = settings.site_name or settings.sitemap
-                try:
-                    store = None
-                    if mode_of(settings) == "run":
-                        store = stack.enter_context(
-                            open_store(settings.state, lock_timeout=settings.lock_timeout, clock=env.clock, sleep=env.sleep)
-                        )
-                    recorded = store.load() if store is not None else read_state(settings.state)
-                    begun[name] = (begin(settings, env, workers, recorded, store.shared_waits() if store else None), store)
-                except NotifierError as error:
-                    reports[name] = _failed(settings, error)
-            for name, (site, store) in begun.items():  # every site is verified: now each is finished
-                try:
-                    reports[name] = finish(site, store)
-                except NotifierError as error:
-                    reports[name] = _failed(site.run.settings, error)
-    finally:
-        if collecting:
-            gc.enable()
+    reports: dict[str, Report] = {}
+    begun: dict[str, tuple[Begun, StateStore | None]] = {}
+    with without_cycle_collection(), Workers(runs[0].jobs) as workers, contextlib.ExitStack() as stack:
+        for settings in runs:
+            name = settings.site_name or settings.sitemap
+            try:
+                begun[name] = begin_site(settings, env, workers, stack)
+            except NotifierError as error:
+                reports[name] = _failed(settings, error)
+        for name, (site, store) in begun.items():  # every site is verified: now each is finished
+            try:
+                reports[name] = finish(site, store)
+            except NotifierError as error:
+                reports[name] = _failed(site.run.settings, error)
     return combined([reports[settings.site_name or settings.sitemap] for settings in runs], runs, notes)
 
 
