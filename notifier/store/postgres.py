@@ -16,6 +16,7 @@ releases it with its connection.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 import weakref
@@ -189,19 +190,13 @@ def read_postgres_state(location: DatabaseURL) -> State | None:
     """This site's recorded state, or None when it has none yet; takes no lock, writes nothing.
     Its parts' records are read when first needed, from one snapshot (a repeatable-read
     transaction kept open while the state lives): a run saving meanwhile does not mix in."""
-    opened = _connected(location)
-    connection = opened.__enter__()
-    try:
+    with contextlib.ExitStack() as stack:
+        connection = stack.enter_context(_connected(location))
         connection.autocommit = False
         connection.isolation_level = _driver().IsolationLevel.REPEATABLE_READ
         state = _read(connection, location)[0]
-    except BaseException as error:
-        opened.__exit__(type(error), error, error.__traceback__)
-        raise
-    if state is None or not state.parts:
-        opened.__exit__(None, None, None)
-    else:
-        weakref.finalize(state, opened.__exit__, None, None, None)
+        if state is not None and state.parts:  # its parts' records are read later: the snapshot stays open
+            weakref.finalize(state, stack.pop_all().close)
     return state
 
 
@@ -219,7 +214,7 @@ class PostgresStore(StateStore):
         self.location = location
         self.lock_timeout, self._clock, self._sleep = lock_timeout, clock, sleep
         self._connection: psycopg.Connection[Any] | None = None
-        self._opened: Any = None
+        self._held: contextlib.ExitStack | None = None  # the connection, and with it the lock
 
     @property
     def delivery_log(self) -> str:
@@ -227,9 +222,8 @@ class PostgresStore(StateStore):
 
     def acquire(self) -> None:
         """Connect, make the tables on first use, and take the site's lock, waiting up to ``lock_timeout``."""
-        opened = _connected(self.location)
-        connection = opened.__enter__()
-        try:
+        with contextlib.ExitStack() as stack:
+            connection = stack.enter_context(_connected(self.location))
             _create(connection, self.location)
             deadline = self._clock() + self.lock_timeout
             while not connection.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (self._lock_name,)).fetchone()[0]:  # type: ignore[index]
@@ -239,19 +233,16 @@ class PostgresStore(StateStore):
                         f"{self.lock_timeout:g} s; let it finish (or raise --lock-timeout) and run again"
                     )
                 self._sleep(0.05)
-        except BaseException as error:
-            opened.__exit__(type(error), error, error.__traceback__)
-            raise
-        self._connection, self._opened = connection, opened
+            self._connection, self._held = connection, stack.pop_all()
 
     @property
     def _lock_name(self) -> str:
         return f"notify-changes:{self.location.site}"
 
     def release(self) -> None:
-        opened, self._opened, self._connection = self._opened, None, None
-        if opened is not None:
-            opened.__exit__(None, None, None)  # closing the connection drops the lock
+        held, self._held, self._connection = self._held, None, None
+        if held is not None:
+            held.close()  # closing the connection drops the lock
 
     @property
     def connection(self) -> psycopg.Connection[Any]:
