@@ -59,14 +59,10 @@ def build_runs(
         if chosen not in tables:
             raise UsageError(f"--site {chosen}: no such site in {layers.where}; the sites are {', '.join(tables)}")
         tables = {chosen: tables[chosen]}
-    environ = _environ(environ)
+    environ = os.environ if environ is None else environ
     runs = [_site(command, cli, environ, cwd, layers, name, table, api=api) for name, table in tables.items()]
     _refuse_shared_states(runs)
     return runs
-
-
-def _environ(environ: Mapping[str, str] | None) -> Mapping[str, str]:
-    return os.environ if environ is None else environ
 
 
 def _site_tables(sites: Any, where: str) -> dict[str, dict[str, Any]]:

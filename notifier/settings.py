@@ -158,6 +158,7 @@ def resolve(
     site_name: str | None = None,
 ) -> Settings:
     """The Settings of one site from its layers (``build_settings``; each of [[sites]])."""
+    environ = os.environ if environ is None else environ
     file_values, where, base, config_path, merged = layers
     values = {name: CONVERTERS[name](label)(value) for name, (value, label) in merged.items()}
     if "site-dir" in values and not Path(values["site-dir"]).is_dir():
@@ -179,7 +180,7 @@ def resolve(
         keys=_keys(
             values,
             file_values.get("keys", {}),
-            os.environ if environ is None else environ,
+            environ,
             blame=merged.get("key", (None, ""))[1],
             where=where,
             sends=command == "run" and not value("dry-run"),
@@ -204,7 +205,7 @@ def resolve(
         verify_live=value("verify-live"),
         keep_batches=value("keep-batches"),
         jobs=value("jobs"),
-        platform=values.get("platform") or detect_platform(os.environ if environ is None else environ) or DEFAULT_PLATFORM,
+        platform=values.get("platform") or detect_platform(environ) or DEFAULT_PLATFORM,
         project_dir=base,
         config_path=config_path,
         site_name=site_name,
