@@ -155,6 +155,25 @@ def test_duplicates_with_an_unchanged_part_are_still_seen(site: Site) -> None:
     assert f"warn[url-duplicate] {BASE}/a/1/" in result.out
 
 
+@pytest.mark.parametrize(("first", "level"), [("as recorded", "error"), ("changed", "error"), ("same", "warn")])
+def test_a_repeat_in_a_later_part_is_judged_against_the_first_listings_lastmod(site: Site, first: str, level: str) -> None:
+    """A check holds a first listing whose lastmod is as recorded by its part, not by its text:
+    the repeat is still judged against that lastmod (different: an error; the same: a warning)."""
+    parts = three_parts()
+    build(site, parts)
+    site.run()
+    parts[0]["/a/5/"] = "2024-06-01"  # part 0 is read again (its bytes changed), compared in bulk
+    if first == "changed":
+        parts[0]["/a/1/"] = "2024-06-02"
+    parts[2]["/a/1/"] = parts[0]["/a/1/"] if first == "same" else "2023-01-01"
+    build(site, parts)
+    result = site.check()
+    said = [line for line in result.out.splitlines() if "url-duplicate" in line]
+    assert said and said[0].startswith(f"{level}[url-duplicate] {BASE}/a/1/"), result.out
+    if level == "error":
+        assert f"different lastmods {parts[0]['/a/1/']} and 2023-01-01" in said[0]
+
+
 _REAL_JOB = notifier.sitemap.reader._read_part_job
 
 

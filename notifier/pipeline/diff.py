@@ -31,12 +31,16 @@ from notifier.store import (
     fingerprint_of,
     lastmod_of,
     new_record,
+    recorded_lastmods,
     recorded_on,
     renew,
 )
 from notifier.urlhash import loc_hash
 
 __all__ = ["Added", "Change", "Diff", "DiffBuilder", "PageFinding", "compute_diff", "same_instant"]
+
+
+_ABSENT = object()  # no record: unequal to any lastmod, None included
 
 
 class _Unmatched(NamedTuple):
@@ -91,8 +95,12 @@ class DiffBuilder:
                 since = self.pending_since.get(loc)
                 if since is None or item["since"] < since:
                     self.pending_since[loc] = item["since"]
-        self.seen: dict[str, str | None] = {}  # check: loc -> its first lastmod, over the files read
+        # check: loc -> its first lastmod over the files read, or the part that recorded that
+        # very lastmod (the text of nearly every URL is then held once, in the state: ten
+        # million lastmods are most of a gigabyte)
+        self.seen: dict[str, str | Part | None] = {}
         self.records: dict[str, Record] = {}  # run: loc -> its record after this deploy
+        self.redecoded: list[Part] = []  # parts decoded again to name a first listing's lastmod
         self.unmatched_new: list[_Unmatched] = []
         self.unmatched_old: dict[str, Record] = {}
         self.from_news: set[str] = set()  # of unmatched_old: recorded in a news file
@@ -127,6 +135,9 @@ class DiffBuilder:
         seen, records, makes_parts = self.seen, self.records, self.makes_parts
         if not recorded and prints is None and self._all_new(info, entries, part_no):
             return
+        if old is not None and prints is None and not makes_parts and self._compare_in_bulk(info, entries, old, recorded):
+            old.unload()
+            return
         locs: list[str] = []
         missing = 0
         for entry in entries:
@@ -137,7 +148,7 @@ class DiffBuilder:
                     result.duplicates.append((Entry(loc, lastmod_of(first), -1, 0), Entry._make(entry)))
                     continue
             elif loc in seen:
-                result.duplicates.append((Entry(loc, seen[loc], -1, 0), Entry._make(entry)))
+                result.duplicates.append((Entry(loc, self._first_lastmod(loc), -1, 0), Entry._make(entry)))
                 continue
             else:
                 seen[loc] = lastmod
@@ -171,6 +182,8 @@ class DiffBuilder:
         self._close_file(info, locs, missing)
         if old is not None:
             old.unload()
+        while self.redecoded:
+            self.redecoded.pop().unload()
 
     def _all_new(self, info: SitemapFile, entries: Sequence[Row], part_no: int) -> bool:
         """A file with no record of its own (a first run, a new file): one sweep at C speed.
@@ -204,6 +217,53 @@ class DiffBuilder:
             )
         self._close_file(info, locs, len(missing))
         return True
+
+    def _compare_in_bulk(self, info: SitemapFile, entries: Sequence[Row], old: Part, recorded: Mapping[str, Record]) -> bool:
+        """A check of a recorded file without page fingerprints: the URLs listed with the lastmod
+        recorded, and waiting nowhere, are passed over in one sweep (nearly all of a deploy's);
+        only the rest are compared one by one, in the file's order. False, having changed
+        nothing, when some URL is listed twice (the loop then decides)."""
+        seen = self.seen
+        fresh = {entry[0]: entry[1] for entry in entries}
+        if len(fresh) < len(entries) or not seen.keys().isdisjoint(fresh):
+            return False
+        seen.update(dict.fromkeys(fresh, old))  # as recorded; the others' lastmods are kept below
+        result = self.result
+        was = recorded_lastmods(recorded)
+        pending = self.pending_since
+        absent = _ABSENT
+        others = [entry for entry in entries if was.get(entry[0], absent) != entry[1] or entry[0] in pending]
+        unrecorded = 0
+        for entry in others:
+            loc, lastmod = entry[0], entry[1]
+            seen[loc] = lastmod
+            record = recorded.get(loc)
+            if record is not None:
+                self._classify(loc, lastmod, record, None)
+            else:  # new to this file (the state has parts: this one's)
+                unrecorded += 1
+                self.unmatched_new.append(_Unmatched(loc, lastmod, -1, None, entry[2], entry[3]))
+        missing = [loc for loc, lastmod in fresh.items() if lastmod is None] if None in fresh.values() else []
+        result.missing.extend(missing)
+        if info.news:
+            result.news_recorded += len(recorded)
+        if len(fresh) - unrecorded < len(recorded):  # recorded here, not listed here any more: moved or removed
+            for loc, record in recorded.items():
+                if loc not in fresh:
+                    self.unmatched_old[loc] = record
+                    if info.news:
+                        self.from_news.add(loc)
+        self._close_file(info, [], len(missing))
+        return True
+
+    def _first_lastmod(self, loc: str) -> str | None:
+        """The lastmod of a check's first listing of ``loc`` (for a URL listed twice)."""
+        first = self.seen[loc]
+        if not isinstance(first, Part):
+            return first
+        records = first.urls()  # decoded again, for this one file
+        self.redecoded.append(first)
+        return lastmod_of(records[loc])
 
     def _close_file(self, info: SitemapFile, locs: list[str], missing: int) -> None:
         """What every file read leaves: its origins and irregular URLs, and (a run) its new part."""

@@ -6,8 +6,10 @@ The format is documented in ``state/README.md`` and ``state/schema.json``.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import os
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, cast, overload
@@ -60,7 +62,7 @@ def decode_state(data: bytes, name: str) -> State:
     encoded until asked for (and checked then: see ``decode_parts_holding``); anything else
     is parsed and checked whole.
     """
-    state = _decode_lazily(data, name)
+    state = _decode_lazily(lambda offset, length: data[offset : offset + length], len(data), name, view=memoryview(data))
     if state is not None:
         return state
     try:
@@ -84,17 +86,28 @@ def decode_state(data: bytes, name: str) -> State:
     return state
 
 
-def _decode_lazily(data: bytes, name: str) -> State | None:
-    """The state from ``encode_chunks``' layout, or None for any other text (parsed whole)."""
-    view = memoryview(data)
-    end = data.find(b"\n")
-    if end < 0 or not data.startswith(b'{"version":2') or not data.endswith(b"]}\n"):
-        return None
-    head = view[:end]
-    if bytes(head[-10:]) != b',"parts":[':
+# (offset, length) -> the bytes there: a slice of the bytes in memory, or a read of the file
+ReadAt = Callable[[int, int], bytes]
+_RECORDS_START = b',"urls":{'
+_SCAN_CHUNK = 1 << 24
+
+
+def _decode_lazily(read: ReadAt, size: int, name: str, *, view: memoryview | None = None) -> State | None:
+    """The state from ``encode_chunks``' layout, or None for any other text (parsed whole).
+
+    The file is scanned once, in chunks, for its line ends and for where each part's records
+    begin, and never held whole (a ten-million-URL state is over a gigabyte). Each part's
+    records are then ``view``'s slice, or, reading a file, read from it when first needed
+    and let go after use: memory holds the parts being compared, not the state.
+    """
+    ends, starts = _scan(read, size)
+    if len(ends) < 2 or ends[-1] != size - 1 or ends[-2] != size - 4 or read(size - 3, 3) != b"]}\n":
+        return None  # the last line is b"]}"
+    head = read(0, ends[0])
+    if not head.startswith(b'{"version":2') or not head.endswith(b',"parts":['):
         return None
     try:
-        header = orjson.loads(bytes(head[:-10]) + b"}")
+        header = orjson.loads(head[:-10] + b"}")
     except ValueError:
         return None
     if not isinstance(header, dict):
@@ -102,26 +115,34 @@ def _decode_lazily(data: bytes, name: str) -> State | None:
     version = check_version(header.get("version"), name)
     check_header(header, name, required=("pending", "runs"))
     state = _state_from_header(header, name, version)
-    pos, size = end + 1, len(data)
-    while pos < size - 3:  # the last line is b"]}\n"
-        end = data.find(b"\n", pos)
-        if end < 0:
-            return None
-        stop = end - 1 if data[end - 1] == 0x2C else end  # without the comma between parts
-        split = data.find(b',"urls":{', pos, stop)
-        if split < 0 or data[stop - 2 : stop] != b"}}":
+    spans: list[tuple[int, int]] = []  # each part's records: offset and length
+
+    def fetch(row: int) -> bytes:
+        offset, length = spans[row]
+        records = read(offset, length)
+        if len(records) != length:
+            raise damaged(name, "the file was cut while this run read it")
+        return records
+
+    for start, end in zip((previous + 1 for previous in ends), ends[1:-1], strict=False):  # each part line
+        split = starts[bisect.bisect_left(starts, start)] if starts and starts[-1] >= start else -1
+        tail = read(end - 3, 3)
+        stop, closing = (end - 1, tail[:2]) if tail[2:] == b"," else (end, tail[1:])
+        if not start < split < stop - 8 or closing != b"}}":
             return None
         try:
-            meta = check_part_meta(orjson.loads(bytes(view[pos:split]) + b"}"), name)
+            meta = check_part_meta(orjson.loads(read(start, split - start) + b"}"), name)
         except ValueError:
             return None
-        raw = view[split + 8 : stop - 1]
-        pos = end + 1
+        spans.append((split + 8, stop - 1 - split - 8))
+        offset, length = spans[-1]
         state.parts.append(
             RecordedPart(
                 meta.name,
                 meta.digest,
-                raw=raw,
+                raw=view[offset : offset + length] if view is not None else None,
+                fetch=fetch if view is None else None,
+                row=len(spans) - 1 if view is None else None,
                 count=meta.count,
                 missing=meta.missing,
                 origins=meta.origins,
@@ -130,6 +151,23 @@ def _decode_lazily(data: bytes, name: str) -> State | None:
             )
         )
     return state
+
+
+def _scan(read: ReadAt, size: int) -> tuple[list[int], list[int]]:
+    """Where the line ends are, and where a part's records begin (``,"urls":{``, which no
+    JSON string can hold unescaped): one pass over the file, a chunk at a time."""
+    ends: list[int] = []
+    starts: list[int] = []
+    reach = len(_RECORDS_START) - 1  # a chunk overlaps the next by this much: a mark across the cut is found once
+    for offset in range(0, size, _SCAN_CHUNK):
+        chunk = read(offset, _SCAN_CHUNK + reach)
+        for found, mark in ((ends, b"\n"), (starts, _RECORDS_START)):
+            limit = min(len(chunk), _SCAN_CHUNK + len(mark) - 1)
+            at = chunk.find(mark, 0, limit)
+            while at >= 0:
+                found.append(offset + at)
+                at = chunk.find(mark, at + 1, limit)
+    return ends, starts
 
 
 @overload
@@ -298,15 +336,31 @@ def _replay_journal(state: State, path: Path) -> None:
 
 
 def load_state(path: Path) -> State | None:
-    """Read a state file (and its delivery journal) without locking, as ``check`` does."""
+    """Read a state file (and its delivery journal) without locking, as ``check`` does. The
+    usual layout is read lazily, through a handle kept open while the state lives."""
     try:
-        data = path.read_bytes()
+        handle = path.open("rb")
     except FileNotFoundError:
         return None
     except IsADirectoryError:
         raise StateError(f"{path}: is a folder; pass --state with a file path") from None
     except OSError as error:
         raise StateError(f"{path}: cannot read the state file ({error.strerror})") from None
-    state = decode_state(data, str(path))
+    name = str(path)
+    try:
+        fd = handle.fileno()
+        state = _decode_lazily(lambda offset, length: os.pread(fd, length, offset), os.fstat(fd).st_size, name)
+        if state is None:
+            handle.seek(0)
+            state = decode_state(handle.read(), name)
+            handle.close()
+        else:
+            weakref.finalize(state, handle.close)
+    except OSError as error:
+        handle.close()
+        raise StateError(f"{path}: cannot read the state file ({error.strerror})") from None
+    except BaseException:
+        handle.close()
+        raise
     _replay_journal(state, path)
     return state

@@ -11,6 +11,7 @@ import array
 import base64
 import bisect
 import itertools
+import operator
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -51,6 +52,14 @@ def lastmod_of(record: Record) -> str | None:
 def fingerprint_of(record: Record) -> str | None:
     """The built page file's fingerprint, when --site-dir recorded one."""
     return record[FINGERPRINT] if len(record) > FINGERPRINT else None
+
+
+def recorded_lastmods(urls: Mapping[str, Record]) -> dict[str, str | None]:
+    """Each URL's lastmod as recorded, in one sweep at C speed (a check of a million URLs)."""
+    return dict(zip(urls, map(_LASTMOD_OF, urls.values()), strict=True))
+
+
+_LASTMOD_OF = operator.itemgetter(LASTMOD)
 
 
 def recorded_on(record: Record) -> str | None:
@@ -168,9 +177,10 @@ class Part:
 
 class RecordedPart(Part):
     """A part read from the state: its records as the encoded bytes (``raw``) until asked for,
-    or given as a dict (a state parsed whole, a converted older format, tests). A database
-    store may leave the bytes where they are (``fetch`` reads them when first needed) and
-    name the row that holds them (``row``): a save keeps that row while the part is untouched."""
+    or given as a dict (a state parsed whole, a converted older format, tests). A store may
+    leave the bytes where they are (``fetch`` reads them when first needed, and again after
+    ``unload``) and name the row that holds them (``row``: in a database a save keeps that
+    row while the part is untouched; in the JSON file, the part's line)."""
 
     __slots__ = ("_fetch", "_raw", "_source", "_urls", "row")
 
@@ -199,7 +209,7 @@ class RecordedPart(Part):
     def _bytes(self) -> bytes | memoryview | None:
         """The encoded records, read from the store the first time they are needed."""
         if self._raw is None and self._fetch is not None and self.row is not None:
-            self._raw, self._fetch = self._fetch(self.row), None  # the row it holds now: a save may have moved it
+            self._raw = self._fetch(self.row)  # the row it holds now: a save may have moved it
         return self._raw
 
     @property
@@ -213,8 +223,12 @@ class RecordedPart(Part):
         return self._urls
 
     def unload(self) -> None:
-        if self._raw is not None:
+        """Records that can be decoded again go; so do bytes the store can read again."""
+        refetch = self._fetch is not None and self.row is not None
+        if self._raw is not None or refetch:
             self._urls = None
+        if refetch:
+            self._raw = None
 
     def touch(self) -> None:
         """Its records were changed or added to: encode them again at the next save. The file

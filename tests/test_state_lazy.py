@@ -1,0 +1,89 @@
+"""A JSON state is read without holding the file (issue #20: a ten-million-URL state is over a
+gigabyte): the file is scanned in chunks, each part's records are read from it when first
+needed and let go after use, and a save that replaces the file meanwhile changes nothing the
+run reads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from notifier.store import JsonStore, Part, RecordedPart, State, decode_state, encode_state, jsonfile, load_state, new_record
+
+STAMP = "2026-11-01T10:00:00Z"
+
+
+def three_parts() -> State:
+    parts: list[Part] = []
+    for n in range(3):
+        urls = {f"https://e.org/{n}/{m}/": new_record(f"2026-0{n + 1}-{m % 28 + 1:02d}", STAMP) for m in range(40)}
+        parts.append(RecordedPart(f"sitemaps/part-{n}.xml", f"{n:032x}", urls))
+    return State(parts=parts, created=STAMP, updated=STAMP)
+
+
+def records(state: State) -> list[tuple[str, dict[str, list[object]]]]:
+    return [(part.name, dict(part.urls())) for part in state.parts]
+
+
+@pytest.mark.parametrize("chunk", [7, 9, 10, 64, 1 << 24])
+def test_a_lazily_read_state_is_the_state_parsed_whole_however_the_chunks_fall(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    """Chunks smaller than the records' mark (9 bytes) and of every size around it: a mark
+    or a line end across a cut is found once."""
+    path = tmp_path / "state.json"
+    path.write_bytes(encode_state(three_parts()))
+    monkeypatch.setattr(jsonfile, "_SCAN_CHUNK", chunk)
+    state = load_state(path)
+    assert state is not None and records(state) == records(decode_state(path.read_bytes(), "whole"))
+    assert [part.count for part in state.parts] == [40, 40, 40]
+
+
+def test_parts_are_read_when_needed_and_let_go_after_use(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    path.write_bytes(encode_state(three_parts()))
+    state = load_state(path)
+    assert state is not None
+    part = state.parts[1]
+    assert isinstance(part, RecordedPart) and part._raw is None and not part.decoded  # nothing of it held
+    assert "https://e.org/1/0/" in part.urls()
+    part.unload()
+    assert part._raw is None and not part.decoded
+    assert part.urls()["https://e.org/1/0/"][0] == "2026-02-01"  # read again
+
+
+def test_a_save_that_replaces_the_file_leaves_what_a_reader_holds_as_it_was(tmp_path: Path) -> None:
+    """A check reading while a run saves: the check's parts are the file it opened."""
+    path = tmp_path / "state.json"
+    path.write_bytes(encode_state(three_parts()))
+    before = load_state(path)
+    assert before is not None
+    with JsonStore(path) as store:
+        state = store.load()
+        assert state is not None
+        state.parts[0].urls()["https://e.org/0/0/"][0] = "2030-01-01"
+        assert isinstance(state.parts[0], RecordedPart)
+        state.parts[0].touch()
+        store.save(state)
+    assert before.parts[0].urls()["https://e.org/0/0/"][0] == "2026-01-01"
+    after = load_state(path)
+    assert after is not None and after.parts[0].urls()["https://e.org/0/0/"][0] == "2030-01-01"
+    assert records(after)[1:] == records(before)[1:]  # the untouched parts were copied as they were
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda data: data.replace(b"\n", b" ", 1),  # the header and the first part on one line
+        lambda data: data.replace(b"]}\n", b"]}\n\n"),  # a blank line at the end
+        lambda data: data.replace(b'}},\n{"name"', b'}},\n\n{"name"', 1),  # a blank line between parts
+        lambda data: data.replace(b'"urls":{', b'"urls": {'),  # another layout of the same JSON
+    ],
+)
+def test_any_other_layout_of_the_same_json_reads_the_same(tmp_path: Path, edit: object) -> None:
+    path = tmp_path / "state.json"
+    data = encode_state(three_parts())
+    path.write_bytes(edit(data))  # type: ignore[operator]
+    state = load_state(path)
+    assert state is not None and records(state) == records(decode_state(data, "whole"))
