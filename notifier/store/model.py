@@ -237,6 +237,10 @@ class RecordedPart(Part):
         self._raw, self._fetch, self.row = None, None, None
         self._recount(urls)
 
+    def hold(self) -> None:
+        """Its row is gone (a store wrote it elsewhere): keep its bytes, forget the row."""
+        self._raw, self._fetch, self.row = self._bytes(), None, None
+
     def adopt(self, loc: str, record: Record) -> None:
         """Hold the record of a URL its file lists but another part held (that part is gone)."""
         self.urls()[loc] = record

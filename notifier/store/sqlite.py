@@ -8,10 +8,12 @@ committed in a transaction of its own (no journal needed: SQLite's own is durabl
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import sqlite3
 import urllib.parse
-from collections.abc import Iterable, Iterator
+import weakref
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import cast
 
@@ -23,8 +25,8 @@ from notifier.store.durable import DeliveryNotRecorded, SaveFailed, StateStore
 from notifier.store.jsonfile import encoded_parts
 from notifier.store.ledger import LedgerEntry
 from notifier.store.migrate import FORMAT_VERSION, check_version, sqlite_parts_from_v1
-from notifier.store.model import MAX_RUNS_KEPT, PendingItem, RunRecord, State, apply_delivery, grouped_pending
-from notifier.store.rows import ledger_rows, state_from_rows
+from notifier.store.model import MAX_RUNS_KEPT, PendingItem, RecordedPart, RunRecord, State, apply_delivery, grouped_pending
+from notifier.store.rows import Blob, ledger_rows, state_from_rows
 
 # The parts column ``fingerprints`` holds the part's URL hashes (the index a lookup bisects),
 # not page fingerprints: an older name, kept on disk because renaming a
@@ -113,14 +115,20 @@ def read_sqlite_state(path: Path) -> State | None:
 
 
 def _read_file(path: Path) -> tuple[State | None, bool]:
-    """The recorded state, and whether it had acknowledged batches not yet folded in."""
+    """The recorded state, and whether it had acknowledged batches not yet folded in. Its
+    parts' records stay in the file until first needed, read through a connection kept open
+    (holding no lock between reads) while the state lives."""
     if not path.exists():
         return None, False
     if path.is_dir():
         raise StateError(f"{path}: is a folder; pass --state with a file path")
     try:
-        with _connect(path, mode="rw" if _hot_journal(path) else "ro") as connection:
-            return _read(connection, path)
+        with contextlib.ExitStack() as stack:
+            connection = stack.enter_context(_connect(path, mode="rw" if _hot_journal(path) else "ro"))
+            state, folded = _read(connection, path)
+            if state is not None and state.parts:
+                weakref.finalize(state, stack.pop_all().close)
+            return state, folded
     except sqlite3.OperationalError as error:
         raise StateError(f"{path}: cannot read the SQLite state ({operational(error)})") from None
 
@@ -134,9 +142,14 @@ def _read(connection: sqlite3.Connection, path: Path) -> tuple[State | None, boo
         raise damaged(name, "not a notify-changes state (no meta table)")
     meta = dict(connection.execute("SELECT key, value FROM meta").fetchall())
     if _version(meta, name) >= 2:
+        rows = connection.execute("SELECT id, name, digest, count, missing, origins, fingerprints FROM parts ORDER BY id").fetchall()
+        fetch = _blob(connection, path, {row[0]: (row[1], row[2]) for row in rows})
         return state_from_rows(
             meta,
-            connection.execute("SELECT name, digest, count, missing, origins, fingerprints, urls FROM parts ORDER BY id"),
+            (
+                (part_name, digest, count, missing, origins, prints, Blob(n, fetch))
+                for n, part_name, digest, count, missing, origins, prints in rows
+            ),
             connection.execute("SELECT endpoint, reason, since, urls FROM pending ORDER BY id"),
             connection.execute("SELECT endpoint, at, urls FROM delivered ORDER BY id").fetchall(),
             (record for (record,) in connection.execute("SELECT record FROM runs ORDER BY id")),
@@ -157,6 +170,30 @@ def _read(connection: sqlite3.Connection, path: Path) -> tuple[State | None, boo
     ]
     state.settle()
     return state, False
+
+
+def _blob(connection: sqlite3.Connection, path: Path, parts: dict[int, tuple[str, str]]) -> Callable[[int], bytes]:
+    """Read one part's records when the run first needs them (an unchanged part of two hundred
+    is never read). A row is read only while it is still the part that was loaded: a run
+    that saved meanwhile (``check`` takes no lock) is said, not mixed in."""
+
+    def fetch(row: int) -> bytes:
+        part_name, digest = parts[row]
+        try:
+            query = "SELECT urls FROM parts WHERE id = ? AND name = ? AND digest = ?"
+            found = connection.execute(query, (row, part_name, digest)).fetchall()
+        except sqlite3.OperationalError as error:
+            raise StateError(f"{path}: cannot read the SQLite state ({operational(error)})") from None
+        except sqlite3.DatabaseError as error:
+            raise StateError(f"{path}: not a readable notify-changes SQLite state ({error}); {restore_hint(str(path))}") from None
+        if not found:
+            raise StateError(f"{path}: another run saved the state while this one read it; run again")
+        urls = found[0][0]
+        if not isinstance(urls, (bytes, str)):
+            raise damaged(str(path), f"parts row {part_name!r}: urls is not JSON text")
+        return urls.encode() if isinstance(urls, str) else urls
+
+    return fetch
 
 
 def _version(meta: dict[str, str], name: str) -> int:
@@ -197,19 +234,13 @@ class SqliteStore(StateStore):
                         connection.execute(f"DROP TABLE IF EXISTS {table}")
                 for statement in filter(str.strip, _SCHEMA.split(";")):
                     connection.execute(statement)
-                for table in ("meta", "parts", "pending", "delivered", "runs"):
+                for table in ("meta", "pending", "delivered", "runs"):
                     connection.execute(f"DELETE FROM {table}")
+                _save_parts(connection, state)
                 connection.executemany(
                     "INSERT INTO meta VALUES (?, ?)",
                     [("version", str(FORMAT_VERSION)), ("created", state.created), ("updated", state.updated)]
                     + ([("backoff", json.dumps(dict(sorted(state.backoff.items()))))] if state.backoff else []),
-                )
-                connection.executemany(
-                    "INSERT INTO parts VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        (n, part.name, part.digest, part.count, part.missing, json.dumps(part.origins), part.url_hash_index, encoded)
-                        for n, (part, encoded) in enumerate(encoded_parts(state))
-                    ),
                 )
                 connection.executemany(
                     "INSERT INTO pending (endpoint, reason, since, urls) VALUES (?, ?, ?, ?)",
@@ -252,3 +283,68 @@ class SqliteStore(StateStore):
                 connection.execute("COMMIT")
         except sqlite3.OperationalError as error:
             raise DeliveryNotRecorded(self.path, endpoint, len(urls), operational(error)) from None
+
+
+# A part's row id is its place: rows are written this far apart, so that a part new between
+# two others fits between their rows, which stay where they are.
+ROW_SPACING = 1 << 20
+
+
+def _save_parts(connection: sqlite3.Connection, state: State) -> None:
+    """The parts' rows, in the save's transaction: a part read from this file and left
+    untouched keeps its row, its records neither read nor written (at ten million URLs, 199
+    parts of 200 are a gigabyte); the others are written in rows between their neighbours'.
+    When the order leaves no room (parts reordered), every row is written again."""
+    present = {row for (row,) in connection.execute("SELECT id FROM parts").fetchall()}
+    rows = [part.row if isinstance(part, RecordedPart) and part.row in present else None for part in state.parts]
+    places = _places(rows)
+    if places is None:
+        rows, places = [None] * len(rows), [n * ROW_SPACING for n in range(len(rows))]
+    kept = {row for row in rows if row is not None}
+    connection.executemany("DELETE FROM parts WHERE id = ?", [(row,) for row in sorted(present - kept)])
+    connection.executemany(
+        "INSERT INTO parts VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            (place, part.name, part.digest, part.count, part.missing, json.dumps(part.origins), part.url_hash_index, encoded)
+            for place, (part, encoded) in zip(
+                places, encoded_parts(state, keep=lambda part: isinstance(part, RecordedPart) and part.row in kept), strict=True
+            )
+            if encoded is not None
+        ),
+    )
+    for part in state.parts:
+        if isinstance(part, RecordedPart) and part.row is not None and part.row not in kept:
+            part.hold()  # its row is gone: its bytes, read for this save, stay with it
+
+
+def _places(rows: list[int | None]) -> list[int] | None:
+    """Each part's row, in order: its own for a part that keeps its row (``rows``), rows
+    between its neighbours' for the others; None when the kept rows are out of order or
+    too close together for what goes between them."""
+    kept = [row for row in rows if row is not None]
+    if any(later <= earlier for earlier, later in itertools.pairwise(kept)):
+        return None
+    places: list[int] = []
+    start = 0
+    while start < len(rows):
+        own = rows[start]
+        if own is not None:
+            places.append(own)
+            start += 1
+            continue
+        end = start
+        while end < len(rows) and rows[end] is None:
+            end += 1
+        low, high, count = places[-1] if places else None, rows[end] if end < len(rows) else None, end - start
+        if low is not None and high is not None and high - low <= count:
+            return None
+        if low is None and high is None:
+            places.extend(k * ROW_SPACING for k in range(count))
+        elif high is None:
+            places.extend(low + (k + 1) * ROW_SPACING for k in range(count))  # type: ignore[operator]
+        elif low is None:
+            places.extend(high - (count - k) * ROW_SPACING for k in range(count))
+        else:
+            places.extend(low + (high - low) * (k + 1) // (count + 1) for k in range(count))
+        start = end
+    return places
