@@ -8,8 +8,11 @@ realistic lastmods), records a state, changes pages, and measures, each in its o
 process (wall time and peak RSS), several rounds, reporting medians and ratios:
 
 - floor: a bare lxml iterparse loop collecting loc -> lastmod into a dict
-- check-all-parts: `notify-changes check` with 0.1 % of pages changed at random (every part touched)
+- check-all-parts: `notify-changes check` with 0.1 % of pages changed at random (every part
+  touched; `--changed 0.01` for 1 %)
 - check-one-part: `notify-changes check` when only the newest part changed (pages appended)
+- run-one-part: `notify-changes run` of that deploy, with the MiB its save wrote to disk
+- state-size: the state on disk after the baseline
 - submit-floor: parse and POST 10,000-URL batches on one requests session
 - submit-all: `notify-changes run --initial submit` of every URL to a local endpoint
   (and submit-all-sqlite, the same with the SQLite state)
@@ -184,6 +187,7 @@ def median_row(name: str, runs: list[dict[str, float]]) -> dict[str, float | str
         "name": name,
         "seconds": statistics.median(run["seconds"] for run in runs),
         "peak_mib": max(run["peak_mib"] for run in runs),
+        "written_mib": statistics.median(run.get("written_mib", 0.0) for run in runs),
         "rounds": len(runs),
     }
 
@@ -224,6 +228,8 @@ def main() -> int:
     parser.add_argument("--history-files", type=int, default=10_000)
     parser.add_argument("--pages", type=int, default=50_000, help="pages of the build-reading scenarios (bench_pages.py)")
     parser.add_argument("--skip", default="", help="comma-separated scenario names to skip")
+    parser.add_argument("--changed", type=float, default=0.001, help="share of pages check-all-parts changes (default 0.001)")
+    parser.add_argument("--stores", default="json,sqlite,postgresql", help="the state stores measured (default json,sqlite,postgresql)")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
@@ -267,8 +273,9 @@ def main() -> int:
                 shutil.copytree(pristine, site.folder)
                 site.reload()
 
-            stores = [("json", "state.json"), ("sqlite", "state.sqlite")]
-            database = postgres.start(folder) if "check-postgresql" not in skip else None
+            wanted = set(args.stores.split(","))
+            stores = [(store, state) for store, state in (("json", "state.json"), ("sqlite", "state.sqlite")) if store in wanted]
+            database = postgres.start(folder) if "check-postgresql" not in skip and "postgresql" in wanted else None
             if database is not None:
                 stores.append(("postgresql", database.url))
             for store, state in stores:
@@ -281,11 +288,26 @@ def main() -> int:
                 record = tool_run("run", str(site.sitemap), "--rule", "lastmod-bulk=off", state=state)
                 print(f"recorded baseline ({store}) in {record['seconds']:.2f} s, {record['peak_mib']:.0f} MiB", file=sys.stderr)
                 results.append({"name": f"baseline-{store}", "seconds": record["seconds"], "peak_mib": record["peak_mib"], "rounds": 1})
-                site.touch_random(0.001)
+                if store != "postgresql":
+                    size = sum(path.stat().st_size for path in folder.glob(state + "*")) / 2**20
+                    results.append({"name": f"state-size-{store}", "seconds": 0.0, "peak_mib": 0.0, "size_mib": size, "rounds": 1})
+                    print(f"state on disk ({store}): {size:.0f} MiB", file=sys.stderr)
+                site.touch_random(args.changed)
                 rounds(f"check-all-parts-{store}", lambda state=state: tool_run("check", str(site.sitemap), state=state))
                 reset()
                 site.append(1000)  # the everyday deploy: new pages in the newest part
                 rounds(f"check-one-part-{store}", lambda state=state: tool_run("check", str(site.sitemap), state=state))
+                if store != "postgresql":
+                    baseline = folder / "baseline-state"
+                    shutil.copyfile(folder / state, baseline)
+
+                    def run_one_part(state: str = state, baseline: Path = baseline) -> dict[str, float]:
+                        shutil.copyfile(baseline, folder / state)  # the same deploy every round
+                        return tool_run("run", str(site.sitemap), state=state)
+
+                    rounds(f"run-one-part-{store}", run_one_part)
+                    shutil.copyfile(baseline, folder / state)
+                    baseline.unlink()
                 reset()
 
             submit_floor_cmd = [sys.executable, "-c", SUBMIT_FLOOR, str(site.folder), endpoint, HOST, KEY]
@@ -325,12 +347,16 @@ def main() -> int:
 
     floors = {row["name"]: float(row["seconds"]) for row in results}
     print(f"\n{args.urls:,} URLs, {args.rounds} rounds, medians; ratios against the floor they must sit near\n")
-    print("| measurement | median s | peak MiB | ratio |\n|---|---:|---:|---:|")
+    print("| measurement | median s | peak MiB | ratio | written MiB |\n|---|---:|---:|---:|---:|")
     for row in results:
         name = str(row["name"])
+        if "size_mib" in row:
+            print(f"| {name} | | | | {float(row['size_mib']):.0f} on disk |")
+            continue
         base = floors.get("submit-floor") if name.startswith("submit-all") else floors.get("floor")
-        ratio = f"{float(row['seconds']) / base:.2f}x" if base and name not in ("floor", "submit-floor") else ""
-        print(f"| {name} | {float(row['seconds']):.2f} | {float(row['peak_mib']):.0f} | {ratio} |")
+        ratio = f"{float(row['seconds']) / base:.3f}x" if base and name not in ("floor", "submit-floor") else ""
+        written = f"{float(row['written_mib']):.0f}" if name.startswith("run-one-part") else ""
+        print(f"| {name} | {float(row['seconds']):.2f} | {float(row['peak_mib']):.0f} | {ratio} | {written} |")
     if "history" in notes:
         history = notes["history"]
         assert isinstance(history, dict)

@@ -13,14 +13,16 @@ MEASURE = textwrap.dedent(
     started = time.perf_counter()
     done = subprocess.run(json.loads(sys.argv[1]), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     elapsed = time.perf_counter() - started
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    print(json.dumps({"seconds": elapsed, "peak_mib": peak, "code": done.returncode, "stderr": done.stderr.decode()[-400:]}))
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    peak, written = usage.ru_maxrss / 1024, usage.ru_oublock * 512 / 2**20
+    tail = done.stderr.decode()[-400:]
+    print(json.dumps({"seconds": elapsed, "peak_mib": peak, "written_mib": written, "code": done.returncode, "stderr": tail}))
     """
 )
 
 
 def measure(command: list[str], env: dict[str, str], ok: tuple[int, ...] = (0,)) -> dict[str, float]:
-    """Wall time and peak RSS of ``command``, run in a fresh process."""
+    """Wall time, peak RSS and MiB written to disk of ``command``, run in a fresh process."""
     done = subprocess.run([sys.executable, "-c", MEASURE, json.dumps(command)], env=env, capture_output=True, text=True, check=True)
     result: dict[str, float] = json.loads(done.stdout)
     if result["code"] not in ok:
