@@ -87,3 +87,16 @@ def test_any_other_layout_of_the_same_json_reads_the_same(tmp_path: Path, edit: 
     path.write_bytes(edit(data))  # type: ignore[operator]
     state = load_state(path)
     assert state is not None and records(state) == records(decode_state(data, "whole"))
+
+
+def test_a_save_copies_the_untouched_parts_without_keeping_them(tmp_path: Path) -> None:
+    """A run's save reads each untouched part's bytes to copy them, one at a time: memory
+    does not end up holding the whole state (at ten million URLs, a gigabyte)."""
+    path = tmp_path / "state.json"
+    path.write_bytes(encode_state(three_parts()))
+    with JsonStore(path) as store:
+        state = store.load()
+        assert state is not None
+        store.save(state)
+        assert all(isinstance(part, RecordedPart) and part._raw is None and not part.decoded for part in state.parts)
+    assert records(decode_state(path.read_bytes(), "after")) == records(three_parts())

@@ -238,7 +238,7 @@ class RecordedPart(Part):
         self._recount(urls)
 
     def hold(self) -> None:
-        """Its row is gone (a store wrote it elsewhere): keep its bytes, forget the row."""
+        """Its row is about to go (the store writes every row again): read its bytes now, forget the row."""
         self._raw, self._fetch, self.row = self._bytes(), None, None
 
     def adopt(self, loc: str, record: Record) -> None:
@@ -247,8 +247,11 @@ class RecordedPart(Part):
         self.touch()
 
     def encoded_urls(self) -> bytes | memoryview:
-        raw = self._bytes() if self._urls is None else self._raw
-        return raw if raw is not None else orjson.dumps(self.urls())
+        if self._urls is not None:
+            return self._raw if self._raw is not None else orjson.dumps(self._urls)
+        if self._raw is None and self._fetch is not None and self.row is not None:
+            return self._fetch(self.row)  # read for this save, not kept: a save copies 199 parts of 200
+        return self._raw if self._raw is not None else orjson.dumps(self.urls())
 
 
 class NewPart(Part):

@@ -300,6 +300,9 @@ def _save_parts(connection: sqlite3.Connection, state: State) -> None:
     places = _places(rows)
     if places is None:
         rows, places = [None] * len(rows), [n * ROW_SPACING for n in range(len(rows))]
+        for part in state.parts:
+            if isinstance(part, RecordedPart) and part.row is not None:
+                part.hold()  # every row moves: its bytes are read now, before this transaction changes them
     kept = {row for row in rows if row is not None}
     connection.executemany("DELETE FROM parts WHERE id = ?", [(row,) for row in sorted(present - kept)])
     connection.executemany(
@@ -312,9 +315,6 @@ def _save_parts(connection: sqlite3.Connection, state: State) -> None:
             if encoded is not None
         ),
     )
-    for part in state.parts:
-        if isinstance(part, RecordedPart) and part.row is not None and part.row not in kept:
-            part.hold()  # its row is gone: its bytes, read for this save, stay with it
 
 
 def _places(rows: list[int | None]) -> list[int] | None:
