@@ -36,8 +36,20 @@ def test_a_lazily_read_state_is_the_state_parsed_whole_however_the_chunks_fall(
     path.write_bytes(encode_state(three_parts()))
     monkeypatch.setattr(jsonfile, "_SCAN_CHUNK", chunk)
     state = load_state(path)
-    assert state is not None and records(state) == records(decode_state(path.read_bytes(), "whole"))
+    assert state is not None and not any(part.decoded for part in state.parts)
+    assert records(state) == records(decode_state(path.read_bytes(), "whole"))
     assert [part.count for part in state.parts] == [40, 40, 40]
+
+
+@pytest.mark.parametrize("head", [1, 9, 20, 200])
+def test_a_parts_fields_longer_than_the_first_read_are_read_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, head: int) -> None:
+    path = tmp_path / "state.json"
+    path.write_bytes(encode_state(three_parts()))
+    monkeypatch.setattr(jsonfile, "_HEAD", head)
+    state = load_state(path)
+    assert state is not None and not any(part.decoded for part in state.parts)  # read lazily, not parsed whole
+    assert records(state) == records(decode_state(path.read_bytes(), "whole"))
+    assert all(part.url_hash_index for part in state.parts)
 
 
 def test_parts_are_read_when_needed_and_let_go_after_use(tmp_path: Path) -> None:

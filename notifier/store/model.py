@@ -153,8 +153,11 @@ class Part:
 
     def may_list(self, loc: str) -> bool:
         """False when its file surely does not list ``loc``; True when it may (then decode)."""
+        return self.may_list_hash(loc_hash(loc))
+
+    def may_list_hash(self, value: int) -> bool:
+        """``may_list`` of the URL whose ``loc_hash`` is ``value``."""
         hashes = self.url_hashes()
-        value = loc_hash(loc)
         position = bisect.bisect_left(hashes, value)
         return position < len(hashes) and hashes[position] == value
 
