@@ -103,11 +103,11 @@ def _decode_lazily(read: ReadAt, size: int, name: str, *, view: memoryview | Non
     ends = _line_ends(read, size)
     if len(ends) < 2 or ends[-1] != size - 1 or ends[-2] != size - 4 or read(size - 3, 3) != b"]}\n":
         return None  # the last line is b"]}"
-    head = read(0, ends[0])
-    if not head.startswith(b'{"version":2') or not head.endswith(b',"parts":['):
+    first = read(0, ends[0])
+    if not first.startswith(b'{"version":2') or not first.endswith(b',"parts":['):
         return None
     try:
-        header = orjson.loads(head[:-10] + b"}")
+        header = orjson.loads(first[:-10] + b"}")
     except ValueError:
         return None
     if not isinstance(header, dict):
