@@ -161,6 +161,19 @@ def unsendable(url: str) -> str | None:
     return None
 
 
+def origins_in(urls: Iterable[str]) -> set[str]:
+    """The origins ``by_origin`` groups ``urls`` by, without grouping them (a first run's million)."""
+    found: set[str] = set()
+    last, size = "", -1
+    for url in urls:
+        if size >= 0 and url.startswith(last) and (len(url) == size or url[size] in "/?#"):
+            continue
+        last = origin(url)
+        found.add(last)
+        size = len(last) if "://" in last else -1  # not absolute: never take the next URL by its prefix
+    return found
+
+
 def by_origin(urls: Iterable[str]) -> dict[str, list[str]]:
     """``urls`` grouped by origin, in first-seen order. A site's URLs come in long runs of one
     origin: a URL that starts with the previous one's origin (then a path, query or fragment)

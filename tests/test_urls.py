@@ -6,7 +6,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from notifier.urls import by_origin, locate, origin, where_host
+from notifier.urls import by_origin, locate, origin, origins_in, where_host
 
 PIECES = st.sampled_from(
     ["http", "https", "HTTP", "ftp", "://", ":", "/", "?", "#", "@", "[", "]", "::1", "a.org", "A.Org", ":80", "x", "%", " ", "é"]
@@ -30,6 +30,7 @@ def test_grouping_by_origin_puts_each_url_under_its_own_origin(urls: list[str]) 
     assert sorted(url for group in groups.values() for url in group) == sorted(urls)
     for each, group in groups.items():
         assert all(origin(url) == each for url in group)
+    assert origins_in(urls) == set(groups) == {origin(url) for url in urls}
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ The values it makes (Change, Added, Diff) are defined in ``changes``.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -41,6 +42,7 @@ __all__ = ["Added", "Change", "Diff", "DiffBuilder", "PageFinding", "compute_dif
 
 
 _ABSENT = object()  # no record: unequal to any lastmod, None included
+_LASTMOD = operator.itemgetter(1)  # of a row
 
 
 class _Unmatched(NamedTuple):
@@ -201,12 +203,13 @@ class DiffBuilder:
             return False
         known.update(fresh)
         locs = list(fresh)
-        missing = [entry[0] for entry in entries if entry[1] is None]
+        lastmods = list(map(_LASTMOD, entries))
+        missing = [entry[0] for entry in entries if entry[1] is None] if None in lastmods else []
         result.missing.extend(missing)
         if self.nothing_recorded:
             added = result.added
             added.locs.extend(locs)
-            added.lastmods.extend([entry[1] for entry in entries])
+            added.lastmods.extend(lastmods)
             if added.stamps is not None and info.facts.stamps is not None and len(info.facts.stamps) == len(entries):
                 added.stamps.extend(info.facts.stamps)
             else:

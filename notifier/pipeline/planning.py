@@ -18,7 +18,7 @@ from notifier.protocol import make_batches
 from notifier.report import PlannedBatch, plural
 from notifier.settings import Settings
 from notifier.store import State
-from notifier.urls import by_origin, host_of, site
+from notifier.urls import host_of, origins_in, site
 
 
 def plan_announcements(run: Run, diff: Diff, state: State) -> Plan:
@@ -129,9 +129,9 @@ def _require_keys(run: Run, to_submit: list[Sequence[Change]], state: State) -> 
     settings, endpoints = run.settings, run.endpoints
     origins: set[str] = set()
     for group in to_submit:
-        origins.update(by_origin(group.locs if isinstance(group, Added) else (change.loc for change in group)))
+        origins.update(origins_in(group.locs if isinstance(group, Added) else (change.loc for change in group)))
     for endpoint in endpoints:
-        origins.update(by_origin(state.pending.get(endpoint, {})))
+        origins.update(origins_in(state.pending.get(endpoint, {})))
     hosts = {site(each).host or "?" for each in origins}
     missing = sorted(host for host in hosts if settings.keys.key_for(host) is None)
     if missing and run.records:

@@ -215,7 +215,7 @@ def _urls(context: Context, settings: RuleSettings) -> Iterator[Found]:
         # only the irregular ones need a look (a first run adds a million plain URLs)
         if not diff.irregular:
             return
-        changes = (change for change in changes if change.loc in diff.irregular)
+        changes = itertools.chain(diff.added.among(diff.irregular), (change for change in diff.changed if change.loc in diff.irregular))
     for change in changes:
         loc = change.loc
         plain = PLAIN_URL.fullmatch(loc) if len(loc) <= MAX_URL_LENGTH else None
@@ -296,13 +296,13 @@ def _tracking(context: Context, settings: RuleSettings) -> Iterator[Found]:
     if settings.level("url-tracking-params") == OFF:
         return
     diff = context.diff
-    for change in itertools.chain(diff.added, diff.changed):
-        if "?" in change.loc:
-            found = tracking_params(change.loc)
+    for loc in itertools.chain(diff.added.locs, (change.loc for change in diff.changed)):  # no Change made a URL
+        if "?" in loc:
+            found = tracking_params(loc)
             if found:
                 yield (
                     "url-tracking-params",
-                    change.loc,
+                    loc,
                     f"carries tracking parameter{'s' if len(found) > 1 else ''} {', '.join(found)}: a copy of a page, "
                     "not a page; list the URL without them",
                     None,
