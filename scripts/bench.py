@@ -15,6 +15,8 @@ process (wall time and peak RSS), several rounds, reporting medians and ratios:
 - state-size: the state on disk after the baseline
 - submit-floor: parse and POST 10,000-URL batches on one requests session
 - submit-all: `notify-changes run --initial submit` of every URL to a local endpoint
+  (`--paired`: each round of it and of check-all-parts beside a round of its floor, with the
+  median of the ratios: on a noisy machine, side by side)
   (and submit-all-sqlite, the same with the SQLite state)
 - the same checks with the SQLite state store
 - ultimate-sitemap-parser parsing the same files (when installed), for reference
@@ -229,6 +231,7 @@ def main() -> int:
     parser.add_argument("--pages", type=int, default=50_000, help="pages of the build-reading scenarios (bench_pages.py)")
     parser.add_argument("--skip", default="", help="comma-separated scenario names to skip")
     parser.add_argument("--changed", type=float, default=0.001, help="share of pages check-all-parts changes (default 0.001)")
+    parser.add_argument("--paired", action="store_true", help="each round of check-all-parts and submit-all beside a round of its floor")
     parser.add_argument("--stores", default="json,sqlite,postgresql", help="the state stores measured (default json,sqlite,postgresql)")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     args = parser.parse_args()
@@ -254,16 +257,28 @@ def main() -> int:
                 where = [state, "--site-name", "bench"] if state.startswith("postgresql://") else [str(folder / state)]
                 return measure([*tool, *extra, "--state", *where, "--endpoint", endpoint], env, ok)
 
-            def rounds(name: str, make: object) -> None:
+            def rounds(name: str, make: object, floor: object = None) -> None:
+                """``args.rounds`` runs of ``make``; with --paired, each beside a run of its floor."""
                 if name in skip:
                     return
-                runs = [make() for _ in range(args.rounds)]  # type: ignore[operator]
+                runs, ratios = [], []
+                for _ in range(args.rounds):
+                    before = floor() if args.paired and floor is not None else None  # type: ignore[operator]
+                    runs.append(make())  # type: ignore[operator]
+                    if before is not None:
+                        ratios.append(runs[-1]["seconds"] / before["seconds"])
                 results.append(median_row(name, runs))
                 row = results[-1]
+                if ratios:
+                    row["paired_ratio"] = statistics.median(ratios)
                 print(f"{name:28s} {row['seconds']:8.2f} s  {row['peak_mib']:7.0f} MiB", file=sys.stderr)
 
             floor_cmd = [sys.executable, "-c", FLOOR, str(site.folder)]
-            rounds("floor", lambda: measure(floor_cmd, env))
+
+            def parse_floor() -> dict[str, float]:
+                return measure(floor_cmd, env)
+
+            rounds("floor", parse_floor)
 
             pristine = folder / "pristine"
             shutil.copytree(site.folder, pristine)
@@ -293,7 +308,7 @@ def main() -> int:
                     results.append({"name": f"state-size-{store}", "seconds": 0.0, "peak_mib": 0.0, "size_mib": size, "rounds": 1})
                     print(f"state on disk ({store}): {size:.0f} MiB", file=sys.stderr)
                 site.touch_random(args.changed)
-                rounds(f"check-all-parts-{store}", lambda state=state: tool_run("check", str(site.sitemap), state=state))
+                rounds(f"check-all-parts-{store}", lambda state=state: tool_run("check", str(site.sitemap), state=state), parse_floor)
                 reset()
                 site.append(1000)  # the everyday deploy: new pages in the newest part
                 rounds(f"check-one-part-{store}", lambda state=state: tool_run("check", str(site.sitemap), state=state))
@@ -318,14 +333,14 @@ def main() -> int:
                     path.unlink()
                 return tool_run("run", str(site.sitemap), "--initial", "submit", "--rule", "lastmod-bulk=off", state="submit.json")
 
-            rounds("submit-all", submit_all)
+            rounds("submit-all", submit_all, lambda: measure(submit_floor_cmd, env))
 
             def submit_all_sqlite() -> dict[str, float]:
                 for path in folder.glob("submit.sqlite*"):
                     path.unlink()
                 return tool_run("run", str(site.sitemap), "--initial", "submit", "--rule", "lastmod-bulk=off", state="submit.sqlite")
 
-            rounds("submit-all-sqlite", submit_all_sqlite)
+            rounds("submit-all-sqlite", submit_all_sqlite, lambda: measure(submit_floor_cmd, env))
 
             if "usp" not in skip:
                 usp_cmd = [sys.executable, "-c", USP, str(site.folder)]
@@ -355,6 +370,8 @@ def main() -> int:
             continue
         base = floors.get("submit-floor") if name.startswith("submit-all") else floors.get("floor")
         ratio = f"{float(row['seconds']) / base:.3f}x" if base and name not in ("floor", "submit-floor") else ""
+        if "paired_ratio" in row:
+            ratio += f" (paired {float(row['paired_ratio']):.3f}x)"
         written = f"{float(row['written_mib']):.0f}" if name.startswith("run-one-part") else ""
         print(f"| {name} | {float(row['seconds']):.2f} | {float(row['peak_mib']):.0f} | {ratio} | {written} |")
     if "history" in notes:
