@@ -8,12 +8,16 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+from notifier.cli import main
 from notifier.database import DatabaseURL, without_password
 from notifier.store import read_state
 from tests.conftest import BASE, KEY, Site, pages, program, urlset
+from tests.fakeindexnow import FakeIndexNow
+from tests.test_sites import DOCS, _grow, _monorepo
 
 psycopg = pytest.importorskip("psycopg")
 
@@ -196,3 +200,27 @@ def test_a_run_that_changed_one_part_of_five_reads_and_writes_that_part_only(
     assert kept and all(count == 4 for count in kept)  # every save kept the four untouched rows
     state = read_state(DatabaseURL(pg_url, site="shop"))
     assert state is not None and len(state.all_urls()) == 16
+
+
+def test_sites_of_one_config_share_one_database_each_under_its_own_name(
+    tmp_path: Path, fake: FakeIndexNow, capsys: pytest.CaptureFixture[str], pg_url: str
+) -> None:
+    """[[sites]] with one PostgreSQL state at the top: each site's rows carry its name (the
+    site-name defaults to the site's), and the lying site leaves its rows as they were."""
+    config = _monorepo(tmp_path, fake)
+    text = config.read_text().replace('state = "state/docs.json"\n', "").replace('state = "state/blog.json"\n', "")
+    config.write_text(f'state = "{pg_url}"\n' + text)
+    assert main(["run", "--config", str(config), "--key", KEY]) == 0
+    docs, blog = (read_state(DatabaseURL(pg_url, site=name)) for name in ("docs", "blog"))
+    assert docs is not None and blog is not None
+    assert set(docs.all_urls()) == {f"{DOCS}/p/{n}/" for n in range(3)} and set(blog.all_urls()) == {f"{BASE}/p/{n}/" for n in range(3)}
+    with psycopg.connect(pg_url) as connection:
+        before = connection.execute("SELECT site, n, urls FROM notify_changes_parts WHERE site = 'blog'").fetchall()
+    capsys.readouterr()
+    _grow(tmp_path, lie=True)
+    assert main(["run", "--config", str(config), "--key", KEY]) == 1
+    assert fake.delivered() == [f"{DOCS}/p/3/"]
+    with psycopg.connect(pg_url) as connection:
+        assert connection.execute("SELECT site, n, urls FROM notify_changes_parts WHERE site = 'blog'").fetchall() == before
+    docs = read_state(DatabaseURL(pg_url, site="docs"))
+    assert docs is not None and f"{DOCS}/p/3/" in docs.all_urls()
