@@ -17,17 +17,16 @@ The values it makes (Change, Added, Diff) are defined in ``changes``.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from notifier.pipeline.changes import Added, Change, Diff, PageFinding, same_instant
+from notifier.pipeline.unread import Known, consult
 from notifier.sitemap.files import Entry, Row, SitemapFile, facts_of
 from notifier.store import (
     NewPart,
     Part,
     Record,
-    RecordedPart,
     State,
     fingerprint_of,
     lastmod_of,
@@ -36,7 +35,6 @@ from notifier.store import (
     recorded_on,
     renew,
 )
-from notifier.urlhash import loc_hash
 
 __all__ = ["Added", "Change", "Diff", "DiffBuilder", "PageFinding", "compute_diff", "same_instant"]
 
@@ -52,15 +50,6 @@ class _Unmatched(NamedTuple):
     fingerprint: str | None
     file: int = -1  # where the sitemap lists it: index into Sitemap.files, and line
     line: int = 0
-
-
-@dataclass
-class _Known:
-    """What the unread files know (``_look_up``)."""
-
-    records: dict[str, Record]  # URL -> the record an unread file's part holds
-    listed: dict[str, RecordedPart]  # URL an unread file lists while another part held its record
-    uncounted: int = 0  # URLs an unread file lists that its part's count leaves out (a check)
 
 
 # a file's entries and its recorded records -> loc -> the fingerprint of its built page
@@ -313,7 +302,7 @@ class DiffBuilder:
         """The cross-file steps, once every file is in: match what moved between files,
         consult the unread files, then what was removed, what still waits, and the counts."""
         self._release_unlisted_parts()
-        known = self._consult_unread()
+        known = consult(self.kept, (item.loc for item in self.unmatched_new), self.unmatched_old, self.pending_since, self._listed())
         self._match_new_urls(known)
         self._rescue_listed_elsewhere(known)
         self._removals(known)
@@ -340,17 +329,7 @@ class DiffBuilder:
                     self.unmatched_old.setdefault(loc, gone)
                 part.unload()
 
-    def _consult_unread(self) -> _Known:
-        """What the unread files know of the URLs that appeared, vanished or wait elsewhere."""
-        if not self.kept:
-            return _Known({}, {})
-        listed = self._listed()
-        candidates = [item.loc for item in self.unmatched_new if item.loc not in self.unmatched_old]
-        candidates += [loc for loc in self.unmatched_old if loc not in listed]
-        candidates += [loc for loc in self.pending_since if loc not in listed]
-        return _Known(*_look_up(candidates, self.kept))
-
-    def _match_new_urls(self, known: _Known) -> None:
+    def _match_new_urls(self, known: Known) -> None:
         """URLs new to the file that lists them: moved from another file (their record comes
         along), a second listing of an unread file's URL (that file keeps the record), or added."""
         result = self.result
@@ -379,7 +358,7 @@ class DiffBuilder:
                 del self.records[loc]
                 self.listed_elsewhere.add(loc)
 
-    def _rescue_listed_elsewhere(self, known: _Known) -> None:
+    def _rescue_listed_elsewhere(self, known: Known) -> None:
         """A URL whose record was in a part now gone while an unread file lists it too (its
         second listing was not recorded): not removed; that file's part takes the record."""
         listed = self._listed()
@@ -393,7 +372,7 @@ class DiffBuilder:
             else:
                 known.uncounted += 1  # its part's count does not include it yet
 
-    def _removals(self, known: _Known) -> None:
+    def _removals(self, known: Known) -> None:
         """What no file lists any more (never "everything": an empty sitemap is a broken build)."""
         listed = self._listed()
         if not listed and not self.kept:
@@ -403,7 +382,7 @@ class DiffBuilder:
                 gone = Change(loc, "removed", lastmod_of(old_record), None)
                 (self.result.left_news if loc in self.from_news else self.result.removed).append(gone)
 
-    def _still_pending(self, known: _Known) -> int:
+    def _still_pending(self, known: Known) -> int:
         """Pending URLs not read this deploy: unchanged in an unread file, or removed earlier.
         Returns how many pending URLs are still listed (those are not counted unchanged)."""
         result = self.result
@@ -429,7 +408,7 @@ class DiffBuilder:
                 self.result.missing.extend(loc for loc, record in part.urls().items() if lastmod_of(record) is None and loc not in listed)
                 part.unload()
 
-    def _count(self, known: _Known, waiting_listed: int) -> None:
+    def _count(self, known: Known, waiting_listed: int) -> None:
         """How many distinct URLs the sitemap lists, and how many of them did not change: once,
         from the sets, not adjusted along the way."""
         result = self.result
@@ -439,32 +418,6 @@ class DiffBuilder:
         both = sum(1 for loc in known.records if loc in listed or loc in self.listed_elsewhere)
         result.total = read + in_unread - both
         result.unchanged = result.total - len(result.added) - len(result.changed) - waiting_listed
-
-
-def _look_up(locs: Iterable[str], parts: list[Part]) -> tuple[dict[str, Record], dict[str, RecordedPart]]:
-    """What ``parts`` (unread files) know of ``locs``: the records they hold, and, for a URL
-    whose file lists it while none of them holds its record (a second listing, whose record
-    stayed with the first), the part of the first file that lists it. Each part's URL-hash
-    index is consulted first; only the parts it points to are decoded."""
-    hashed = [(loc, loc_hash(loc)) for loc in dict.fromkeys(locs)]
-    found: dict[str, Record] = {}
-    listed: dict[str, RecordedPart] = {}
-    for part in parts:
-        assert isinstance(part, RecordedPart), "an unread file's part comes from the state"
-        # many candidates against a part: one set of its hashes; few: a binary search each
-        hashes = set(part.url_hashes()) if len(hashed) * 16 > part.count else None
-        hits = [loc for loc, value in hashed if loc not in found and (value in hashes if hashes is not None else part.may_list_hash(value))]
-        if not hits:
-            continue
-        urls = part.urls()
-        for loc in hits:
-            record = urls.get(loc)
-            if record is not None:
-                found[loc] = record
-            else:
-                listed.setdefault(loc, part)
-        part.unload()
-    return found, {loc: part for loc, part in listed.items() if loc not in found}
 
 
 def compute_diff(

@@ -26,22 +26,24 @@ from notifier.store.jsonfile import (
 from notifier.store.ledger import KEEP_BATCHES, LedgerEntry
 from notifier.store.migrate import FORMAT_VERSION
 from notifier.store.model import (
+    MAX_RUNS_KEPT,
+    NewPart,
+    Part,
+    PendingItem,
+    RecordedPart,
+    RunRecord,
+    State,
+    apply_delivery,
+    grouped_pending,
+)
+from notifier.store.records import (
     FIELDS,
     FINGERPRINT,
     FIRST_SEEN,
     LAST_SUBMITTED,
     LASTMOD,
-    MAX_RUNS_KEPT,
-    NewPart,
-    Part,
-    PendingItem,
     Record,
-    RecordedPart,
-    RunRecord,
-    State,
-    apply_delivery,
     fingerprint_of,
-    grouped_pending,
     lastmod_of,
     new_record,
     recorded_lastmods,

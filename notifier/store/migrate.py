@@ -13,7 +13,8 @@ from typing import Any
 
 from notifier.errors import StateError
 from notifier.store.checks import check_part_meta, check_v1_record, damaged
-from notifier.store.model import Part, Record, RecordedPart, new_record
+from notifier.store.model import Part, RecordedPart
+from notifier.store.records import Record, new_record
 
 FORMAT_VERSION = 2  # 1: one "urls" object of records; 2: the records grouped by sitemap file
 

@@ -11,7 +11,6 @@ import array
 import base64
 import bisect
 import itertools
-import operator
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -20,68 +19,11 @@ from typing import Any, TypedDict
 import orjson
 
 from notifier.store.checks import check_records, damaged
+from notifier.store.records import Record, lastmod_of, stamp_submitted
 from notifier.urlhash import hash_index, loc_hash
 from notifier.urls import origins_of
 
 MAX_RUNS_KEPT = 20
-
-# A URL's record is a list, not an object: a million of them must fit in memory and load
-# fast. [lastmod as written (or None), first_seen, last_submitted (or None)], and the page
-# file's fingerprint as a fourth item when --site-dir fingerprints are kept.
-Record = list[Any]
-LASTMOD, FIRST_SEEN, LAST_SUBMITTED, FINGERPRINT = 0, 1, 2, 3
-FIELDS = ("lastmod", "first_seen", "last_submitted", "fingerprint")
-
-
-def new_record(
-    lastmod: str | None, first_seen: str | None = None, last_submitted: str | None = None, fingerprint: str | None = None
-) -> Record:
-    record: Record = [lastmod, first_seen, last_submitted]
-    if fingerprint is not None:
-        record.append(fingerprint)
-    return record
-
-
-# A record is read and changed only through these helpers (the store's own decoding and
-# checks aside): the list layout stays an implementation detail of this module.
-def lastmod_of(record: Record) -> str | None:
-    """The lastmod as the sitemap wrote it, or None."""
-    return record[LASTMOD]  # type: ignore[no-any-return]
-
-
-def fingerprint_of(record: Record) -> str | None:
-    """The built page file's fingerprint, when --site-dir recorded one."""
-    return record[FINGERPRINT] if len(record) > FINGERPRINT else None
-
-
-def recorded_lastmods(urls: Mapping[str, Record]) -> dict[str, str | None]:
-    """Each URL's lastmod as recorded, in one sweep at C speed (a check of a million URLs)."""
-    return dict(zip(urls, map(_LASTMOD_OF, urls.values()), strict=True))
-
-
-_LASTMOD_OF = operator.itemgetter(LASTMOD)
-
-
-def recorded_on(record: Record) -> str | None:
-    """When its lastmod was last announced, or else first seen."""
-    return record[LAST_SUBMITTED] or record[FIRST_SEEN]  # type: ignore[no-any-return]
-
-
-def renew(record: Record, lastmod: str | None, fingerprint: str | None) -> Record:
-    """The record as this deploy leaves it: the sitemap's lastmod, the new fingerprint."""
-    record[LASTMOD] = lastmod
-    if fingerprint is not None:
-        if len(record) > FINGERPRINT:
-            record[FINGERPRINT] = fingerprint
-        else:
-            record.append(fingerprint)
-    return record
-
-
-def stamp_submitted(record: Record, at: str) -> None:
-    """An endpoint acknowledged it at ``at``: the latest acknowledgement wins."""
-    if record[LAST_SUBMITTED] is None or record[LAST_SUBMITTED] < at:
-        record[LAST_SUBMITTED] = at
 
 
 class PendingItem(TypedDict):
