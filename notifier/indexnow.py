@@ -295,7 +295,7 @@ def explain(status: int, body: str, response: requests.Response, batch: Batch) -
                 "HTTP 403 SiteVerificationNotCompleted: the endpoint has not verified the key file yet; make sure "
                 f"{batch.host} serves it and run again later (the URLs stay pending)"
             )
-        if "KeyNotFound" in body or "key" in body.lower():
+        if "key" in body.lower():  # KeyNotFound, or a message about the key
             return (
                 f"HTTP 403 KeyNotFound: the endpoint could not find the key file for {batch.host}; publish KEY.txt "
                 "at the site root (or pass --key-location) and run again"

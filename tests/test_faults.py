@@ -93,7 +93,32 @@ CASES = {
         [status(403, '{"code":"SiteVerificationNotCompleted"}')], ExitCode.SUBMISSION_INCOMPLETE, False, 1, 0, "run again later"
     ),
     "403 KeyNotFound": Case([status(403, '{"code":"KeyNotFound"}')], ExitCode.SUBMISSION_INCOMPLETE, False, 1, 0, "publish KEY.txt"),
-    "422": Case([status(422, "Unprocessable")], ExitCode.SUBMISSION_INCOMPLETE, False, 1, 0, "HTTP 422"),
+    "403 a message about the key": Case(
+        [status(403, "Invalid key for host")], ExitCode.SUBMISSION_INCOMPLETE, False, 1, 0, "publish KEY.txt"
+    ),
+    "403 without a reason": Case(
+        [status(403, "Forbidden")], ExitCode.SUBMISSION_INCOMPLETE, False, 1, 0, "key file not found, not matching, or site not verified"
+    ),
+    "422": Case(
+        [status(422, "Unprocessable")], ExitCode.SUBMISSION_INCOMPLETE, False, 1, 0, "HTTP 422 Unprocessable Entity: a URL is not on"
+    ),
+    "404": Case([status(404)], ExitCode.SUBMISSION_INCOMPLETE, False, 1, 0, "HTTP 404: no IndexNow endpoint at this URL; check --endpoint"),
+    "300": Case(
+        [status(300, Location="http://elsewhere.example/")],
+        ExitCode.SUBMISSION_INCOMPLETE,
+        False,
+        1,
+        0,
+        "redirects to http://elsewhere.example/",
+    ),
+    "418": Case(
+        [status(418, "  I am\n a   teapot ")],
+        ExitCode.SUBMISSION_INCOMPLETE,
+        False,
+        1,
+        0,
+        "HTTP 418: not a success; the endpoint said: I am a teapot",
+    ),
 }
 
 
@@ -112,6 +137,13 @@ def test_fault_matrix(changed: Site, fake: FakeIndexNow, name: str) -> None:
     assert 1 <= len(fake.posts) <= case.max_requests
     assert sum(fake_time.sleeps) <= case.max_sleep  # never sleeps past --retry-timeout
     assert wall < 10
+
+
+def test_a_long_answer_is_quoted_to_its_first_160_characters(changed: Site, fake: FakeIndexNow) -> None:
+    fake.plan = [status(400, "word " * 100)]
+    report, _, _ = run_library(changed, fake)
+    said = report.batches[-1].message.partition("the endpoint said: ")[2]
+    assert said == " ".join(["word"] * 100)[:160] and len(said) == 160  # white space made one, then cut
 
 
 def test_202_is_delivered_and_reported_as_such(changed: Site, fake: FakeIndexNow) -> None:

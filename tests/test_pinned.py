@@ -15,6 +15,7 @@ from notifier.cli import main
 from notifier.history.git import read_history
 from notifier.history.source_files import SourceFinder
 from tests.conftest import BASE, HOST, KEY, NS, Site, index, pages, recorded_pending, urlset
+from tests.fakeindexnow import status
 from tests.test_history import Repo
 
 
@@ -388,7 +389,6 @@ def _run_at(site: Site, when: dt.datetime, **options: object) -> int:
 
 def _two_deploys_while_the_endpoint_is_down(site: Site, first: dict[str, str | None], second: dict[str, str | None]) -> None:
     """A recorded site, then a deploy at T1 and one at T2, each answered 503 (their URLs stay pending)."""
-    from tests.fakeindexnow import status
 
     assert site.fake is not None
     site.write(urlset(pages(2)))
@@ -414,7 +414,6 @@ def test_state_show_says_waiting_since_the_oldest_pending_time(site: Site) -> No
 
 
 def test_state_url_of_a_url_pending_as_removed_describes_it(site: Site) -> None:
-    from tests.fakeindexnow import status
 
     assert site.fake is not None
     site.write(urlset(pages(3)))
@@ -437,7 +436,6 @@ def test_a_first_check_says_a_real_run_would_record_a_baseline(offline_site: Sit
 
 def test_a_run_refuses_before_writing_when_an_older_pending_urls_host_has_no_key(site: Site) -> None:
     """A URL of another host waits from a deploy whose key is gone: the run says so before it writes."""
-    from tests.fakeindexnow import status
 
     assert site.fake is not None
     other = "http://blog.shop-site.org"
@@ -464,6 +462,21 @@ def test_with_verify_live_a_key_file_problem_still_blocks_the_hosts_batches(site
     site.fake.sites[HOST][f"/{KEY}.txt"] = b"not the key"  # ...but the key file is wrong
     result = site.run("--verify-live", "5")
     assert result.code == 3 and site.fake.posts == [] and "key file" in result.out, result.out
+
+
+@pytest.mark.parametrize(("answer", "served"), [(299, True), (300, False), (199, False)])
+def test_verify_live_takes_a_2xx_and_nothing_else_as_served(site: Site, answer: int, served: bool) -> None:
+    """A 300 Multiple Choices (no Location to follow) or a 1xx is not the page being served."""
+    assert site.fake is not None
+    site.write(urlset(pages(2)))
+    assert site.run().code == 0
+    site.write(urlset(pages(2) | {"/p/0/": "2026-06-01T10:00:00Z"}))
+    site.fake.get_faults["/p/0/"] = status(answer, Content_Length="0")
+    result = site.run("--verify-live", "5")
+    if served:
+        assert result.code == 0 and site.fake.delivered() == [f"{BASE}/p/0/"], result.out
+    else:
+        assert result.code == 3 and f"answers HTTP {answer}" in result.out and site.fake.posts == [], result.out
 
 
 def test_verify_live_samples_changed_pages_too(site: Site) -> None:
