@@ -119,8 +119,18 @@ def test_a_site_inherits_the_top_level_and_overrides_it(tmp_path: Path, fake: Fa
         ('[[sites]]\nname = "a"\nsitemap = "a.xml"\n[[sites]]\nname = "a"\nsitemap = "b.xml"\n', "two [[sites]] are named 'a'"),
         ('[[sites]]\nname = "a"\n', "[[sites]] a: sitemap is missing"),
         ('[[sites]]\nname = "a"\nsitemap = "a.xml"\ncolour = "red"\n', "[[sites]] a: unknown setting 'colour'"),
-        ('[[sites]]\nname = "a"\nsitemap = "a.xml"\n[[sites]]\nname = "b"\nsitemap = "b.xml"\n', "[[sites]] a and b share the state file"),
+        (
+            '[[sites]]\nname = "a"\nsitemap = "a.xml"\n[[sites]]\nname = "b"\nsitemap = "b.xml"\n',
+            "state/notify-changes.json (the default): give each",
+        ),
+        (
+            'state = "one.json"\n[[sites]]\nname = "a"\nsitemap = "a.xml"\n[[sites]]\nname = "b"\nsitemap = "b.xml"\n',
+            "one.json: give each",
+        ),
         ('sites = "a"\n', "sites must be an array of tables"),
+        ('sites = [{ name = "a", sitemap = "a.xml" }, 5]\n', "sites must be an array of tables"),
+        ('[[sites]]\nname = "a"\nsitemap = "a.xml"\nkey-env = ""\n', "key-env = '': name the environment variable"),
+        ('[[sites]]\nname = "a"\nsitemap = "a.xml"\nkey-env = 5\n', "key-env = 5: name the environment variable"),
     ],
 )
 def test_a_bad_sites_table_is_one_line_and_exit_2(tmp_path: Path, text: str, message: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -128,6 +138,34 @@ def test_a_bad_sites_table_is_one_line_and_exit_2(tmp_path: Path, text: str, mes
     config.write_text(text)
     assert main(["check", "--config", str(config)]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_sites_table_merges_over_the_top_levels_key_by_key(tmp_path: Path, fake: FakeIndexNow) -> None:
+    """The blog's [sites.rules] adds to the top level's [rules] (lastmod-missing an error stays),
+    and a site's own table with none at the top level is taken as it is."""
+    config = _monorepo(tmp_path, fake)
+    text = config.read_text().replace('lastmod-missing = "off"', 'lastmod-missing = "error"')
+    text = text.replace('state = "state/blog.json"\n', 'state = "state/blog.json"\n[sites.rules]\nlastmod-future = "warn"\n')
+    text = text.replace('state = "state/docs.json"\n', 'state = "state/docs.json"\n[sites.bulk]\nmin-urls = 5\n')
+    config.write_text(text)
+    assert notifier.run(config=config, cwd=tmp_path, environ={"INDEXNOW_KEY": KEY}).exit_code == 0
+    blog = tmp_path / "blog" / "public" / "sitemap.xml"
+    blog.write_text(urlset(pages(3, lastmod="2024-05-{day:02d}T10:00:00Z") | {"/p/3/": "2031-01-01", "/p/4/": None}))
+    report = notifier.run(config=config, cwd=tmp_path, environ={"INDEXNOW_KEY": KEY})
+    levels = {(v.rule, v.level) for v in report.sites["blog"].violations}
+    assert levels == {("lastmod-future", "warn"), ("lastmod-missing", "error")} and report.exit_code == 1, levels
+
+
+def test_a_key_on_the_command_line_is_every_sites_key_over_key_env(
+    tmp_path: Path, fake: FakeIndexNow, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = _monorepo(tmp_path, fake)
+    config.write_text(config.read_text().replace('state = "state/blog.json"\n', 'state = "state/blog.json"\nkey-env = "BLOG_KEY"\n'))
+    monkeypatch.setenv("BLOG_KEY", "blog0123456789ab")
+    assert main(["run", "--config", str(config), "--key", KEY]) == 0
+    _grow(tmp_path, lie=False)
+    assert main(["run", "--config", str(config), "--key", KEY]) == 0
+    assert {post.json["key"] for post in fake.posts} == {KEY}
 
 
 def test_the_most_severe_exit_code_wins_in_the_documented_order() -> None:
