@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 from pathlib import Path
 
@@ -92,3 +93,15 @@ def test_the_api_report_holds_no_whole_key(site: Site) -> None:
     report = notifier.check(str(site.sitemap), state=str(site.state), key=KEY, site_dir=str(site.public))
     assert report.exit_code == 1
     assert KEY not in repr(report.violations) + repr(report.notes)
+
+
+@pytest.mark.parametrize("style", ["text", "json"])
+def test_a_finding_on_a_url_that_holds_the_key_names_it_without_the_key(site: Site, style: str) -> None:
+    """A sitemap that lists a URL carrying the key (its key file, with a campaign tag): the
+    finding on it is reported with the key cut, as everywhere else."""
+    site.write(urlset(pages(2) | {f"/{KEY}.txt?utm_source=feed": "2024-05-01"}))
+    result = site.check("--format", style)
+    assert "url-tracking-params" in result.out, result.out
+    if style == "json":  # the URL lists are the sitemap's own URLs, as it lists them; the findings are cut
+        result.out = json.dumps(json.loads(result.out)["violations"], ensure_ascii=False)
+    assert KEY not in result.out + result.err and f"{KEY[:4]}…" in result.out
