@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from notifier.history.git import read_history
+from notifier.errors import HistoryError
+from notifier.history.git import read_history, repo_root
 from tests.conftest import Result, Site, urlset
 
 
@@ -185,3 +186,39 @@ def test_git_log_is_read_record_by_record_whatever_the_file_names(tmp_path: Path
     assert spans["zz.md"].first.month == 1 and spans["zz.md"].last.month == 3
     assert spans["\nleading-newline.md"].last.month == 3
     assert spans["commit 5 6"].last.month == 1 and spans["a\x1ecommit 1 2.md"].last.month == 1
+
+
+def test_a_treeless_filter_on_any_remote_is_refused(tmp_path: Path) -> None:
+    """Two remotes, the second fetched treeless: the clone is refused all the same."""
+
+    repo = Repo(tmp_path / "site")
+    repo.commit({"a.md": "a"}, "2024-01-01T00:00:00Z")
+    repo.git("config", "remote.origin.partialclonefilter", "blob:none")
+    repo.git("config", "remote.mirror.partialclonefilter", "tree:0")
+    with pytest.raises(HistoryError, match="treeless partial clone"):
+        repo_root(repo.root)
+    repo.git("config", "--unset", "remote.mirror.partialclonefilter")
+    assert repo_root(repo.root) == repo.root.resolve()
+
+
+def test_a_history_repo_that_is_no_git_work_tree_is_one_line(tmp_path: Path) -> None:
+
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    with pytest.raises(HistoryError, match=r"point \[history\] repo at the site's git work tree"):
+        repo_root(plain)
+
+
+def test_a_git_that_hangs_is_stopped_at_the_bound_with_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A git fetching objects over the network (a partial clone) must not hold the deploy."""
+    import notifier.history.git
+
+    bin_folder = tmp_path / "bin"
+    bin_folder.mkdir()
+    (bin_folder / "git").write_text("#!/bin/sh\nexec sleep 60\n")
+    (bin_folder / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_folder}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(notifier.history.git, "GIT_TIMEOUT", 0.3)
+    (tmp_path / "site").mkdir()
+    with pytest.raises(HistoryError, match=r"`git rev-parse` took over 0.3 s .*use a full clone"):
+        repo_root(tmp_path / "site")
