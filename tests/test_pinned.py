@@ -177,6 +177,12 @@ def test_an_orphaned_endpoints_pending_url_never_overwrites_a_configured_ones() 
             {"date": "2024-05-03", "modified": "2024-05-04"},
         ),  # Pelican .rst
         ("e.rst", ":date: 2024-05-07\n\nTea\n===\n", {"date": "2024-05-07"}),
+        ("h.rst", "date: 2024-05-09\n\nTea\n===\n", {"date": "2024-05-09"}),  # Pelican's plain "date:" first, no colon before it
+        (  # a field list deep in the body (a sample in the text) is not the document's
+            "i.rst",
+            "Tea\n===\n\n" + "".join(f"Line {n} of the text.\n" for n in range(17)) + ":date: 2020-01-01\n",  # line 21: past the head
+            {},
+        ),
         ("f.md", "---\ntags:\n  - date: 2024-05-08\n---\n", {}),  # a list item is no field of the page
         ("g.md", "---\nmeta: {date: 2020-01-01}\nseries:\n  date: 2020-01-02\n---\n", {}),  # only last_update's date is the page's
     ],
