@@ -317,3 +317,25 @@ def test_a_date_written_as_cdata_is_stamped(offline_site: Site) -> None:
     offline_site.write(f'<urlset xmlns="{NS}"><url><loc>{BASE}/posts/tea/</loc><lastmod><![CDATA[{BUILD_CLOCK}]]></lastmod></url></urlset>')
     assert stamp(offline_site).code == 0
     assert f"<loc>{BASE}/posts/tea/</loc><lastmod>2025-04-02T08:00:00Z</lastmod>" in offline_site.sitemap.read_text()
+
+
+def test_a_gzip_copy_beside_a_part_is_stamped_alike_and_counted(built: Site, monkeypatch: pytest.MonkeyPatch) -> None:
+    """MkDocs writes sitemap.xml.gz beside sitemap.xml: a file's gzip copy is rewritten with
+    it, counted with it, and named among the files rewritten when a stamp is interrupted."""
+    copy = built.public / "feed.xml.gz"
+    copy.write_bytes(gzip.compress(RSS.encode()))
+    result = stamp(built, "--dry-run")
+    assert "in 5 file(s)" in result.out, result.out  # the copy is the fifth
+    import notifier.commands.stamp
+
+    real = notifier.commands.stamp._replace
+
+    def interrupted_at_the_index(path: Path, data: bytes, *, gzipped: bool) -> None:
+        if path.name == "sitemap.xml":  # the index comes last, after its parts
+            raise KeyboardInterrupt
+        real(path, data, gzipped=gzipped)
+
+    monkeypatch.setattr(notifier.commands.stamp, "_replace", interrupted_at_the_index)
+    result = stamp(built)
+    assert result.code == 130 and f"{built.public / 'feed.xml'}, {copy}" in result.err, result.err
+    assert gzip.decompress(copy.read_bytes()).decode() == (built.public / "feed.xml").read_text() != RSS
