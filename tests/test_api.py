@@ -159,3 +159,22 @@ def test_a_bad_history_or_stamp_setting_is_a_usage_error(offline_site: Site, cal
     with pytest.raises(notifier.UsageError) as caught:
         call(offline_site.sitemap)
     assert message in str(caught.value), str(caught.value)
+
+
+def test_a_run_leaves_the_callers_garbage_collector_as_it_found_it(offline_site: Site) -> None:
+    """A run switches the cyclic collector off while it works, and back on after, even when it fails."""
+    import gc
+
+    offline_site.write(urlset(pages(2)))
+    assert gc.isenabled()
+    notifier.check(str(offline_site.sitemap), state=str(offline_site.state))
+    assert gc.isenabled()
+    with pytest.raises(notifier.NotifierError):
+        notifier.check(str(offline_site.root / "missing.xml"), state=str(offline_site.state))
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        notifier.check(str(offline_site.sitemap), state=str(offline_site.state))
+        assert not gc.isenabled()  # a caller that had it off keeps it off
+    finally:
+        gc.enable()

@@ -129,6 +129,7 @@ def test_the_password_is_never_printed(site: Site, pg_server: str) -> None:
     assert code == 2 and "cannot connect to the PostgreSQL state" in err, err
     assert "s3cr3t-pass" not in out + err and "postgresql://notify@127.0.0.1:1/nowhere?connect_timeout=1 (site shop)" in err
     assert without_password("postgresql://u:p@h:5432/d?sslmode=require&password=p") == "postgresql://u@h:5432/d?sslmode=require"
+    assert "s3cr3t-pass" not in repr(DatabaseURL(secret_url, site="shop"))  # a settings repr, a crash log
 
 
 def test_without_the_driver_a_postgresql_state_says_what_to_install(site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
