@@ -23,8 +23,11 @@ run which lines; that map is kept in ``.mutate/`` until the package or the tests
 mutant is then judged by the tests that run its lines, fastest first, stopping at the first
 failure, in a forked copy of a warm interpreter that has the mutant in place
 (``scripts/mutate_worker.py``; a mutant outside any function is written into a copy of the
-project and judged in a fresh one). A mutant no test notices survives; one no test even runs
-is "uncovered".
+project and judged in a fresh one). The first to run are the likeliest killers, at most
+``--max-tests``; a mutant they let live is judged again by every other test that runs its
+lines (a line every run executes is covered by a thousand tests, and the one that states it
+may be past the first 300). A mutant no test notices survives; one no test even runs is
+"uncovered".
 
 Survivors are printed, except those listed in scripts/mutants-equivalent.txt with the reason they
 cannot change what a user sees. An equivalent is keyed by module, function and the mutated text
@@ -329,8 +332,9 @@ class TestOrder:
         self.importing: dict[str, set[str]] = {}  # module -> the test files that import it
         self.lock = threading.Lock()
 
-    def tests_for(self, mutant: Mutant) -> tuple[list[str], int]:
-        """The tests to run, in order, and how many run its lines in all. A line outside any
+    def tests_for(self, mutant: Mutant) -> tuple[list[str], list[str]]:
+        """The tests to run first (the most likely killers, at most the cap), and the other
+        tests that run its lines, for a mutant the first ones let live. A line outside any
         function (run at import: a constant, a class body) is judged by every test that runs
         any line of its module."""
         by_line = self.lines.get(mutant.module, {})
@@ -358,7 +362,7 @@ class TestOrder:
             key=lambda test: (test not in here, not mine(test), test not in module, breadth[test], self.durations.get(test, 0.0), test),
         )
         cap = self.cap if mutant.in_function else 3 * self.cap  # made at import: used by more tests, and few
-        return ordered[:cap], len(chosen)
+        return ordered[:cap], ordered[cap:]
 
     def killed(self, mutant: Mutant, tests: list[str]) -> None:
         """Remember the tests that judged a killed mutant (the first of them, most likely, killed it)."""
@@ -458,8 +462,11 @@ def _run_all(chosen: list[Mutant], source: Path, jobs: int, cap: int) -> Iterato
     def judge(mutant: Mutant) -> tuple[Mutant, str]:
         worker = workers.get()
         try:
-            tests, _ = order.tests_for(mutant)
+            tests, rest = order.tests_for(mutant)
             outcome = worker.judge(mutant, tests, durations)
+            if outcome == "survived" and rest:  # a line every run executes: its stating test may be past the cap
+                tests = rest
+                outcome = worker.judge(mutant, rest, durations)
         finally:
             workers.put(worker)
         if outcome in ("killed", "timeout"):
@@ -516,7 +523,12 @@ def main() -> int:
     parser.add_argument("--list", action="store_true", help="list the mutants and stop")
     parser.add_argument("--jobs", type=int, default=2, help="mutants run at once (default 2)")
     parser.add_argument("--results", type=Path, help="also write every mutant's outcome to this JSON file")
-    parser.add_argument("--max-tests", type=int, default=300, help="tests run at most per mutant, most likely killers first (default 300)")
+    parser.add_argument(
+        "--max-tests",
+        type=int,
+        default=300,
+        help="tests run first per mutant, most likely killers first (default 300); a survivor is judged by all the others",
+    )
     parser.add_argument(
         "--again",
         type=Path,
