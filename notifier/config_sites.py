@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from notifier.errors import UsageError
-from notifier.settings import CONVERTERS, DEFAULT_STATE, Layers, Settings, merge_values, read_layers, resolve
+from notifier.settings import CONVERTERS, DEFAULT_STATE, RULE_IN_A_FILE, Layers, Settings, merge_values, read_layers, resolve
 
 SITE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 MERGED_TABLES = ("rules", "keys", "history", "bulk")  # a site's table merges over the top level's, key by key
@@ -80,7 +80,9 @@ def _site_tables(sites: Any, where: str) -> dict[str, dict[str, Any]]:
         if name in tables:
             raise UsageError(f"{where}: two [[sites]] are named {name!r}; give each its own name")
         for key in table:
-            if key not in CONVERTERS and key not in MERGED_TABLES and key not in _OWN and key != "rule":
+            if key == "rule":
+                raise UsageError(RULE_IN_A_FILE.format(where=f"{where}: [[sites]] {name}"))
+            if key not in CONVERTERS and key not in MERGED_TABLES and key not in _OWN:
                 raise UsageError(f"{where}: [[sites]] {name}: unknown setting {key!r}; see `notify-changes --help` for the names")
         if "sitemap" not in table:
             raise UsageError(

@@ -121,11 +121,19 @@ def _read_toml(path: Path, *, pyproject: bool) -> dict[str, Any]:
     return document
 
 
+# --rule's list in a config file was read and then ignored; a file gives the levels as a table
+RULE_IN_A_FILE = (
+    '{where}: rule = [...] is the command line\'s --rule; in a config file write a [rules] table, e.g. lastmod-missing = "error"'
+)
+
+
 def _normalise(table: Mapping[str, Any], where: str) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for raw_key, value in table.items():
         key = raw_key.replace("_", "-")
-        if key not in CONVERTERS and key not in TABLES and key != "rule":
+        if key == "rule":
+            raise UsageError(RULE_IN_A_FILE.format(where=where))
+        if key not in CONVERTERS and key not in TABLES:
             raise UsageError(f"{where}: unknown setting {raw_key!r}; see `notify-changes --help` for the names")
         result[key] = value
     return result

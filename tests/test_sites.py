@@ -130,6 +130,11 @@ def test_a_site_inherits_the_top_level_and_overrides_it(tmp_path: Path, fake: Fa
         ('sites = "a"\n', "sites must be an array of tables"),
         ('sites = [{ name = "a", sitemap = "a.xml" }, 5]\n', "sites must be an array of tables"),
         ('[[sites]]\nname = "a"\nsitemap = "a.xml"\nkey-env = ""\n', "key-env = '': name the environment variable"),
+        (
+            '[[sites]]\nname = "a"\nsitemap = "a.xml"\nrule = ["lastmod-missing=off"]\n',
+            "[[sites]] a: rule = [...] is the command line's --rule",
+        ),
+        ('rule = ["lastmod-missing=off"]\n[[sites]]\nname = "a"\nsitemap = "a.xml"\n', "rule = [...] is the command line's --rule"),
         ('[[sites]]\nname = "a"\nsitemap = "a.xml"\nkey-env = 5\n', "key-env = 5: name the environment variable"),
     ],
 )
