@@ -485,6 +485,17 @@ def test_verify_live_takes_a_2xx_and_nothing_else_as_served(site: Site, answer: 
         assert result.code == 3 and f"answers HTTP {answer}" in result.out and site.fake.posts == [], result.out
 
 
+def test_verify_live_n_looks_at_n_pages_of_a_host_and_no_more(site: Site) -> None:
+    assert site.fake is not None
+    site.write(urlset(pages(5)))
+    assert site.run().code == 0
+    site.write(urlset(pages(5) | {f"/p/{n}/": "2026-06-01T10:00:00Z" for n in range(3)}))
+    site.fake.sites[HOST]["/p/0/"] = site.fake.sites[HOST]["/p/1/"] = b"<html>live</html>"  # /p/2/ not yet
+    result = site.run("--verify-live", "2")
+    assert result.code == 0 and sorted(site.fake.delivered()) == [f"{BASE}/p/{n}/" for n in range(3)], result.out
+    assert [path for path in site.fake.gets if "/p/" in path] == [f"{BASE}/p/0/", f"{BASE}/p/1/"]
+
+
 def test_verify_live_samples_changed_pages_too(site: Site) -> None:
     assert site.fake is not None
     site.write(urlset(pages(2)))

@@ -94,7 +94,7 @@ class _Submissions:
                     sample[loc] = None
                 if len(sample) >= self.settings.verify_live:
                     break
-        for loc in list(sample)[: self.settings.verify_live]:
+        for loc in sample:  # at most --verify-live: the walk stops there
             problem = self.client.check_live(loc)
             if problem is not None:
                 return f"the live site is not serving the new pages yet: {problem}; the URLs stay pending, run again later"
