@@ -13,7 +13,7 @@ from notifier.database import DatabaseURL
 from notifier.pipeline.loop import Environment, execute
 from notifier.report import Report
 from notifier.settings import build_settings
-from notifier.store import read_state
+from notifier.store import read_ledger, read_state
 from tests.conftest import BASE, KEY, Site, pages, urlset
 from tests.fakeindexnow import status
 from tests.faketime import FakeTime
@@ -50,6 +50,7 @@ def test_a_retry_after_past_the_budget_holds_every_later_run_until_then(site: Si
     assert later.exit_code == 3 and len(site.fake.posts) == 1  # nothing sent: the wait is not over
     assert any("asked to wait until 2030-06-01T13:00:00Z" in note for note in later.notes), later.notes
     assert [batch.status for batch in later.batches] == ["skipped"]
+    assert [entry["http_status"] for entry in read_ledger(site.state)] == [429]  # a batch held back was never sent: no entry
     done = _deploy(site, T0 + dt.timedelta(hours=1))  # the very second it was told: the wait is over
     assert done.exit_code == 0 and site.fake.delivered() == [f"{BASE}/p/0/", f"{BASE}/p/1/"]
     after = read_state(site.state)
