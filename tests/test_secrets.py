@@ -83,6 +83,8 @@ def test_a_url_outside_the_key_files_folder_is_named_without_the_key(site: Site)
     result = site.run("--key-location", f"http://www.shop-site.org/catalog/{KEY}.txt", "--format", "json")
     assert "outside /catalog/, the folder its key file" in result.out
     assert KEY not in result.out + result.err
+    skipped = [batch for batch in json.loads(result.out)["batches"] if batch["status"] == "skipped"]
+    assert skipped and all(batch["attempts"] == 0 for batch in skipped)  # never sent: no attempt
 
 
 def test_the_api_report_holds_no_whole_key(site: Site) -> None:
