@@ -62,8 +62,11 @@ def decode_state(data: bytes, name: str) -> State:
     is parsed and checked whole.
     """
     state = _decode_lazily(lambda offset, length: data[offset : offset + length], len(data), name, view=memoryview(data))
-    if state is not None:
-        return state
+    return state if state is not None else _decode_whole(data, name)
+
+
+def _decode_whole(data: bytes, name: str) -> State:
+    """A state file in any other layout of the same JSON, parsed and checked whole."""
     try:
         document = orjson.loads(data)
     except (ValueError, RecursionError):
@@ -362,9 +365,9 @@ def load_state(path: Path) -> State | None:
     try:
         fd = handle.fileno()
         state = _decode_lazily(lambda offset, length: os.pread(fd, length, offset), os.fstat(fd).st_size, name)
-        if state is None:
+        if state is None:  # another layout: its lines were scanned already, so parse it whole
             handle.seek(0)
-            state = decode_state(handle.read(), name)
+            state = _decode_whole(handle.read(), name)
             handle.close()
         else:
             weakref.finalize(state, handle.close)
