@@ -4,14 +4,11 @@ Every URL lands in exactly one of the five groups. ``changed`` compares lastmods
 instants (``2024-01-01`` and ``2024-01-01T00:00:00Z`` are the same date); a URL without
 a lastmod is changed only when its page file's fingerprint changed.
 
-The comparison runs file by file while the sitemap is read (``DiffBuilder.add_file``):
-each file is compared with the records of the same file at the last deploy, so memory
-holds one file's records at a time, not the whole site twice. A URL that moved to
-another file is matched at the end (``finish``). A file whose bytes did not change since
-the last deploy is not read at all: its part of the state stays as it was, and only
-its URL-hash index is consulted when a URL of another file might be its.
-
-The values it makes (Change, Added, Diff) are defined in ``changes``.
+The comparison runs file by file while the sitemap is read (``DiffBuilder.add_file``): each
+file is compared with the records of the same file at the last deploy, so memory holds one
+file's records at a time, not the whole site twice. A URL that moved to another file is
+matched at the end (``finish``). A file whose bytes did not change is not read at all: its
+part stays as it was (``unread`` consults it). The values it makes are in ``changes``.
 """
 
 from __future__ import annotations
@@ -188,12 +185,12 @@ class DiffBuilder:
         else:
             fresh = {entry[0]: entry[1] for entry in entries}
             known = self.seen
-        if len(fresh) < len(entries) or not known.keys().isdisjoint(fresh):
+        if not _listed_once(fresh, entries, known):
             return False
         known.update(fresh)
         locs = list(fresh)
         lastmods = list(map(_LASTMOD, entries))
-        missing = [entry[0] for entry in entries if entry[1] is None] if None in lastmods else []
+        missing = _missing(entries)
         result.missing.extend(missing)
         if self.nothing_recorded:
             added = result.added
@@ -212,12 +209,11 @@ class DiffBuilder:
 
     def _compare_in_bulk(self, info: SitemapFile, entries: Sequence[Row], old: Part, recorded: Mapping[str, Record]) -> bool:
         """A check of a recorded file without page fingerprints: the URLs listed with the lastmod
-        recorded, and waiting nowhere, are passed over in one sweep (nearly all of a deploy's);
-        only the rest are compared one by one, in the file's order. False, having changed
-        nothing, when some URL is listed twice (the loop then decides)."""
+        recorded, waiting nowhere (nearly all), are passed over in one sweep, the rest compared
+        in the file's order. False, having changed nothing, when a URL is listed twice."""
         seen = self.seen
         fresh = {entry[0]: entry[1] for entry in entries}
-        if len(fresh) < len(entries) or not seen.keys().isdisjoint(fresh):
+        if not _listed_once(fresh, entries, seen):
             return False
         seen.update(dict.fromkeys(fresh, old))  # as recorded; the others' lastmods are kept below
         result = self.result
@@ -235,7 +231,7 @@ class DiffBuilder:
             else:  # new to this file (the state has parts: this one's)
                 unrecorded += 1
                 self.unmatched_new.append(_Unmatched(loc, lastmod, -1, None, entry[2], entry[3]))
-        missing = [loc for loc, lastmod in fresh.items() if lastmod is None] if None in fresh.values() else []
+        missing = _missing(entries)
         result.missing.extend(missing)
         if info.news:
             result.news_recorded += len(recorded)
@@ -418,6 +414,16 @@ class DiffBuilder:
         both = sum(1 for loc in known.records if loc in listed or loc in self.listed_elsewhere)
         result.total = read + in_unread - both
         result.unchanged = result.total - len(result.added) - len(result.changed) - waiting_listed
+
+
+def _listed_once(fresh: Mapping[str, Any], entries: Sequence[Row], before: Mapping[str, Any]) -> bool:
+    """Whether the file (``fresh``: its URLs) lists each once and none a file before listed."""
+    return len(fresh) == len(entries) and before.keys().isdisjoint(fresh)
+
+
+def _missing(entries: Sequence[Row]) -> list[str]:
+    """The file's URLs without a lastmod, in order (most files have none: found at C speed)."""
+    return [entry[0] for entry in entries if entry[1] is None] if None in map(_LASTMOD, entries) else []
 
 
 def compute_diff(
