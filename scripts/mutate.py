@@ -513,8 +513,45 @@ def _earlier(results: Path, since: str | None) -> dict[str, str]:
     if since is None:
         raise SystemExit("--again needs --since REV: the commit the earlier run mutated")
     changed = subprocess.run(["git", "diff", "--name-only", since, "--", "notifier"], cwd=ROOT, capture_output=True, text=True, check=True)
-    stale = {line.strip() for line in changed.stdout.splitlines() if line.strip()}
-    return {key: outcome for key, outcome in outcomes.items() if key.partition("::")[0] not in stale}
+    stale = {module: _changed_scopes(module, since) for module in changed.stdout.split()}
+    kept = {}
+    for key, outcome in outcomes.items():
+        module, _, rest = key.partition("::")
+        scopes = stale.get(module, set())
+        if scopes is not None and rest.partition(" | ")[0] not in scopes:
+            kept[key] = outcome
+    return kept
+
+
+def _scopes(source: str) -> dict[str, str]:
+    """Each function's and class's code (``ast.dump``, which leaves positions out, so moving code
+    changes nothing), and the module's, by the scope name its mutants carry."""
+    tree = ast.parse(source)
+    found = {"<module>": ast.dump(tree)}
+
+    def walk(node: ast.AST, scope: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = child.name if scope == "<module>" else f"{scope}.{child.name}"
+                found[name] = ast.dump(child)
+                walk(child, name)
+            else:
+                walk(child, scope)
+
+    walk(tree, "<module>")
+    return found
+
+
+def _changed_scopes(module: str, since: str) -> set[str] | None:
+    """The scopes of a module whose code differs from that at ``since``; None when the module is
+    new or gone (all of it is judged again). A scope whose code is the same keeps its verdicts:
+    a killed mutant of an unchanged function is killed still, unless the test that killed it went."""
+    old = subprocess.run(["git", "show", f"{since}:{module}"], cwd=ROOT, capture_output=True, text=True, check=False)
+    path = ROOT / module
+    if old.returncode != 0 or not path.exists():
+        return None
+    before = _scopes(old.stdout)
+    return {scope for scope, code in _scopes(path.read_text()).items() if before.get(scope) != code}
 
 
 def main() -> int:
@@ -534,7 +571,7 @@ def main() -> int:
         type=Path,
         metavar="RESULTS",
         help="take the outcomes of an earlier run's --results file (or its stderr log): run only what it did not kill, "
-        "and every mutant of a module changed since --since",
+        "and every mutant of a function changed since --since",
     )
     parser.add_argument("--since", metavar="REV", help="with --again: the commit that earlier run mutated")
     args = parser.parse_args()
