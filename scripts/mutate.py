@@ -118,6 +118,7 @@ class _Point:
     operator: str
     apply: Callable[[], None]
     in_function: bool
+    lines: tuple[int, int] | None = None  # the lines whose tests judge it, when not its own
 
 
 def _text(source: str, node: ast.AST) -> str:
@@ -135,6 +136,8 @@ class _Finder:
     def __init__(self) -> None:
         self.points: list[_Point] = []
         self.functions: list[bool] = [False]  # per scope entered: inside a function (not run at import)
+        # a default argument is made at import, when no test runs; the tests of its function's body judge it
+        self.defaults_of: list[tuple[int, int] | None] = [None]
 
     def visit(self, node: ast.AST, scope: str, parent: ast.AST | None, field: str, index: int | None, in_compare: bool = False) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -159,6 +162,8 @@ class _Finder:
             children = value if isinstance(value, list) else [value]
             defaults = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and name == "args"
             self.functions.append(self.functions[-2] if defaults else self.functions[-1])  # defaults are made at import
+            body = (node.body[0].lineno, node.end_lineno or node.body[-1].lineno) if defaults else self.defaults_of[-1]  # type: ignore[attr-defined]
+            self.defaults_of.append(body)
             try:
                 for position, child in enumerate(children):
                     if not isinstance(child, ast.AST) or _is_docstring(node, name, position):
@@ -166,9 +171,10 @@ class _Finder:
                     self.visit(child, scope, node, name, position if isinstance(value, list) else None, isinstance(node, ast.Compare))
             finally:
                 self.functions.pop()
+                self.defaults_of.pop()
 
     def _add(self, node: ast.AST, scope: str, operator: str, apply: Callable[[], None]) -> None:
-        self.points.append(_Point(node, scope, operator, apply, self.functions[-1]))
+        self.points.append(_Point(node, scope, operator, apply, self.functions[-1], self.defaults_of[-1]))
 
     def _mutations(self, node: ast.AST, scope: str, parent: ast.AST | None, field: str, index: int | None, in_compare: bool) -> None:
         replace = _replacer(parent, field, index)
@@ -252,7 +258,7 @@ def mutants(module: str, root: Path = ROOT) -> list[Mutant]:
     for index, point in enumerate(points):
         text = _text(source, point.node)
         seen[(point.scope, text, point.operator)] += 1
-        lines = (getattr(point.node, "lineno", 0), getattr(point.node, "end_lineno", 0) or 0)
+        lines = point.lines or (getattr(point.node, "lineno", 0), getattr(point.node, "end_lineno", 0) or 0)
         found.append(
             Mutant(module, point.scope, text, point.operator, seen[(point.scope, text, point.operator)], index, lines, point.in_function)
         )
