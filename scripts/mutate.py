@@ -347,7 +347,7 @@ class TestOrder:
         chosen: set[str] = set()
         for line in range(mutant.lines[0], mutant.lines[1] + 1):
             chosen |= by_line.get(line, set())
-        if not chosen and not mutant.in_function:
+        if not mutant.in_function:  # the map names only the test that happened to import the module first
             chosen = set().union(*by_line.values()) if by_line else set()
         breadth = self._breadth(mutant.module)
         with self.lock:
