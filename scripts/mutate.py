@@ -174,7 +174,9 @@ class _Finder:
                 self.defaults_of.pop()
 
     def _add(self, node: ast.AST, scope: str, operator: str, apply: Callable[[], None]) -> None:
-        self.points.append(_Point(node, scope, operator, apply, self.functions[-1], self.defaults_of[-1]))
+        # a default is made at import, but the worker puts it in place with its function's code
+        in_function = self.functions[-1] or self.defaults_of[-1] is not None
+        self.points.append(_Point(node, scope, operator, apply, in_function, self.defaults_of[-1]))
 
     def _mutations(self, node: ast.AST, scope: str, parent: ast.AST | None, field: str, index: int | None, in_compare: bool) -> None:
         replace = _replacer(parent, field, index)
