@@ -124,7 +124,8 @@ def stamp(
 
     Raises:
         notifier.NotifierError: no ``[history]``, a malformed sitemap, a file it cannot
-            write (its ``exit_code`` is 2); every file is then as it was.
+            write (its ``exit_code`` is 2); that file is then as it was, and the message
+            names the files rewritten before it (each whole).
     """
     if not isinstance(dry_run, bool):
         raise UsageError(f"dry_run={dry_run!r}: give True or False")

@@ -5,10 +5,12 @@ from __future__ import annotations
 import gzip
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
+import notifier
 from notifier.cli import main
 from tests.conftest import BASE, NS, Result, Site
 from tests.test_history import Repo
@@ -340,3 +342,47 @@ def test_a_gzip_copy_beside_a_part_is_stamped_alike_and_counted(built: Site, mon
     result = stamp(built)
     assert result.code == 130 and f"{built.public / 'feed.xml'}, {copy}" in result.err, result.err
     assert gzip.decompress(copy.read_bytes()).decode() == (built.public / "feed.xml").read_text() != RSS
+
+
+def test_the_files_are_named_in_the_sitemaps_order_each_gzip_copy_after_its_file(built: Site) -> None:
+    """Parts are stamped before the index that lists them; the result names them as the sitemap does."""
+    (built.public / "feed.xml.gz").write_bytes(gzip.compress(RSS.encode()))
+    result = notifier.stamp(built.sitemap, cwd=built.root)
+    public = built.public
+    assert result.files == [str(public / name) for name in ("sitemap.xml", "pages.xml.gz", "feed.xml", "feed.xml.gz", "atom.xml")]
+    assert next(change.file for change in result.changes) == str(public / "sitemap.xml")
+    assert any(line.startswith("stamp: rewrote 6 date(s) in 5 file(s)") for line in result.lines())  # lines() describes a real run
+
+
+def test_a_file_stamp_cannot_write_is_left_as_it_was_and_the_message_names_those_written_before(
+    built: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = files(built)
+    real = os.fsync
+
+    def disk_full_at_the_index(fd: int) -> None:
+        if os.readlink(f"/proc/self/fd/{fd}").rpartition("/")[2].startswith(".sitemap.xml."):
+            raise OSError(28, "No space left on device")
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", disk_full_at_the_index)
+    result = stamp(built)
+    index = built.public / "sitemap.xml"
+    assert result.code == 2 and result.err.count("\n") == 1, result.err
+    assert f"{index}: cannot rewrite it (No space left on device); it was left as it was; stamp had rewritten " in result.err
+    assert str(built.public / "pages.xml.gz") in result.err and "run stamp again when it can write there" in result.err
+    after = files(built)
+    assert after["sitemap.xml"] == before["sitemap.xml"] and after["feed.xml"] != before["feed.xml"]  # the parts came first
+    assert sorted(path.name for path in built.public.iterdir() if path.name.endswith(".tmp")) == []
+
+
+def test_a_folder_that_takes_no_new_file_is_named_with_what_to_do(built: Site, monkeypatch: pytest.MonkeyPatch) -> None:
+    before = files(built)
+
+    def read_only(*args: object, **kwargs: object) -> tuple[int, str]:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(tempfile, "mkstemp", read_only)
+    result = stamp(built)
+    assert result.code == 2 and "cannot rewrite it (Permission denied); make its folder writable" in result.err, result.err
+    assert "stamp had rewritten" not in result.err and files(built) == before

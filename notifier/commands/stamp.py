@@ -22,9 +22,7 @@ import email.utils
 import glob
 import gzip
 import html
-import os
 import re
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +34,7 @@ from notifier.paths import is_url
 from notifier.settings import Settings
 from notifier.sitemap.files import SitemapFile
 from notifier.sitemap.reader import ReadOptions, read_sitemap
-from notifier.store.durable import fsync_folder
+from notifier.store.durable import write_atomic
 from notifier.workers import Workers
 
 
@@ -119,9 +117,15 @@ def stamp_sitemap(settings: Settings, *, dry_run: bool) -> StampResult:
         raise Interrupted(
             f"stamp interrupted: it {done}; every file is whole (each is replaced at once) and the others are as they were: run stamp again"
         ) from None
+    except InputError as error:
+        if not written:
+            raise
+        rewritten = ", ".join(written)
+        message = f"{error}; stamp had rewritten {rewritten} before it (each whole): run stamp again when it can write there"
+        raise InputError(message) from None
     order = {info.name: number for number, info in enumerate(sitemap.files)}
-    result.changes.sort(key=lambda change: order.get(change.file, 0))  # in the sitemap's order; within a file, as it reads
-    result.files.sort(key=lambda name: (order.get(name.removesuffix(".gz"), order.get(name, 0)), name not in order))
+    result.changes.sort(key=lambda change: order[change.file])  # in the sitemap's order; within a file, as it reads
+    result.files.sort(key=lambda name: order[name] if name in order else order[name.removesuffix(".gz")])  # a gzip copy after its file
     return result
 
 
@@ -209,7 +213,7 @@ class _Found:
     def __init__(self, match: re.Match[str], text: str) -> None:
         self.match, self.text = match, text
 
-    def group(self, name: int | str = 0) -> str:
+    def group(self, name: int | str) -> str:
         return self.text[self.match.start(name) : self.match.end(name)] if self.match.start(name) >= 0 else ""
 
     def start(self, name: int | str = 0) -> int:
@@ -368,29 +372,12 @@ def _stamp_index(text: str, name: str, latest: dict[str, str], result: StampResu
 
 
 def _replace(path: Path, data: bytes, *, gzipped: bool) -> None:
-    """Write ``data`` (gzip-compressed again when the file was) over ``path``, atomically."""
-    if gzipped:
-        data = gzip.compress(data, mtime=0)
-    folder = path.parent
-    try:
-        mode = path.stat().st_mode & 0o7777
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    except OSError as error:
-        raise InputError(f"{path}: cannot rewrite it ({error.strerror}); make its folder writable") from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp_name, mode)
-        os.replace(tmp_name, path)
-    except BaseException as error:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
-        if isinstance(error, OSError):
-            raise InputError(f"{path}: cannot rewrite it ({error.strerror}); it was left as it was") from None
-        raise
-    fsync_folder(folder)
+    """Write ``data`` (gzip-compressed again when the file was, reproducibly) over ``path``, atomically."""
+    write_atomic(path, [gzip.compress(data, mtime=0) if gzipped else data], f".{path.name}.", failed=_not_rewritten)
+
+
+def _not_rewritten(path: Path, reason: str, *, begun: bool) -> InputError:
+    return InputError(f"{path}: cannot rewrite it ({reason}); {'it was left as it was' if begun else 'make its folder writable'}")
 
 
 def describe(result: StampResult, *, dry_run: bool) -> Iterator[str]:

@@ -163,13 +163,24 @@ class DeliveryNotRecorded(StateError):
         )
 
 
-def write_atomic(path: Path, chunks: Iterable[bytes | memoryview], tmp_prefix: str) -> None:
-    """Temporary file in the same folder, fsync, rename, fsync of the folder."""
+def _state_not_written(path: Path, reason: str, *, begun: bool) -> Exception:
+    if begun:
+        return SaveFailed(path, reason)
+    return StateError(f"{path.parent}: cannot write the state file there ({reason}); make it writable")
+
+
+def write_atomic(
+    path: Path, chunks: Iterable[bytes | memoryview], tmp_prefix: str, failed: Callable[..., Exception] = _state_not_written
+) -> None:
+    """Temporary file in the same folder, fsync, rename, fsync of the folder: the file is the
+    old one or the new one, whole, even after a crash. ``failed(path, reason, begun=)`` makes
+    the error of a folder that takes no new file (begun False) or of a write that failed (the
+    old file left as it was); by default a state file's."""
     folder = path.parent
     try:
         fd, tmp_name = tempfile.mkstemp(prefix=tmp_prefix, suffix=_TMP_SUFFIX, dir=folder)
     except OSError as error:
-        raise StateError(f"{folder}: cannot write the state file there ({error.strerror}); make it writable") from None
+        raise failed(path, error.strerror or str(error), begun=False) from None
     try:
         os.fchmod(fd, _mode_for(path))  # mkstemp makes it 0600: a state shared by a deploy user and a CI account keeps its mode
         with os.fdopen(fd, "wb") as handle:
@@ -182,7 +193,7 @@ def write_atomic(path: Path, chunks: Iterable[bytes | memoryview], tmp_prefix: s
         with contextlib.suppress(OSError):
             os.unlink(tmp_name)
         if isinstance(error, OSError):
-            raise SaveFailed(path, error.strerror or str(error)) from None
+            raise failed(path, error.strerror or str(error), begun=True) from None
         raise
     fsync_folder(folder)
 
