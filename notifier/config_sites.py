@@ -104,7 +104,7 @@ def _site(
     api: bool,
 ) -> Settings:
     """One site's Settings: the top level's values with the site's over them."""
-    inherited = {key: value for key, value in layers.file_values.items() if key != "sites"}
+    inherited = dict(layers.file_values)  # the [[sites]] array among them is no option: merge_values passes over it
     for key, value in table.items():
         if key in _OWN:
             continue

@@ -65,7 +65,6 @@ def server_error(status: int) -> bool:
 
 class _RetryableAnswer(Exception):
     def __init__(self, response: requests.Response) -> None:
-        super().__init__(response.status_code)
         self.response = response
 
 
@@ -74,8 +73,8 @@ def parse_retry_after(value: str | None, now: dt.datetime) -> float | None:
     if value is None:
         return None
     value = value.strip()
-    if value.isdigit():
-        return float(int(value)) if len(value) < 12 else float("inf")
+    if value.isascii() and value.isdigit():  # "²" is a digit to str.isdigit, and no number
+        return float(value)  # a value of 5,000 digits is inf, never an int of 5,000 digits
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError, OverflowError):
@@ -94,7 +93,7 @@ class Client:
         self,
         *,
         policy: RetryPolicy = RetryPolicy(),
-        request_timeout: float = 30.0,
+        request_timeout: float,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC),
@@ -105,7 +104,7 @@ class Client:
     ) -> None:
         self.policy = policy
         self.request_timeout = request_timeout  # the whole request, connect to last byte (see http.exchange)
-        self.timeout = (min(request_timeout, 10.0), request_timeout)  # each socket operation, as well
+        self.timeout = request_timeout  # each socket operation too: the thread exchange leaves behind a late answer ends by then
         self._notice = notice
         self._sleep = sleep
         self._clock = clock
@@ -113,7 +112,6 @@ class Client:
         self._rng = rng or random.Random()
         self.session = session or requests.Session()
         self.session.headers["User-Agent"] = user_agent
-        self.requests_sent = 0
 
     def close(self) -> None:
         self.session.close()
@@ -130,7 +128,6 @@ class Client:
         def attempt() -> requests.Response:
             nonlocal attempts
             attempts += 1
-            self.requests_sent += 1
             response = exchange(send, self.request_timeout, limit=_ANSWER_LIMIT)
             if response.status_code in policy.retry_statuses or server_error(response.status_code):
                 raise _RetryableAnswer(response)
@@ -220,7 +217,7 @@ class Client:
                 return f"key file {url} redirects to {response.headers.get('Location', '?')}; serve it at that URL directly"
             if response.status_code != 200:
                 return f"key file {url} answered HTTP {response.status_code}; publish {key[:4]}….txt with the key as its content"
-            served = response.content[:256].decode("utf-8", "replace").strip()
+            served = response.content.decode("utf-8", "replace").strip()  # at most _ANSWER_LIMIT and a chunk
         if served != key:
             shown = (served[:4] + "…") if served else "nothing"
             return f"key file {url} serves {shown!r}, not the key {key[:4]}…; publish the right key file and run again"
@@ -259,8 +256,7 @@ class Client:
             return BatchResult(endpoint, batch.host, len(batch.urls), "failed", None, problem, attempts, exhausted=True)
         with response:
             status = response.status_code
-            # the key hidden before anything is cut: a cut first could leave part of it whole
-            text = redact(response.text, batch.key)[:500] if response.content else ""
+            text = redact(response.text, batch.key) if response.content else ""
         count = len(batch.urls)
         if problem:
             not_before = self._not_before(response) if status in (429, 503) else None

@@ -25,7 +25,7 @@ MAX_URLS = 10_000
 class Fault:
     """One scripted answer, used up by one POST: a status, a reset, or a hang."""
 
-    kind: str  # "status" | "reset" | "hang"
+    kind: str  # "status" | "reset" | "hang" | "drip" | "flood"
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     body: str = ""
@@ -47,6 +47,12 @@ def hang(seconds: float) -> Fault:
 def drip(seconds_per_byte: float, size: int) -> Fault:
     """A 200 whose body of ``size`` bytes arrives one byte every ``seconds_per_byte``."""
     return Fault("drip", 200, {"Content-Length": str(size)}, seconds=seconds_per_byte)
+
+
+def flood(size: int) -> Fault:
+    """A 200 whose body of ``size`` bytes (spaces) comes 64 KiB every 10 ms, until the client
+    hangs up: a server that answers a key file's URL with a video."""
+    return Fault("flood", 200, {"Content-Length": str(size)}, seconds=0.01)
 
 
 @dataclass
@@ -194,7 +200,7 @@ def _make_handler(fake: FakeIndexNow) -> type[BaseHTTPRequestHandler]:
                     self.connection.close()
                     self.close_connection = True
                     return
-                if fault.kind == "drip":
+                if fault.kind in ("drip", "flood"):
                     self._drip(record, fault)
                     return
                 if fault.kind == "hang":
@@ -223,12 +229,14 @@ def _make_handler(fake: FakeIndexNow) -> type[BaseHTTPRequestHandler]:
             self.close_connection = True
             try:
                 self.wfile.flush()
-                for _ in range(int(fault.headers["Content-Length"])):
+                step = 65_536 if fault.kind == "flood" else 1
+                for start in range(0, int(fault.headers["Content-Length"]), step):
                     if fake._stop.wait(fault.seconds):
                         return
-                    self.wfile.write(b" ")
+                    chunk = min(step, int(fault.headers["Content-Length"]) - start)
+                    self.wfile.write(b" " * chunk)
                     self.wfile.flush()
-                    record.dripped += 1
+                    record.dripped += chunk
             except OSError:
                 record.cut = True
 

@@ -11,7 +11,7 @@ import pytest
 
 from notifier.indexnow import Batch, BatchResult, Client, RetryPolicy, parse_retry_after
 from tests.conftest import BASE, HOST, KEY, Site, pages, recorded_pending, urlset
-from tests.fakeindexnow import FakeIndexNow, hang, reset, status
+from tests.fakeindexnow import FakeIndexNow, flood, hang, reset, status
 from tests.faketime import FakeTime
 
 NOW = dt.datetime(2024, 6, 1, 12, 0, 0, tzinfo=dt.UTC)
@@ -181,6 +181,8 @@ def test_parse_retry_after() -> None:
     assert parse_retry_after("Sat, 01 Jun 2024 12:00:30 -0000", NOW) == 30  # "-0000": no zone said, read as GMT
     assert parse_retry_after("9" * 11, NOW) == 99_999_999_999
     assert parse_retry_after("9" * 5000, NOW) == float("inf")  # never an int of 5,000 digits
+    assert parse_retry_after("9" * 12, NOW) == 999_999_999_999
+    assert parse_retry_after("²", NOW) is None  # a digit to str.isdigit, no number: the backoff, not a traceback
 
 
 # -- what the run makes of failures ------------------------------------------------------
@@ -355,3 +357,72 @@ def test_what_a_key_file_answer_says(site: Site, code: int, said: str) -> None:
     site.fake.get_faults[f"/{KEY}.txt"] = status(code, Location=f"http://{HOST}/k.txt", Content_Length="0")
     result = site.run()
     assert result.code == 3 and site.fake.posts == [] and said in result.out
+
+
+class LowestJitter(random.Random):
+    """Every backoff's jitter at its lowest: the waits are the bare backoff."""
+
+    def uniform(self, a: float, b: float) -> float:
+        return a
+
+
+def plain_client(fake_time: FakeTime, budget: float, notices: list[str] | None = None) -> Client:
+    return Client(
+        policy=RetryPolicy(budget=budget),
+        request_timeout=2,
+        sleep=fake_time.sleep,
+        clock=fake_time.clock,
+        wall_clock=fake_time.now,
+        rng=LowestJitter(),
+        notice=None if notices is None else notices.append,
+    )
+
+
+def test_the_backoff_starts_at_one_second_and_doubles_with_up_to_a_second_of_jitter(fake: FakeIndexNow) -> None:
+    fake.plan = [status(503)] * 3
+    fake_time = FakeTime(NOW)
+    assert plain_client(fake_time, 120).submit(fake.endpoint, BATCH).status == "delivered"
+    assert fake_time.sleeps == [1.0, 2.0, 4.0]
+
+
+@pytest.mark.parametrize(
+    ("budget", "said"),
+    [
+        (2.0, "1 s of --retry-timeout left after it"),
+        (1.99, "the last try --retry-timeout leaves time for"),
+        (1.5, "the last try --retry-timeout leaves time for"),
+    ],
+)
+def test_the_line_before_a_wait_says_what_the_budget_leaves(fake: FakeIndexNow, budget: float, said: str) -> None:
+    fake.plan = [status(503)] * 2
+    notices: list[str] = []
+    result = plain_client(FakeTime(NOW), budget, notices).submit(fake.endpoint, BATCH, "batch 1 of 1")
+    assert result.status == "failed" and len(fake.posts) == 2  # a wait of 1 s fits, the next of 2 s does not
+    assert notices == [f"batch 1 of 1: HTTP 503, retrying in 1 s, {said}"]
+
+
+@pytest.mark.parametrize("code", [429, 503])
+@pytest.mark.parametrize(
+    ("retry_after", "kept"),
+    [("3600", "2024-06-01T13:00:00Z"), ("60", None), ("2592000", "2024-06-08T12:00:00Z")],  # a month asked: a week kept
+)
+def test_a_retry_after_past_the_budget_is_kept_for_later_runs_up_to_a_week(
+    fake: FakeIndexNow, code: int, retry_after: str, kept: str | None
+) -> None:
+    """A wait that fits in --retry-timeout (60 s here) is waited for within the run, and not
+    kept: twice asked, the run gives up, and the next run need not wait."""
+    fake.plan = [status(code, Retry_After=retry_after)] * 2
+    result = plain_client(FakeTime(NOW), 60).submit(fake.endpoint, BATCH)
+    assert result.status == "failed" and result.not_before == kept
+
+
+def test_a_key_file_url_that_streams_without_end_is_judged_by_its_first_bytes(site: Site) -> None:
+    """A server answering the key file's URL with a video: its first 64 KiB are read, not a gigabyte."""
+    site.write(urlset(pages(2)))
+    site.run()
+    site.write(urlset(pages(3)))
+    assert site.fake is not None
+    site.fake.get_faults[f"/{KEY}.txt"] = flood(1 << 30)
+    result = site.run("--request-timeout", "5")
+    assert result.code == 3 and site.fake.posts == [], result.out
+    assert f"key file http://{HOST}/{KEY[:4]}….txt serves 'nothing', not the key" in result.out, result.out

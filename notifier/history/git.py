@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from notifier.dates import UTC, ZONE_SLACK, day_sized, day_span, parse_w3c, period_of
 from notifier.errors import HistoryError
-from notifier.history.source_files import DEFAULT_FIELDS, SourceFinder, front_matter
+from notifier.history.source_files import SourceFinder, front_matter
 from notifier.rules import Violation
 from notifier.sitemap.files import Entry
 
@@ -187,7 +187,7 @@ class SourceDates:
     """Each page's source file and the dates it gives: the git history read in one pass,
     a source's front matter when its page is asked about."""
 
-    def __init__(self, templates: Iterable[str], repo: Path, fields: Sequence[str], ignore_revs: Path | bool = True) -> None:
+    def __init__(self, templates: Iterable[str], repo: Path, fields: Sequence[str], ignore_revs: Path | bool) -> None:
         self.top = repo_root(repo)
         self.spans = read_history(self.top, ignored_revisions(self.top, ignore_revs))
         self.finder = SourceFinder(list(templates), repo, self.top)
@@ -209,8 +209,8 @@ def check_history(
     templates: Iterable[str],
     repo: Path,
     tolerance: dt.timedelta,
-    fields: Sequence[str] = DEFAULT_FIELDS,
-    ignore_revs: Path | bool = True,
+    fields: Sequence[str],
+    ignore_revs: Path | bool,
 ) -> HistoryCheck:
     """lastmod-vs-history for every page with a lastmod and a mapped source file: a date the
     source's front matter (or its file name's ``{date}``) gives backs the lastmod first, as
