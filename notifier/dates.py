@@ -36,9 +36,8 @@ def parse_w3c(value: str) -> dt.datetime | None:
     match = _W3C.fullmatch(value)
     if match is None:
         return None
-    tzd = match.group("tzd")
-    if tzd and tzd != "Z" and (tzd[1:3] > "23" or tzd[4:] > "59"):
-        return None  # datetime.fromisoformat would take +01:60 as two hours
+    if (match.group("tzd") or "")[4:] > "59":
+        return None  # datetime.fromisoformat would take +01:60 as two hours (an offset of 24 hours it refuses itself)
     try:
         if match.group("day") is None:  # YYYY or YYYY-MM: the first instant of the year or month
             return dt.datetime(int(match.group("year")), int(match.group("month") or 1), 1, tzinfo=UTC)
@@ -71,11 +70,10 @@ def _uniform(texts: list[str]) -> bool:
     stride, count = size + 1, len(texts)
     if any(joined[position::stride] != mark * count for position, mark in marks):
         return False
-    if size == 25:  # YYYY-MM-DDThh:mm:ss+hh:mm: fromisoformat would take +01:60 as two hours
-        if not set(joined[19::stride]) <= {"+", "-"} or not set(joined[20::stride]) <= {"0", "1"}:
-            return False  # offsets of 20 hours and more (none in use) go one by one
-        if not set(joined[23::stride]) <= set("012345"):
-            return False
+    # YYYY-MM-DDThh:mm:ss+hh:mm: fromisoformat would take +01:60 as two hours; a sign that is
+    # no sign, or an offset of 24 hours, it refuses itself (and the texts go one by one)
+    if size == 25 and not set(joined[23::stride]) <= set("012345"):
+        return False
     if "T24:" in joined:  # newer Pythons read 24:00 as the next midnight; W3C has no hour 24
         return False
     return "0" not in joined[0::stride]  # year 1 (and its offsets) is for parse_w3c to judge

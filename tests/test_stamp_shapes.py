@@ -77,3 +77,26 @@ def test_an_rss_date_that_opens_its_item_is_read_as_rfc_822_and_kept_when_right(
     result = stamp(tea)
     assert result.code == 0 and "rewrote 0 date(s) in 0 file(s); 1 already named their content's date" in result.out, result.out
     assert tea.sitemap.read_text() == feed
+
+
+def test_a_feed_entry_naming_no_page_is_left_as_it_was(tea: Site) -> None:
+    """An RSS item with a guid and no link, an Atom entry whose only link is its edit link:
+    no page, so no date to take; the entries that name a page are stamped."""
+    rss = (
+        '<rss version="2.0"><channel><title>Tea</title>'
+        f"<item><title>Note</title><guid>note-1</guid><pubDate>Mon, 30 Nov 2026 09:41:07 +0000</pubDate></item>"
+        f"<item><title>Tea</title><link>{BASE}/posts/tea/</link><pubDate>Mon, 30 Nov 2026 09:41:07 +0000</pubDate></item>"
+        "</channel></rss>"
+    )
+    atom = (
+        '<feed xmlns="http://www.w3.org/2005/Atom"><title>Tea</title>'
+        f'<entry><link rel="edit" href="{BASE}/api/1"/><updated>{BUILD_CLOCK}</updated></entry></feed>'
+    )
+    tea.write(rss)
+    result = stamp(tea)
+    assert result.code == 0 and "rewrote 1 date(s) in 1 file(s)" in result.out, result.out
+    assert tea.sitemap.read_text() == rss.replace(
+        "</link><pubDate>Mon, 30 Nov 2026 09:41:07 +0000", "</link><pubDate>Wed, 02 Apr 2025 08:00:00 +0000"
+    )
+    tea.write(atom)
+    assert "rewrote 0 date(s) in 0 file(s)" in stamp(tea).out and tea.sitemap.read_text() == atom

@@ -149,9 +149,8 @@ def _stamp_files(files: Sequence[SitemapFile], dates: ContentDates, result: Stam
             new_text, newest = _stamp_index(text, info.name, latest, result)
         else:
             new_text, newest = _stamp_pages(text, info.name, dates, result)
-        for name in (info.name, info.public_url):
-            if name and newest:
-                latest[name] = newest
+        if newest is not None:  # the index names the part by its URL (or, for a local one, by its path)
+            latest[info.name] = latest[info.public_url or info.name] = newest
         if new_text != text:
             result.files.append(info.name)
             copy = _gzip_copy(path, text) if not gzipped else None  # MkDocs writes sitemap.xml.gz beside it
