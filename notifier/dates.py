@@ -159,16 +159,16 @@ def rfc822_to_w3c(text: str) -> str | None:
     if match is None:
         return None
     month_name, zone = match.group("month").lower(), match.group("zone").lower()
-    if month_name not in _MONTHS or (zone[0] not in "+-" and zone not in _ZONES):
+    numeric = zone.startswith(("+", "-"))
+    if month_name not in _MONTHS or (not numeric and zone not in _ZONES):
         return None
     year = int(match.group("year"))
     if len(match.group("year")) == 2:  # RFC 2822 section 4.3: 00-49 are 2000-2049
         year += 2000 if year < 50 else 1900
-    if zone[0] in "+-":
-        hours, minutes = int(zone[1:3]), int(zone[3:5])
-        if hours > 23 or minutes > 59:
+    if numeric:  # +hhmm: a timedelta takes 60 minutes as an hour; dt.timezone refuses 24 hours itself
+        if zone[3:] > "59":
             return None
-        offset = dt.timedelta(hours=hours, minutes=minutes) * (-1 if zone[0] == "-" else 1)
+        offset = dt.timedelta(hours=int(zone[1:3]), minutes=int(zone[3:])) * (-1 if zone[0] == "-" else 1)
     else:
         offset = dt.timedelta(hours=_ZONES[zone])
     try:

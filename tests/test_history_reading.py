@@ -56,6 +56,20 @@ def test_renames_chain_and_a_reused_path_is_a_new_file(tmp_path: Path) -> None:
     assert spans["a.md"].first.month == 4 and "b.md" not in spans
 
 
+def test_in_a_repo_that_detects_copies_a_copy_does_not_take_its_originals_history(tmp_path: Path) -> None:
+    """``git config diff.renames copies`` makes git log report a copy as C, old and new path:
+    the copy is a new file from that commit, and the original keeps its own history."""
+    repo = Repo(tmp_path / "r")
+    text = "".join(f"line {n} of a page long enough for git to see a copy\n" for n in range(20))
+    repo.commit({"a.md": text}, "2025-01-01T00:00:00Z")
+    repo.git("config", "diff.renames", "copies")
+    repo.commit({"a.md": text + "an edit\n", "b.md": text}, "2025-03-01T00:00:00Z")
+    assert "\nC" in repo.git("log", "--name-status", "--format=")  # git saw the copy
+    spans = read_history(repo.root)
+    assert (spans["a.md"].first.month, spans["a.md"].last.month) == (1, 3)
+    assert (spans["b.md"].first.month, spans["b.md"].last.month) == (3, 3)
+
+
 def test_a_mass_reformat_listed_in_git_blame_ignore_revs_does_not_count(offline_site: Site) -> None:
     repo = Repo(offline_site.root)
     repo.commit({"docs/a.md": "a", "docs/b.md": "b"}, "2025-01-10T10:00:00Z")

@@ -48,8 +48,7 @@ def _git(repo: Path, *args: str, check: bool = True) -> str:
         done = subprocess.run(
             ["git", "-C", str(repo), *args],
             capture_output=True,
-            text=True,
-            encoding="utf-8",
+            encoding="utf-8",  # text, in UTF-8
             errors="surrogateescape",
             check=False,
             env=_git_env(),
@@ -81,8 +80,8 @@ def _git_env() -> dict[str, str]:
 def is_shallow_checkout(folder: Path) -> bool:
     """Whether ``folder`` lies in a shallow git clone (False outside git, or without git)."""
     try:
-        return _git(folder, "rev-parse", "--is-shallow-repository", check=False).strip() == "true"
-    except HistoryError:
+        return _git(folder, "rev-parse", "--is-shallow-repository").strip() == "true"
+    except HistoryError:  # not in git, or no git
         return False
 
 
@@ -120,7 +119,7 @@ def ignored_revisions(top: Path, setting: Path | bool) -> frozenset[str]:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError as error:
         raise HistoryError(f"[history] ignore-revs {path}: cannot read it ({error.strerror})") from None
-    names = (line.split("#", 1)[0].strip().lower() for line in text.splitlines())
+    names = (line.partition("#")[0].strip().lower() for line in text.splitlines())
     return frozenset(name for name in names if name)
 
 

@@ -127,7 +127,7 @@ def placeholders(loc: str) -> dict[str, str]:
     path = urllib.parse.unquote(split_url(loc).path).strip("/") or "index"
     stem = re.sub(r"\.html?$", "", path) or "index"
     first, _, rest = stem.partition("/")
-    return {"path": path, "stem": stem, "slug": stem.rsplit("/", 1)[-1], "first": first, "rest": rest or "index"}
+    return {"path": path, "stem": stem, "slug": stem.rpartition("/")[2], "first": first, "rest": rest or "index"}
 
 
 def check_template(template: str) -> str | None:
@@ -247,7 +247,7 @@ def front_matter(path: Path) -> dict[str, str]:
     head = head.lstrip("\ufeff")
     first, _, rest = head.partition("\n")
     if first.strip() == "+++":
-        raw = _toml(rest.split("\n+++", 1)[0])
+        raw = _toml(rest.partition("\n+++")[0])
     elif first.strip() == "---":
         raw = _yaml(rest)
     elif head.startswith("{"):
