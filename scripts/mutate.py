@@ -26,8 +26,9 @@ failure, in a forked copy of a warm interpreter that has the mutant in place
 project and judged in a fresh one). The first to run are the likeliest killers, at most
 ``--max-tests``; a mutant they let live is judged again by every other test that runs its
 lines (a line every run executes is covered by a thousand tests, and the one that states it
-may be past the first 300). A mutant no test notices survives; one no test even runs is
-"uncovered".
+may be past the first 300), unless it is a listed equivalent, whose reason says why no test
+can. A mutant that times out is judged once more (a loaded machine slows a test) before it
+counts as killed. A mutant no test notices survives; one no test even runs is "uncovered".
 
 Survivors are printed, except those listed in scripts/mutants-equivalent.txt with the reason they
 cannot change what a user sees. An equivalent is keyed by module, function and the mutated text
@@ -459,7 +460,7 @@ class _Worker:
         self.process.wait()
 
 
-def _run_all(chosen: list[Mutant], source: Path, jobs: int, cap: int) -> Iterator[tuple[Mutant, str]]:
+def _run_all(chosen: list[Mutant], source: Path, jobs: int, cap: int, known: dict[str, str]) -> Iterator[tuple[Mutant, str]]:
     lines, durations = test_map(source)
     order = TestOrder(lines, durations, cap)
     workers: queue.Queue[_Worker] = queue.Queue()
@@ -472,7 +473,10 @@ def _run_all(chosen: list[Mutant], source: Path, jobs: int, cap: int) -> Iterato
         try:
             tests, rest = order.tests_for(mutant)
             outcome = worker.judge(mutant, tests, durations)
-            if outcome == "survived" and rest:  # a line every run executes: its stating test may be past the cap
+            if outcome == "timeout":  # a loaded machine can make a slow test time out: once more before it counts
+                outcome = worker.judge(mutant, tests, durations)
+            # a line every run executes: its stating test may be past the cap (a listed equivalent's reason says why none is)
+            if outcome == "survived" and rest and mutant.key not in known:
                 tests = rest
                 outcome = worker.judge(mutant, rest, durations)
         finally:
@@ -597,7 +601,7 @@ def main() -> int:
     outcomes.update({mutant: earlier[mutant.key] for mutant in chosen if earlier.get(mutant.key) in ("killed", "timeout")})
     todo = [mutant for mutant in chosen if mutant not in outcomes]
     with tempfile.TemporaryDirectory(prefix="nc-mutate-") as temp:
-        for mutant, outcome in _run_all(todo, snapshot(Path(temp)), args.jobs, args.max_tests) if todo else ():
+        for mutant, outcome in _run_all(todo, snapshot(Path(temp)), args.jobs, args.max_tests, known) if todo else ():
             outcomes[mutant] = outcome
             print(f"{outcome:9s} {mutant.key}", file=sys.stderr, flush=True)
     reused, took = len(chosen) - len(todo), time.monotonic() - started
