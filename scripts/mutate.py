@@ -83,6 +83,15 @@ NOT_DECISIONS = {
     "notifier/workers.py": "the process pool: how work is spread, not what it decides (tests/test_jobs.py)",
 }
 
+# Modules whose tests run them in another process (a real MkDocs or Sphinx build, started as
+# the user starts it): the coverage map cannot see those runs, and a mutant put in place in
+# the worker's memory would not reach them. Their mutants are written to disk and judged by
+# the tests of that file that name the generator, beside those the map names.
+IN_ANOTHER_PROCESS = {
+    "notifier/mkdocs.py": ("tests/test_plugins.py::", "mkdocs"),
+    "notifier/sphinx.py": ("tests/test_plugins.py::", "sphinx"),
+}
+
 _FLIPS: dict[type, type] = {
     ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
     ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is,
@@ -352,6 +361,9 @@ class TestOrder:
             chosen |= by_line.get(line, set())
         if not mutant.in_function:  # the map names only the test that happened to import the module first
             chosen = set().union(*by_line.values()) if by_line else set()
+        if mutant.module in IN_ANOTHER_PROCESS:
+            file, word = IN_ANOTHER_PROCESS[mutant.module]
+            chosen |= {test for test in self.durations if test.startswith(file) and word in test}
         breadth = self._breadth(mutant.module)
         with self.lock:
             here, module = self.killers[(mutant.module, mutant.scope)], self.killers[(mutant.module, "")]
@@ -444,6 +456,8 @@ class _Worker:
     def judge(self, mutant: Mutant, tests: list[str], durations: dict[str, float]) -> str:
         if not tests:
             return "uncovered"
+        if mutant.module in IN_ANOTHER_PROCESS:  # on disk, where the build the test starts will import it
+            return run_mutant(mutant, self.copy, tests, durations)
         timeout = 60 + 4 * sum(durations.get(test, 1.0) for test in tests)
         request = {"module": mutant.module, "index": mutant.index, "tests": tests, "timeout": timeout}
         assert self.process.stdin is not None and self.process.stdout is not None

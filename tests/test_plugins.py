@@ -136,7 +136,7 @@ def test_a_lying_mkdocs_configuration_fails_the_build_with_the_finding_in_its_lo
 
 
 @needs_mkdocs
-def test_a_broken_plugin_setting_is_one_error_line_not_a_traceback(tmp_path: Path) -> None:
+def test_a_broken_mkdocs_plugin_setting_is_one_error_line_not_a_traceback(tmp_path: Path) -> None:
     root = tmp_path / "tea"
     _mkdocs_site(
         root,
