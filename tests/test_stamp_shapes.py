@@ -14,6 +14,10 @@ from tests.test_stamp import BUILD_CLOCK, stamp
 COMMIT = "2025-04-02T08:00:00Z"
 
 
+def _rss(*items: str) -> str:
+    return '<rss version="2.0"><channel><title>Tea</title>' + "".join(f"<item>{item}</item>" for item in items) + "</channel></rss>"
+
+
 @pytest.fixture
 def tea(offline_site: Site) -> Site:
     """One page, /posts/tea/, whose source's last commit is COMMIT."""
@@ -29,11 +33,7 @@ def test_a_page_without_a_date_element_gets_one_right_after_its_page_element(tea
         f'<entry><title>Tea</title><link href="{BASE}/posts/tea/"/><id>tag:tea</id></entry></feed>',
         "atom.xml",
     )
-    rss = tea.write(
-        f'<rss version="2.0"><channel><title>Tea</title><item><title>Tea</title><link>{BASE}/posts/tea/</link><guid>tea</guid></item>'
-        "</channel></rss>",
-        "feed.xml",
-    )
+    rss = tea.write(_rss(f"<title>Tea</title><link>{BASE}/posts/tea/</link><guid>tea</guid>"), "feed.xml")
     assert stamp(tea).code == 0
     assert f"<url><loc>{BASE}/posts/tea/</loc><lastmod>{COMMIT}</lastmod><changefreq>" in tea.sitemap.read_text()
     for feed in (atom, rss):
@@ -69,10 +69,7 @@ def test_an_index_of_indexes_takes_the_newest_date_of_the_index_it_lists(tea: Si
 
 
 def test_an_rss_date_that_opens_its_item_is_read_as_rfc_822_and_kept_when_right(tea: Site) -> None:
-    feed = (
-        '<rss version="2.0"><channel><title>Tea</title><item><pubDate>Wed, 02 Apr 2025 08:00:00 +0000</pubDate>'
-        f"<title>Tea</title><link>{BASE}/posts/tea/</link></item></channel></rss>"
-    )
+    feed = _rss(f"<pubDate>Wed, 02 Apr 2025 08:00:00 +0000</pubDate><title>Tea</title><link>{BASE}/posts/tea/</link>")
     tea.write(feed)
     result = stamp(tea)
     assert result.code == 0 and "rewrote 0 date(s) in 0 file(s); 1 already named their content's date" in result.out, result.out
@@ -82,11 +79,9 @@ def test_an_rss_date_that_opens_its_item_is_read_as_rfc_822_and_kept_when_right(
 def test_a_feed_entry_naming_no_page_is_left_as_it_was(tea: Site) -> None:
     """An RSS item with a guid and no link, an Atom entry whose only link is its edit link:
     no page, so no date to take; the entries that name a page are stamped."""
-    rss = (
-        '<rss version="2.0"><channel><title>Tea</title>'
-        f"<item><title>Note</title><guid>note-1</guid><pubDate>Mon, 30 Nov 2026 09:41:07 +0000</pubDate></item>"
-        f"<item><title>Tea</title><link>{BASE}/posts/tea/</link><pubDate>Mon, 30 Nov 2026 09:41:07 +0000</pubDate></item>"
-        "</channel></rss>"
+    rss = _rss(
+        "<title>Note</title><guid>note-1</guid><pubDate>Mon, 30 Nov 2026 09:41:07 +0000</pubDate>",
+        f"<title>Tea</title><link>{BASE}/posts/tea/</link><pubDate>Mon, 30 Nov 2026 09:41:07 +0000</pubDate>",
     )
     atom = (
         '<feed xmlns="http://www.w3.org/2005/Atom"><title>Tea</title>'
