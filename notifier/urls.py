@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import urllib.parse
 from collections.abc import Iterable
@@ -161,8 +162,23 @@ def unsendable(url: str) -> str | None:
     return None
 
 
+def _one_origin(urls: Iterable[str]) -> str | None:
+    """The origin of a list of URLs that all begin with it and a slash (nearly every site's
+    list), checked at C speed; else None."""
+    if not isinstance(urls, list) or not urls:
+        return None
+    first = origin(urls[0])
+    prefix = first + "/"
+    if "://" not in first or not urls[0].startswith(prefix):
+        return None
+    return first if all(map(str.startswith, urls, itertools.repeat(prefix))) else None
+
+
 def origins_in(urls: Iterable[str]) -> set[str]:
     """The origins ``by_origin`` groups ``urls`` by, without grouping them (a first run's million)."""
+    one = _one_origin(urls)
+    if one is not None:
+        return {one}
     found: set[str] = set()
     last, size = "", -1
     for url in urls:
@@ -178,6 +194,9 @@ def by_origin(urls: Iterable[str]) -> dict[str, list[str]]:
     """``urls`` grouped by origin, in first-seen order. A site's URLs come in long runs of one
     origin: a URL that starts with the previous one's origin (then a path, query or fragment)
     shares it, checked without splitting it again."""
+    one = _one_origin(urls)
+    if one is not None:
+        return {one: list(urls)}
     groups: dict[str, list[str]] = {}
     last, size, bucket = "", 0, None
     for url in urls:

@@ -25,6 +25,11 @@ def test_scheme_and_host_from_the_origin_equal_those_of_the_whole_url(url: str) 
 
 @given(st.lists(st.lists(PIECES, max_size=8).map("".join), max_size=12))
 @example(["http://a.org/x", "http://a.org:80/y", "http://a.org", "http://a.orgx/", "a", "ab"])
+@example(["http://a.org/x", "http://a.org/y", "http://a.org/"])  # one origin: the C-speed path
+@example(["http://a.org:80/x", "http://a.org:80/y"])  # one origin, written with its default port
+@example(["HTTP://a.org/x", "http://a.org/y"])
+@example(["http://u@a.org/x", "http://u@a.org/y"])
+@example(["http://a.org/x", "http://a.org/y", "http://a.orgx/"])
 def test_grouping_by_origin_puts_each_url_under_its_own_origin(urls: list[str]) -> None:
     groups = by_origin(urls)
     assert sorted(url for group in groups.values() for url in group) == sorted(urls)
