@@ -78,14 +78,12 @@ class NotifyChangesPlugin(BasePlugin[NotifyChangesConfig]):  # type: ignore[no-u
 
 
 def _history(config: MkDocsConfig, root: Path) -> dict[str, Any]:
-    """The mkdocs preset, or its templates under ``docs_dir`` when it is not ``docs/``."""
+    """The mkdocs preset's templates, under ``docs_dir`` (``docs/`` unless mkdocs.yml moves it)."""
     docs = Path(config.docs_dir).resolve()
     try:
         folder = docs.relative_to(root).as_posix()
     except ValueError:  # docs outside the repository: the preset cannot name them
         raise PluginError(f"notify-changes: docs_dir {docs} is outside {root}, the folder of mkdocs.yml") from None
-    if folder == "docs":
-        return {"preset": "mkdocs", "repo": str(root)}
     templates = [f"{folder}/{{path}}.md", f"{folder}/{{path}}/index.md", f"{folder}/{{path}}/README.md", f"{folder}/{{path}}"]
     return {"sources": templates, "repo": str(root)}
 

@@ -245,6 +245,18 @@ def test_a_shallow_clone_is_named_as_the_cause_of_one_shared_date(site: Site, tm
     assert "shallow clone" not in honest.out
 
 
+def test_a_shared_date_outside_git_blames_no_shallow_clone(site: Site) -> None:
+    """The build's folder is in no git repository (git says so and exits 128): the finding
+    stands on its own, with no word of a clone."""
+    listed = {f"/p/{n}/": f"2024-05-{n + 1:02d}T10:00:00Z" for n in range(12)}
+    site.write(urlset(listed))
+    assert site.run().code == 0
+    site.write(urlset(dict.fromkeys(listed, "2024-05-12T10:00:00Z")))
+    result = site.run(command="check")
+    assert result.code == 1 and "lastmod-bulk" in fired(result)
+    assert "shallow clone" not in result.out, result.out
+
+
 def test_a_listing_page_that_changes_with_what_it_lists_is_not_a_missed_date(site: Site) -> None:
     """Hugo's / and /posts/ change whenever a post is added: not the author's missed date."""
     listed = {"/": "2024-05-01", "/posts/": "2024-05-01", "/posts/tea/": "2024-05-01", "/about/": "2024-05-01"}

@@ -222,3 +222,13 @@ def test_a_git_that_hangs_is_stopped_at_the_bound_with_one_line(tmp_path: Path, 
     (tmp_path / "site").mkdir()
     with pytest.raises(HistoryError, match=r"`git rev-parse` took over 0.3 s .*use a full clone"):
         repo_root(tmp_path / "site")
+
+
+def test_a_page_whose_source_has_no_commit_yet_is_counted_not_failed(offline_site: Site, repo: Repo) -> None:
+    """An author builds before committing the new page: its source has no history and no date
+    to hold the lastmod against; the check says so once and passes."""
+    (offline_site.root / "content" / "new.md").write_text("a new page, not committed yet")
+    offline_site.write(urlset({"/about/": "2024-03-05T12:00:00Z", "/new/": "2024-06-01T08:00:00Z"}))
+    result = check(offline_site)
+    assert result.code == 0, result.out
+    assert "lastmod-vs-history: 1 page(s) have a source file with no commit yet and no date in its front matter" in result.out

@@ -426,3 +426,25 @@ def test_a_key_file_url_that_streams_without_end_is_judged_by_its_first_bytes(si
     result = site.run("--request-timeout", "5")
     assert result.code == 3 and site.fake.posts == [], result.out
     assert f"key file http://{HOST}/{KEY[:4]}….txt serves 'nothing', not the key" in result.out, result.out
+
+
+def test_an_answer_that_cannot_be_decoded_fails_its_batch_once_without_a_retry(fake: FakeIndexNow) -> None:
+    """A proxy that labels a plain answer gzip: requests cannot decode it. Not a network
+    hiccup, so no retry; the batch fails and its URLs stay pending."""
+    fake.plan = [status(200, "OK, not gzip at all", Content_Encoding="gzip")]
+    fake_time = FakeTime(NOW)
+    result = send(fake, fake_time)
+    assert (result.status, result.http_status, result.attempts) == ("failed", None, 1)
+    assert result.message.startswith("request failed: ") and fake_time.sleeps == [] and len(fake.posts) == 1
+
+
+def test_a_key_file_that_answers_503_until_the_budget_is_spent_could_not_be_fetched(site: Site) -> None:
+    """Not "answered HTTP 503; publish the key file": the file may be there, the server was busy."""
+    site.write(urlset(pages(2)))
+    site.run()
+    site.write(urlset(pages(3)))
+    assert site.fake is not None
+    site.fake.get_faults[f"/{KEY}.txt"] = status(503, Content_Length="0")
+    result = site.run("--retry-timeout", "1")
+    assert result.code == 3 and site.fake.posts == [], result.out
+    assert "could not be fetched: HTTP 503; gave up within --retry-timeout 1 s" in result.out, result.out

@@ -118,6 +118,9 @@ def test_mkdocs_serve_neither_stamps_nor_checks(tmp_path: Path) -> None:
     done = _run(root, "-c", probe)
     assert done.returncode == 0, done.stderr
     assert set(_mkdocs_dates(root).values()) == {"2025-06-01"}  # MkDocs' build day: untouched
+    unannounced = _run(root, "-c", probe.replace("config.plugins.on_startup(command='serve', dirty=False)\n", ""))
+    assert unannounced.returncode == 0, unannounced.stderr  # a build from Python that never says its command: a build
+    assert set(_mkdocs_dates(root).values()) == {FIRST}
 
 
 @needs_mkdocs

@@ -291,8 +291,7 @@ def agrees(lastmod: str, instant: dt.datetime, given: str) -> bool:
     """Whether a lastmod names the date a source gives: the same second when both are
     instants; when either is a day, the same day in some zone."""
     other = parse_w3c(given)
-    if other is None:
-        return False
+    assert other is not None, "a source's dates are W3C Datetimes (as_w3c made them)"
     if not day_sized(lastmod) and not day_sized(given):
         return abs((instant - other).total_seconds()) < 1
     start, end = day_span(lastmod, instant)
