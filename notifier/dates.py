@@ -76,7 +76,7 @@ def _uniform(texts: list[str]) -> bool:
         return False
     if "T24:" in joined:  # newer Pythons read 24:00 as the next midnight; W3C has no hour 24
         return False
-    return "0" not in joined[0::stride]  # year 1 (and its offsets) is for parse_w3c to judge
+    return "0" not in joined[::stride]  # year 1 (and its offsets) is for parse_w3c to judge
 
 
 def timestamps(values: Sequence[str | None]) -> array.array[float]:
