@@ -121,7 +121,5 @@ def same_instant(old: str | None, new: str | None) -> bool:
         return True
     if old is None or new is None:
         return False
-    old_instant, new_instant = parse_w3c(old), parse_w3c(new)
-    if old_instant is None or new_instant is None:
-        return False
-    return old_instant == new_instant
+    old_instant = parse_w3c(old)
+    return old_instant is not None and old_instant == parse_w3c(new)  # two texts that name no date name no instant
