@@ -88,7 +88,7 @@ class PageFinding(NamedTuple):
 class Diff:
     """The outcome of comparing the sitemap with the state."""
 
-    duplicates: list[tuple[Entry, Entry]] = field(default_factory=list)  # (first, repeat)
+    duplicates: list[tuple[str | None, Entry]] = field(default_factory=list)  # (the first listing's lastmod, the repeat)
     added: Added = field(default_factory=Added)
     changed: list[Change] = field(default_factory=list)
     removed: list[Change] = field(default_factory=list)

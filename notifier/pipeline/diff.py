@@ -43,10 +43,10 @@ _LASTMOD = operator.itemgetter(1)  # of a row
 class _Unmatched(NamedTuple):
     loc: str
     lastmod: str | None
-    part: int  # index into the new parts (-1 when not building)
+    part: int | None  # index into the new parts (None when not building)
     fingerprint: str | None
-    file: int = -1  # where the sitemap lists it: index into Sitemap.files, and line
-    line: int = 0
+    file: int  # where the sitemap lists it: index into Sitemap.files, and line
+    line: int
 
 
 # a file's entries and its recorded records -> loc -> the fingerprint of its built page
@@ -133,10 +133,10 @@ class DiffBuilder:
             if makes_parts:
                 first = records.get(loc)
                 if first is not None:
-                    result.duplicates.append((Entry(loc, lastmod_of(first), -1, 0), Entry._make(entry)))
+                    result.duplicates.append((lastmod_of(first), Entry._make(entry)))
                     continue
             elif loc in seen:
-                result.duplicates.append((Entry(loc, self._first_lastmod(loc), -1, 0), Entry._make(entry)))
+                result.duplicates.append((self._first_lastmod(loc), Entry._make(entry)))
                 continue
             else:
                 seen[loc] = lastmod
@@ -149,7 +149,7 @@ class DiffBuilder:
                 if self.nothing_recorded:  # a first run: nothing can have moved here
                     result.added.add(loc, lastmod)
                 else:
-                    self.unmatched_new.append(_Unmatched(loc, lastmod, part_no if makes_parts else -1, fingerprint, entry[2], entry[3]))
+                    self.unmatched_new.append(_Unmatched(loc, lastmod, part_no if makes_parts else None, fingerprint, entry[2], entry[3]))
                 if makes_parts:
                     records[loc] = new_record(lastmod, self.now, None, fingerprint)
                     locs.append(loc)
@@ -202,7 +202,7 @@ class DiffBuilder:
                 added.stamps = None
         else:
             self.unmatched_new.extend(
-                _Unmatched(entry[0], entry[1], part_no if self.makes_parts else -1, None, entry[2], entry[3]) for entry in entries
+                _Unmatched(entry[0], entry[1], part_no if self.makes_parts else None, None, entry[2], entry[3]) for entry in entries
             )
         self._close_file(info, locs, len(missing))
         return True
@@ -230,7 +230,7 @@ class DiffBuilder:
                 self._classify(loc, lastmod, record, None)
             else:  # new to this file (the state has parts: this one's)
                 unrecorded += 1
-                self.unmatched_new.append(_Unmatched(loc, lastmod, -1, None, entry[2], entry[3]))
+                self.unmatched_new.append(_Unmatched(loc, lastmod, None, None, entry[2], entry[3]))
         missing = _missing(entries)
         result.missing.extend(missing)
         if info.news:
@@ -335,10 +335,8 @@ class DiffBuilder:
             if record is None:
                 kept_record = known.records.get(item.loc)
                 if kept_record is not None:
-                    result.duplicates.append(
-                        (Entry(item.loc, lastmod_of(kept_record), -1, 0), Entry(item.loc, item.lastmod, item.file, item.line))
-                    )
-                    if item.part >= 0:
+                    result.duplicates.append((lastmod_of(kept_record), Entry(item.loc, item.lastmod, item.file, item.line)))
+                    if item.part is not None:
                         fixes.setdefault(item.part, set()).add(item.loc)
                     continue
                 result.added.add(item.loc, item.lastmod)

@@ -260,16 +260,16 @@ def _judged_by_url(origins: list[str], scope: Scope | None, check_dev: bool, che
 
 def _duplicates(context: Context, settings: RuleSettings) -> Iterator[Found]:
     files = context.sitemap.files
-    for first, repeat in context.diff.duplicates:
+    for first, repeat in context.diff.duplicates:  # the first listing's lastmod, the repeat
         where = f"{files[repeat.file].name} line {repeat.line}" if 0 <= repeat.file < len(files) else "in two sitemap files"
-        if same_instant(first.lastmod, repeat.lastmod):
+        if same_instant(first, repeat.lastmod):
             yield "url-duplicate", repeat.loc, f"listed twice ({where}); keep one", None
         else:
             level = ERROR if settings.levels.get("url-duplicate") is None else None
             yield (
                 "url-duplicate",
                 repeat.loc,
-                f"listed twice with different lastmods {first.lastmod} and {repeat.lastmod} ({where}); keep one",
+                f"listed twice with different lastmods {first} and {repeat.lastmod} ({where}); keep one",
                 level,
             )
 
