@@ -285,3 +285,28 @@ def test_a_url_still_listed_by_an_unread_part_is_not_removed_when_its_first_part
     site.write(urlset(parts[1]), "sitemaps/part-1.xml")
     again = site.run()
     assert again.code == 0 and again.out.startswith("0 added, 1 changed, 0 removed"), again.out
+
+
+def test_a_check_counts_the_urls_still_waiting_as_pending_not_unchanged(site: Site) -> None:
+    """Their lastmods are as recorded, so the sweep that passes over unchanged URLs would take
+    them too; a URL that waits for an endpoint is pending, whatever its lastmod."""
+    from tests.fakeindexnow import status
+
+    site.write(urlset(pages(6)))
+    assert site.run().code == 0
+    site.write(urlset(pages(6) | pages(4, lastmod="2024-06-{day:02d}T10:{minute:02d}:00Z")))  # 4 changed, 2 as they were
+    assert site.fake is not None
+    site.fake.plan = [status(503)] * 20
+    assert site.run("--retry-timeout", "1").code == 3  # the 4 stay pending
+    site.write(urlset(pages(6) | pages(4, lastmod="2024-06-{day:02d}T10:{minute:02d}:00Z") | {"/new/": "2024-06-20"}))  # read again
+    report = json.loads(site.check("--format", "json").out)
+    assert (report["added"], report["changed"], report["pending"], report["unchanged"]) == (1, 0, 4, 2), report
+
+
+def test_a_check_of_a_recorded_file_says_which_urls_have_no_lastmod(offline_site: Site) -> None:
+    offline_site.write(urlset(pages(3) | {"/bare/": None}))
+    assert offline_site.run("--rule", "lastmod-missing=off").code == 0
+    offline_site.write(urlset(pages(4) | {"/bare/": None}))  # one page more: the file is read again
+    result = offline_site.check()
+    missing = [line.split()[1].rstrip(":") for line in result.out.splitlines() if line.startswith("warn[lastmod-missing]")]
+    assert missing == [f"{BASE}/bare/"], result.out

@@ -38,6 +38,9 @@ def test_articles_that_age_out_of_the_news_sitemap_are_not_removals(site: Site) 
     site.fake.posts.clear()
     fresh = {f"/news/{n}/": f"2026-06-{n + 1:02d}T08:00:00Z" for n in range(12, 14)}
     _site(site, fresh, pages(3))  # two days later: twelve articles aged out, two new ones
+    checked = site.check()  # a check reads the news file another way (its recorded URLs in one sweep): the same verdict
+    assert checked.code == 0 and "mass-removal" not in checked.out and "0 removed" in checked.out, checked.out
+    assert "12 URLs left the news sitemap and no other file lists them" in checked.out
     result = site.run()
     assert result.code == 0 and "mass-removal" not in result.out, result.out
     assert sorted(site.fake.delivered()) == sorted(BASE + path for path in fresh)  # nothing announced as removed

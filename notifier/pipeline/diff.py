@@ -37,7 +37,7 @@ __all__ = ["Added", "Change", "Diff", "DiffBuilder", "PageFinding", "compute_dif
 
 
 _ABSENT = object()  # no record: unequal to any lastmod, None included
-_LASTMOD = operator.itemgetter(1)  # of a row
+_LOC, _LASTMOD = operator.itemgetter(0), operator.itemgetter(1)  # of a row
 
 
 class _Unmatched(NamedTuple):
@@ -212,7 +212,7 @@ class DiffBuilder:
         recorded, waiting nowhere (nearly all), are passed over in one sweep, the rest compared
         in the file's order. False, having changed nothing, when a URL is listed twice."""
         seen = self.seen
-        fresh = {entry[0]: entry[1] for entry in entries}
+        fresh = dict.fromkeys(map(_LOC, entries))
         if not _listed_once(fresh, entries, seen):
             return False
         seen.update(dict.fromkeys(fresh, old))  # as recorded; the others' lastmods are kept below
