@@ -94,7 +94,6 @@ class DiffBuilder:
         self.from_news: set[str] = set()  # of unmatched_old: recorded in a news file
         self.origins: dict[str, None] = {}
         self.kept: list[Part] = []  # the parts of unread files
-        self.listed_elsewhere: set[str] = set()  # run: listed by a file read, its record kept by an unread file
         self.new_parts: list[Part | None] = []
 
     # -- one file ------------------------------------------------------------------------
@@ -347,10 +346,9 @@ class DiffBuilder:
         for number, dropped in fixes.items():
             fixed = self.new_parts[number]
             assert isinstance(fixed, NewPart), "a fix is made only in a part this run made"
-            fixed.drop(dropped)
+            fixed.drop(dropped)  # the unread file keeps the record, and counts it: the sitemap's total takes it once
             for loc in dropped:
                 del self.records[loc]
-                self.listed_elsewhere.add(loc)
 
     def _rescue_listed_elsewhere(self, known: Known) -> None:
         """A URL whose record was in a part now gone while an unread file lists it too (its
@@ -372,7 +370,7 @@ class DiffBuilder:
         if not listed and not self.kept:
             return
         for loc, old_record in self.unmatched_old.items():
-            if loc not in listed and loc not in known.records and loc not in self.listed_elsewhere:
+            if loc not in listed and loc not in known.records:
                 gone = Change(loc, "removed", lastmod_of(old_record), None)
                 (self.result.left_news if loc in self.from_news else self.result.removed).append(gone)
 
@@ -407,9 +405,9 @@ class DiffBuilder:
         from the sets, not adjusted along the way."""
         result = self.result
         listed = self._listed()
-        read = len(listed) + len(self.listed_elsewhere)
+        read = len(listed)
         in_unread = sum(part.count for part in self.kept) + known.uncounted
-        both = sum(1 for loc in known.records if loc in listed or loc in self.listed_elsewhere)
+        both = sum(1 for loc in known.records if loc in listed)
         result.total = read + in_unread - both
         result.unchanged = result.total - len(result.added) - len(result.changed) - waiting_listed
 
