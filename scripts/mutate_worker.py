@@ -39,10 +39,16 @@ def _warm() -> None:
 
 
 def _function(value: Any) -> types.FunctionType | None:
+    """The function whose code is the source's: a decorator's wrapper (``contextmanager``'s
+    helper is a function too) is looked through, or the mutant would patch the wrapper."""
     for _ in range(5):
-        if isinstance(value, types.FunctionType):
+        wrapped = getattr(value, "__wrapped__", None)
+        if wrapped is not None:
+            value = wrapped
+        elif isinstance(value, types.FunctionType):
             return value
-        value = getattr(value, "__func__", None) or getattr(value, "fget", None) or getattr(value, "__wrapped__", None)
+        else:
+            value = getattr(value, "__func__", None) or getattr(value, "fget", None)
     return None
 
 
