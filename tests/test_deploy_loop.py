@@ -284,3 +284,24 @@ def test_a_new_state_file_gets_the_mode_any_new_file_gets(site: Site) -> None:
     finally:
         os.umask(old)
     assert site.state.stat().st_mode & 0o7777 == 0o664
+
+
+def test_a_dry_run_without_a_key_still_shows_its_batches_and_says_a_run_needs_one(site: Site) -> None:
+    site.write(FIVE)
+    result = site.run("--dry-run", "--initial", "submit", "--batch-size", "2", key=False)
+    assert result.code == 0, result.err
+    assert "no IndexNow key is set: a real run needs INDEXNOW_KEY (or --key)" in result.out
+    assert site.fake is not None
+    sends = [line for line in result.out.splitlines() if line.startswith("would send to")]
+    assert sends == [f"would send to {site.fake.endpoint}: host {HOST}, {count}" for count in ("2 URLs", "2 URLs", "1 URL")], result.out
+    keyed = site.run("--dry-run", "--initial", "submit", "--batch-size", "2")
+    assert "no IndexNow key is set" not in keyed.out and keyed.out.count("would send to") == 3
+
+
+def test_a_dry_run_plans_only_what_its_key_file_covers(site: Site) -> None:
+    """A key file in a folder covers the URLs under it; the others would never be sent."""
+    site.write(FIVE)
+    result = site.run("--dry-run", "--initial", "submit", "--key-location", f"{BASE}/a/{KEY}.txt")
+    assert site.fake is not None
+    sends = [line for line in result.out.splitlines() if line.startswith("would send to")]
+    assert sends == [f"would send to {site.fake.endpoint}: host {HOST}, 1 URL"], result.out
