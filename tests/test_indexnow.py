@@ -448,3 +448,17 @@ def test_a_key_file_that_answers_503_until_the_budget_is_spent_could_not_be_fetc
     result = site.run("--retry-timeout", "1")
     assert result.code == 3 and site.fake.posts == [], result.out
     assert "could not be fetched: HTTP 503; gave up within --retry-timeout 1 s" in result.out, result.out
+
+
+def test_the_status_line_says_which_key_file_is_checked_with_the_key_cut(site: Site) -> None:
+    """On a terminal the line that says what a run is doing names the key file while it is fetched."""
+    from notifier.pipeline.loop import Environment, execute
+    from notifier.settings import build_settings
+
+    assert site.fake is not None
+    site.write(urlset(pages(2)))
+    cli = {"sitemap": str(site.sitemap), "state": str(site.state), "endpoint": [site.fake.endpoint], "key": KEY, "initial": "submit"}
+    shown: list[str] = []
+    report = execute(build_settings("run", cli, cwd=site.root), Environment(progress=shown.append))
+    assert report.exit_code == 0
+    assert f"checking key file http://{HOST}/{KEY[:4]}….txt" in shown, shown
