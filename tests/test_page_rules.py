@@ -538,3 +538,17 @@ def test_a_build_scanned_by_another_interpreter_answers_the_same(offline_site: S
         there = pool.submit(SiteFolder.scan, site.public).result()
     assert list(there.hashes or []) == list(SiteFolder.scan(site.public).hashes or [])
     assert there.page_file(f"{BASE}/b/c/") == "b/c/index.html" and there.page_file(f"{BASE}/x/") is None
+
+
+def test_the_sitemap_robots_txt_is_held_against_is_the_one_deployed_at_its_public_url(offline_site: Site) -> None:
+    """--sitemap-url says where the file is served: robots.txt naming that URL needs no note,
+    wherever the file lies in the build; naming the file's own path then gets one."""
+    site = offline_site
+    path = site.write(urlset({"/": "2024-05-01"}), "maps/main.xml")
+    site.build_pages(["/"])
+    (site.public / "robots.txt").write_text(f"User-agent: *\nAllow: /\nSitemap: {BASE}/sitemap.xml\n")
+    served = site.run("--site-dir", str(site.public), "--sitemap-url", f"{BASE}/sitemap.xml", command="check", sitemap=str(path))
+    assert served.code == 0 and "robots.txt names" not in served.out, served.out
+    (site.public / "robots.txt").write_text(f"User-agent: *\nAllow: /\nSitemap: {BASE}/maps/main.xml\n")
+    elsewhere = site.run("--site-dir", str(site.public), "--sitemap-url", f"{BASE}/sitemap.xml", command="check", sitemap=str(path))
+    assert f"robots.txt names {BASE}/maps/main.xml as the sitemap, not /sitemap.xml" in elsewhere.out, elsewhere.out
