@@ -552,3 +552,27 @@ def test_the_sitemap_robots_txt_is_held_against_is_the_one_deployed_at_its_publi
     (site.public / "robots.txt").write_text(f"User-agent: *\nAllow: /\nSitemap: {BASE}/maps/main.xml\n")
     elsewhere = site.run("--site-dir", str(site.public), "--sitemap-url", f"{BASE}/sitemap.xml", command="check", sitemap=str(path))
     assert f"robots.txt names {BASE}/maps/main.xml as the sitemap, not /sitemap.xml" in elsewhere.out, elsewhere.out
+
+
+def test_with_every_page_rule_off_the_build_still_shows_what_did_not_change(offline_site: Site) -> None:
+    """--site-dir is read for the pages' fingerprints too: a lastmod that moved on a page whose
+    bytes did not is held back, whatever the page rules' levels."""
+    site = offline_site
+    site.write(urlset({"/a/": "2024-05-01"}))
+    site.build_pages(["/a/"])
+    off = [f"--rule={rule}=off" for rule in ("page-noindex", "page-canonical-elsewhere", "page-redirect", "page-missing")]
+    off += ["--rule=url-robots-disallowed=off"]
+    assert site.run("--site-dir", str(site.public), *off).code == 0
+    site.write(urlset({"/a/": "2024-06-01"}))  # the build clock moved the date, the page is the same bytes
+    result = check(site, *off)
+    assert result.code == 0 and "held back" in result.out and "0 changed" in result.out, result.out
+
+
+def test_without_site_dir_one_page_rule_off_leaves_the_others_reading_the_build(offline_site: Site) -> None:
+    """The sitemap's folder holds the home page, so it is the build: the page rules that are on
+    read it, whichever others are off."""
+    site = offline_site
+    site.write(urlset({"/": "2024-05-01", "/gone/": "2024-05-01"}))
+    site.build_pages(["/"])
+    result = site.check("--rule", "page-noindex=off")
+    assert findings(result, "page-missing") == [f"{BASE}/gone/"], result.out
