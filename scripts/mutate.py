@@ -526,7 +526,7 @@ def _summary(chosen: list[Mutant], outcomes: dict[Mutant, str], known: dict[str,
 
 
 def _earlier(results: Path, since: str | None) -> dict[str, str]:
-    """An earlier run's outcomes, without those of the modules changed since it (run again whole)."""
+    """An earlier run's outcomes, without those of the functions changed since ``since`` (judged again)."""
     text = results.read_text(encoding="utf-8", errors="replace")
     try:
         outcomes: dict[str, str] = json.loads(text)
@@ -594,16 +594,20 @@ def main() -> int:
     )
     parser.add_argument(
         "--again",
-        type=Path,
-        metavar="RESULTS",
+        action="append",
+        metavar="RESULTS[@REV]",
         help="take the outcomes of an earlier run's --results file (or its stderr log): run only what it did not kill, "
-        "and every mutant of a function changed since --since",
+        "and every mutant of a function changed since the commit it mutated (@REV, else --since); repeatable, "
+        "to join the logs of runs made at different commits",
     )
     parser.add_argument("--since", metavar="REV", help="with --again: the commit that earlier run mutated")
     args = parser.parse_args()
     modules = args.module or decision_modules()
     chosen = [mutant for module in modules for mutant in mutants(module)]
-    earlier = _earlier(args.again, args.since) if args.again else {}
+    earlier: dict[str, str] = {}
+    for again in args.again or ():
+        path, _, revision = again.partition("@")
+        earlier.update({key: outcome for key, outcome in _earlier(Path(path), revision or args.since).items() if outcome == "killed"})
     if args.list:
         for mutant in chosen:
             print(mutant.key)
