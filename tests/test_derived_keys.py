@@ -109,3 +109,14 @@ def test_key_file_without_any_key_says_what_to_set(
     assert main(["key", "file", "--host", HOST, "--write", str(folder), "--config", str(empty)]) == 2
     assert f"no key for {HOST}: set [keys] derive" in capsys.readouterr().err
     assert list(folder.iterdir()) == []
+
+
+def test_no_key_and_no_secret_shows_in_a_keys_repr_and_a_derived_key_changes_no_equality() -> None:
+    """A crash log prints the run's settings: the secret and the keys made from it never show;
+    and asking for a host's key does not make two equal Keys unequal."""
+    from notifier.protocol import Keys
+
+    keys = Keys(derive="s3cret-0123456789")
+    derived = keys.key_for("www.example.org")
+    assert derived is not None and "s3cret" not in repr(keys) and derived not in repr(keys)
+    assert keys == Keys(derive="s3cret-0123456789")
