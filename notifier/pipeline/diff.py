@@ -67,7 +67,7 @@ class DiffBuilder:
         *,
         endpoints: list[str],
         now: str = "",
-        makes_parts: bool = False,
+        makes_parts: bool,
         fingerprints: Fingerprints | None = None,
     ) -> None:
         self.state, self.now, self.makes_parts, self.fingerprints = state, now, makes_parts, fingerprints
