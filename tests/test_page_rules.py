@@ -576,3 +576,20 @@ def test_without_site_dir_one_page_rule_off_leaves_the_others_reading_the_build(
     site.build_pages(["/"])
     result = site.check("--rule", "page-noindex=off")
     assert findings(result, "page-missing") == [f"{BASE}/gone/"], result.out
+
+
+@pytest.mark.parametrize("count", [19, 20])
+def test_from_twenty_urls_a_build_with_none_of_their_pages_is_one_finding(offline_site: Site, count: int) -> None:
+    """Twenty judged URLs and not one page file: a wrong --site-dir, said once with the first URL
+    as the example; nineteen are each a missing page."""
+    site = offline_site
+    listed = {f"/p/{n}/": "2024-05-01" for n in range(count)}
+    site.write(urlset(listed))
+    (site.public / "index.html").write_text("<html><head></head></html>")  # a build, without these pages
+    result = check(site)
+    found = findings(result, "page-missing")
+    if count == 20:
+        said = f"[page-missing] (all URLs): none of the 20 URLs has a page file in {site.public} (e.g. {BASE}/p/0/:"
+        assert found == [] and said in result.out and result.out.count("page-missing") == 1, result.out
+    else:
+        assert found == [f"{BASE}/p/{n}/" for n in range(count)], result.out

@@ -34,11 +34,10 @@ def _pages(context: Context, settings: RuleSettings) -> Iterator[Found]:
     if len(judged) >= ALL_MISSING and all(loc in missing for loc in judged):
         # not one page of the build: a wrong --site-dir, not thousands of missing pages
         example = judged[0]
-        none = "the one URL has no" if len(judged) == 1 else f"none of the {len(judged)} URLs has a"
         yield (
             "page-missing",
             "(all URLs)",
-            f"{none} page file in {site.folder.root} (e.g. {example}: looked for "
+            f"none of the {len(judged)} URLs has a page file in {site.folder.root} (e.g. {example}: looked for "
             f"{', '.join(candidates(example))}); is it the build output root? pass --site-dir with the folder the build wrote",
             None,
         )
