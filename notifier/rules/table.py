@@ -100,15 +100,14 @@ class BulkThresholds:
 class RuleSettings:
     """What the rules need to know beyond the sitemap and the state."""
 
+    clock_skew: dt.timedelta  # --clock-skew
+    max_removed: float  # --max-removed: a fraction of the recorded URLs
     levels: dict[str, Level] = field(default_factory=dict)
     now: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
-    clock_skew: dt.timedelta = dt.timedelta(hours=1)
-    max_removed: float = 0.2  # fraction of recorded URLs
     max_removed_min: int = 10  # never fire below this many removals
     bulk: BulkThresholds = BulkThresholds()
     sitemap_url: str | None = None
     own_hosts: frozenset[str] = frozenset()  # hosts the config gives a key of their own: the site's too (url-out-of-scope)
-    cap_per_rule: int = 20  # findings listed per rule in the text report
 
     def level(self, rule_id: str) -> Level:
         return self.levels.get(rule_id, RULES[rule_id].level)
