@@ -121,7 +121,7 @@ def stamp_sitemap(settings: Settings, *, dry_run: bool) -> StampResult:
         if not written:
             raise
         rewritten = ", ".join(written)
-        message = f"{error}; stamp had rewritten {rewritten} before it (each whole): run stamp again when it can write there"
+        message = f"{error}; stamp had rewritten {rewritten} before it (each whole): run stamp again once that is fixed"
         raise InputError(message) from None
     order = {info.name: number for number, info in enumerate(sitemap.files)}
     result.changes.sort(key=lambda change: order[change.file])  # in the sitemap's order; within a file, as it reads
