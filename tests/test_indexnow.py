@@ -17,22 +17,29 @@ from tests.faketime import FakeTime
 NOW = dt.datetime(2024, 6, 1, 12, 0, 0, tzinfo=dt.UTC)
 
 
-def client(fake_time: FakeTime, budget: float = 120.0, request_timeout: float = 2.0) -> Client:
+def client(
+    fake_time: FakeTime,
+    budget: float = 120.0,
+    request_timeout: float = 2.0,
+    rng: random.Random | None = None,
+    notices: list[str] | None = None,
+) -> Client:
     return Client(
         policy=RetryPolicy(budget=budget),
         request_timeout=request_timeout,
         sleep=fake_time.sleep,
         clock=fake_time.clock,
         wall_clock=fake_time.now,
-        rng=random.Random(7),
+        rng=rng or random.Random(7),
+        notice=None if notices is None else notices.append,
     )
 
 
 BATCH = Batch(HOST, KEY, None, [f"{BASE}/a/", f"{BASE}/b/"])
 
 
-def send(fake: FakeIndexNow, fake_time: FakeTime, **options: float) -> BatchResult:
-    the_client = client(fake_time, **options)
+def send(fake: FakeIndexNow, fake_time: FakeTime, budget: float = 120.0, request_timeout: float = 2.0) -> BatchResult:
+    the_client = client(fake_time, budget, request_timeout)
     try:
         return the_client.submit(fake.endpoint, BATCH)
     finally:
@@ -366,22 +373,10 @@ class LowestJitter(random.Random):
         return a
 
 
-def plain_client(fake_time: FakeTime, budget: float, notices: list[str] | None = None) -> Client:
-    return Client(
-        policy=RetryPolicy(budget=budget),
-        request_timeout=2,
-        sleep=fake_time.sleep,
-        clock=fake_time.clock,
-        wall_clock=fake_time.now,
-        rng=LowestJitter(),
-        notice=None if notices is None else notices.append,
-    )
-
-
 def test_the_backoff_starts_at_one_second_and_doubles_with_up_to_a_second_of_jitter(fake: FakeIndexNow) -> None:
     fake.plan = [status(503)] * 3
     fake_time = FakeTime(NOW)
-    assert plain_client(fake_time, 120).submit(fake.endpoint, BATCH).status == "delivered"
+    assert client(fake_time, 120, rng=LowestJitter()).submit(fake.endpoint, BATCH).status == "delivered"
     assert fake_time.sleeps == [1.0, 2.0, 4.0]
 
 
@@ -396,7 +391,7 @@ def test_the_backoff_starts_at_one_second_and_doubles_with_up_to_a_second_of_jit
 def test_the_line_before_a_wait_says_what_the_budget_leaves(fake: FakeIndexNow, budget: float, said: str) -> None:
     fake.plan = [status(503)] * 2
     notices: list[str] = []
-    result = plain_client(FakeTime(NOW), budget, notices).submit(fake.endpoint, BATCH, "batch 1 of 1")
+    result = client(FakeTime(NOW), budget, rng=LowestJitter(), notices=notices).submit(fake.endpoint, BATCH, "batch 1 of 1")
     assert result.status == "failed" and len(fake.posts) == 2  # a wait of 1 s fits, the next of 2 s does not
     assert notices == [f"batch 1 of 1: HTTP 503, retrying in 1 s, {said}"]
 
@@ -412,7 +407,7 @@ def test_a_retry_after_past_the_budget_is_kept_for_later_runs_up_to_a_week(
     """A wait that fits in --retry-timeout (60 s here) is waited for within the run, and not
     kept: twice asked, the run gives up, and the next run need not wait."""
     fake.plan = [status(code, Retry_After=retry_after)] * 2
-    result = plain_client(FakeTime(NOW), 60).submit(fake.endpoint, BATCH)
+    result = client(FakeTime(NOW), 60, rng=LowestJitter()).submit(fake.endpoint, BATCH)
     assert result.status == "failed" and result.not_before == kept
 
 
