@@ -616,7 +616,7 @@ def main() -> int:
     known = equivalents()
     started = time.monotonic()
     outcomes: dict[Mutant, str] = {}
-    outcomes.update({mutant: earlier[mutant.key] for mutant in chosen if earlier.get(mutant.key) in ("killed", "timeout")})
+    outcomes.update({mutant: "killed" for mutant in chosen if mutant.key in earlier})  # earlier holds the kills only
     todo = [mutant for mutant in chosen if mutant not in outcomes]
     with tempfile.TemporaryDirectory(prefix="nc-mutate-") as temp:
         for mutant, outcome in _run_all(todo, snapshot(Path(temp)), args.jobs, args.max_tests, known) if todo else ():
