@@ -402,6 +402,18 @@ def test_the_recorded_site_outweighs_a_deploy_that_adds_foreign_urls(offline_sit
     assert sorted(flagged) == [f"https://cdn.other-site.net/{n}/" for n in range(3)], result.out
 
 
+def test_a_host_listed_first_but_not_counted_is_not_the_sitemaps_host(offline_site: Site) -> None:
+    """A file of two hosts, recorded: the host of this deploy's one change outweighs one listed
+    before it whose URLs are all unchanged (counted none, not one: a tie would go to the first)."""
+    foreign = "https://cdn.other-site.net/promo/"
+    listed = {foreign: "2024-05-01"} | {f"/p/{n}/": "2024-05-01" for n in range(3)}
+    offline_site.write(urlset(listed))
+    assert offline_site.run("--rule", "url-out-of-scope=off").code == 0
+    offline_site.write(urlset(listed | {"/p/0/": "2024-06-01"}))
+    result = offline_site.check()
+    assert result.code == 0 and "url-out-of-scope" not in result.out, result.out
+
+
 def test_a_feeds_own_link_names_its_site(offline_site: Site) -> None:
     """An RSS channel's <link> says whose feed it is, whatever its items link to."""
     items = "".join(

@@ -134,22 +134,27 @@ _LONE_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
 
 
 def escaped_form(loc: str) -> str:
-    """``loc`` as it should be written: the host in punycode (IDNA), the rest percent-encoded."""
+    """``loc`` as it should be written: the host in punycode (IDNA), the rest percent-encoded.
+    Only what needs it changes: a user, a port, an IPv6 literal and the host's case stay."""
     split = split_url(loc)
-    host = split.hostname or ""
-    try:
-        ascii_host = host.encode("idna").decode("ascii") if not host.isascii() else host
-    except UnicodeError:
-        ascii_host = host
-    port = split.netloc.rpartition("]")[2].rpartition(":")[2] if ":" in split.netloc.rpartition("]")[2] else ""
-    netloc = ascii_host + (f":{port}" if port else "") if host else split.netloc
     keep = "/:@!$&'()*+,;=-._~%"
 
     def encode(text: str, safe: str) -> str:
         return urllib.parse.quote(_LONE_PERCENT.sub("%25", text), safe=safe)
 
+    userinfo, at, hostport = split.netloc.rpartition("@")
+    name, colon, port = hostport.partition(":")  # an IPv6 literal's "[" comes back as it was
+    netloc = encode(userinfo, keep) + at + _punycode(name) + colon + port
     path, query, fragment = encode(split.path, keep), encode(split.query, keep + "?"), encode(split.fragment, keep + "?")
     return urllib.parse.urlunsplit((split.scheme, netloc, path, query, fragment))
+
+
+def _punycode(name: str) -> str:
+    """A host name in its ASCII (IDNA) form; an ASCII name, or one IDNA cannot encode, as it is."""
+    try:
+        return name.encode("idna").decode("ascii")
+    except UnicodeError:
+        return name
 
 
 class Scope(NamedTuple):
@@ -172,7 +177,7 @@ def sitemap_scope(sitemap: Sitemap, sitemap_url: str | None, origins: list[str],
     if own:
         return Scope(next(iter(own)), "/")
     hosts = _hosts(origin + "/" for origin in origins)
-    if len(hosts) > 1 and counts:
+    if counts:  # (given only when the deploy lists several origins)
         hosts = {host: counts.get(host, 0) for host in hosts}
     return Scope(max(hosts, key=hosts.__getitem__), "/") if hosts else None  # the most common; on a tie, the first seen
 
