@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pytest
@@ -270,3 +270,23 @@ def test_a_listing_page_that_changes_with_what_it_lists_is_not_a_missed_date(sit
     warned = re.findall(r"^warn\[change-without-lastmod\] (\S+):", result.out, re.MULTILINE)
     assert sorted(warned) == [f"{BASE}/about/", f"{BASE}/posts/tea/"]  # not / and /posts/, which list the new post
     assert "if it is said of this page on every deploy, the build writes something into it" in result.out
+
+
+def test_a_page_file_beside_a_new_page_is_no_listing(site: Site) -> None:
+    """With file URLs, ``/posts/index.html`` lists the folder and ``/posts/tea.html`` is a post:
+    a new post beside it does not excuse its changed bytes."""
+
+    def build(locs: Iterable[str], body: str) -> None:
+        for loc in locs:
+            page = site.public / loc.strip("/")
+            page.parent.mkdir(parents=True, exist_ok=True)
+            page.write_text(f'<html><head><link rel="canonical" href="{BASE}{loc}"></head><body>{body}</body></html>')
+
+    listed = {"/posts/index.html": "2024-05-01", "/posts/tea.html": "2024-05-01"}
+    build(listed, "first")
+    assert deploy(site, listed).code == 0
+    added = listed | {"/posts/milk.html": "2024-06-01"}
+    build(added, "second")
+    result = deploy(site, added)
+    warned = re.findall(r"^warn\[change-without-lastmod\] (\S+):", result.out, re.MULTILINE)
+    assert result.code == 0 and warned == [f"{BASE}/posts/tea.html"], result.out
