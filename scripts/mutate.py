@@ -596,7 +596,8 @@ def main() -> int:
         "--again",
         action="append",
         metavar="RESULTS[@REV]",
-        help="take the outcomes of an earlier run's --results file (or its stderr log): run only what it did not kill, "
+        help="take the outcomes of an earlier run's --results file (or its stderr log): run only what it did not kill "
+        "(or, for a listed equivalent, let live), "
         "and every mutant of a function changed since the commit it mutated (@REV, else --since); repeatable, "
         "to join the logs of runs made at different commits",
     )
@@ -604,26 +605,29 @@ def main() -> int:
     args = parser.parse_args()
     modules = args.module or decision_modules()
     chosen = [mutant for module in modules for mutant in mutants(module)]
+    known = equivalents()
     earlier: dict[str, str] = {}
     for again in args.again or ():
         path, _, revision = again.partition("@")
-        earlier.update({key: outcome for key, outcome in _earlier(Path(path), revision or args.since).items() if outcome == "killed"})
+        for key, outcome in _earlier(Path(path), revision or args.since).items():
+            # a kill stands; so does a listed equivalent's survival (its reason says no test can kill it:
+            # one a new test does kill is counted equivalent, not killed, which flatters nothing)
+            if outcome == "killed" or (key in known and outcome in ("survived", "uncovered") and earlier.get(key) != "killed"):
+                earlier[key] = outcome
     if args.list:
         for mutant in chosen:
             print(mutant.key)
         print(f"{len(chosen)} mutants in {len(modules)} modules")
         return 0
-    known = equivalents()
     started = time.monotonic()
-    outcomes: dict[Mutant, str] = {}
-    outcomes.update({mutant: "killed" for mutant in chosen if mutant.key in earlier})  # earlier holds the kills only
+    outcomes: dict[Mutant, str] = {mutant: earlier[mutant.key] for mutant in chosen if mutant.key in earlier}
     todo = [mutant for mutant in chosen if mutant not in outcomes]
     with tempfile.TemporaryDirectory(prefix="nc-mutate-") as temp:
         for mutant, outcome in _run_all(todo, snapshot(Path(temp)), args.jobs, args.max_tests, known) if todo else ():
             outcomes[mutant] = outcome
             print(f"{outcome:9s} {mutant.key}", file=sys.stderr, flush=True)
     reused, took = len(chosen) - len(todo), time.monotonic() - started
-    print(f"\n{len(chosen)} mutants ({len(todo)} run now, {reused} killed in the earlier run) in {took:.0f} s\n")
+    print(f"\n{len(chosen)} mutants ({len(todo)} run now, {reused} judged in an earlier run) in {took:.0f} s\n")
     unexplained = _summary(chosen, outcomes, known)
     if args.results:
         args.results.write_text(json.dumps({mutant.key: outcome for mutant, outcome in outcomes.items()}, indent=1))
