@@ -414,6 +414,29 @@ def test_a_host_listed_first_but_not_counted_is_not_the_sitemaps_host(offline_si
     assert result.code == 0 and "url-out-of-scope" not in result.out, result.out
 
 
+def test_urls_that_are_not_http_do_not_decide_the_sitemaps_host(offline_site: Site) -> None:
+    """Three ftp:// URLs and two of the site's: the ftp ones are invalid, and the site's own are
+    not out of scope for being fewer."""
+    listed = {f"ftp://files.shop-site.org/{n}.zip": "2024-05-01" for n in range(3)} | {f"/p/{n}/": "2024-05-01" for n in range(2)}
+    offline_site.write(urlset(listed))
+    result = offline_site.check()
+    assert result.code == 1 and fired(result) == {"url-invalid"}, result.out
+
+
+def test_a_recorded_file_of_one_host_outweighs_fewer_new_urls_listed_first(offline_site: Site) -> None:
+    """One new URL on a host listed first, two recorded on another: the recorded host is the
+    sitemap's (each new URL counts one, as each recorded one does)."""
+    other = "http://cdn.example-shop.org"
+    offline_site.write(index({"/b.xml": None}))
+    offline_site.write(urlset({f"{other}/a/": "2024-05-01", f"{other}/b/": "2024-05-01"}), "b.xml")
+    assert offline_site.run("--rule", "url-out-of-scope=off").code == 0
+    offline_site.write(index({"/a.xml": None, "/b.xml": None}))
+    offline_site.write(urlset(pages(1)), "a.xml")
+    result = offline_site.check()
+    flagged = re.findall(r"^error\[url-out-of-scope\] (\S+):", result.out, re.MULTILINE)
+    assert result.code == 1 and flagged == [f"{BASE}/p/0/"], result.out
+
+
 def test_a_feeds_own_link_names_its_site(offline_site: Site) -> None:
     """An RSS channel's <link> says whose feed it is, whatever its items link to."""
     items = "".join(
