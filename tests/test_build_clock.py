@@ -4,6 +4,7 @@ story stands beside its honest twin."""
 
 from __future__ import annotations
 
+import array
 import datetime as dt
 import json
 import re
@@ -57,6 +58,31 @@ def test_a_page_whose_lastmod_moved_while_its_bytes_did_not_is_held_back_and_rec
     again = deploy(site, restamped)  # the next deploy: nothing to hold back, nothing said
     assert again.code == 0 and fired(again) == set() and "held back" not in again.out
     assert site.fake.delivered() == [f"{BASE}/p/10/"]
+
+
+def test_pages_held_back_in_bulk_are_named_by_the_first_of_them(site: Site) -> None:
+    """Twelve pages restamped with unchanged bytes: one finding, at the first of them, quoting
+    its own move."""
+    listed = pages(30)
+    site.build_pages(listed)
+    assert deploy(site, listed).code == 0
+    restamped = listed | {f"/p/{n}/": f"2024-09-01T10:{n:02d}:00Z" for n in range(12)}
+    result = deploy(site, restamped, "--rule", "lastmod-without-change=off")
+    found = re.findall(r"^error\[lastmod-bulk\] (\S+): (.*)$", result.out, re.MULTILINE)
+    assert result.code == 1 and len(found) == 1, result.out
+    assert found[0][0] == f"{BASE}/p/0/" and f"(e.g. {listed['/p/0/']} -> 2024-09-01T10:00:00Z)" in found[0][1]
+    assert found[0][1].startswith("12 of 12 changed URLs moved their lastmod")
+
+
+@pytest.mark.parametrize("share", [0.5, 0.001])  # Misra-Gries with two counters; an exact count
+def test_the_most_shared_instant_is_found_wherever_it_first_appears(share: float) -> None:
+    """Distinct dates first, some of them twice, and the shared one only after: still found,
+    with its exact count."""
+    from notifier.rules.bulk import _most_shared
+
+    stamps = array.array("d", [1.0, 1.0, 2.0, 2.0, 3.0, 4.0] + [9.0] * 20 + [5.0])
+    assert _most_shared(stamps, share) == (9.0, 20)
+    assert _most_shared(array.array("d", [7.0, 8.0, 8.0]), share) == (8.0, 2)
 
 
 def test_an_honest_edit_with_its_lastmod_is_announced(site: Site) -> None:

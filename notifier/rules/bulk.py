@@ -25,6 +25,7 @@ import array
 import bisect
 import datetime as dt
 import math
+import operator
 from collections import Counter
 from collections.abc import Iterator
 
@@ -162,6 +163,9 @@ def _span(seconds: float) -> str:
     return f"{seconds / 60:.0f} minutes"
 
 
+_COUNT = operator.itemgetter(1)
+
+
 def _most_shared(stamps: array.array[float], share: float) -> tuple[float, int]:
     """The instant most of ``stamps`` share and how many, whenever that is at least ``share``
     of them (else some instant and its count, below ``share``).
@@ -171,7 +175,7 @@ def _most_shared(stamps: array.array[float], share: float) -> tuple[float, int]:
     counter per distinct date (a million at a first run).
     """
     if share <= 0.001:
-        return Counter(stamps).most_common(1)[0]
+        return max(Counter(stamps).items(), key=_COUNT)
     slots = math.ceil(1 / share)
     counters: dict[float, int] = {}
     for value in stamps:
@@ -186,7 +190,7 @@ def _most_shared(stamps: array.array[float], share: float) -> tuple[float, int]:
                 else:
                     counters[key] -= 1
     exact = Counter(value for value in stamps if value in counters)
-    return exact.most_common(1)[0] if exact else (stamps[0], 1)
+    return max(exact.items(), key=_COUNT) if exact else (stamps[0], 1)  # (max: the first of equals, as most_common)
 
 
 __all__ = ["BUILD_WINDOW", "CROWD", "BulkThresholds", "Dated", "lastmod_bulk"]
