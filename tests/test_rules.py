@@ -437,6 +437,27 @@ def test_a_recorded_file_of_one_host_outweighs_fewer_new_urls_listed_first(offli
     assert result.code == 1 and flagged == [f"{BASE}/p/0/"], result.out
 
 
+def test_a_recorded_url_let_through_once_is_judged_again_when_it_changes(offline_site: Site) -> None:
+    """A URL recorded while url-invalid was off passes no rule for ever: when its lastmod moves,
+    the deploy judges it again, beside URLs that need no look."""
+    listed = {"/p/0/": "2024-05-01", "/café/": "2024-05-01", "/p/1/": "2024-05-01"}
+    offline_site.write(urlset(listed))
+    assert offline_site.run("--rule", "url-invalid=off").code == 0
+    offline_site.write(urlset(listed | {"/café/": "2024-06-01", "/p/1/": "2024-06-01"}))
+    result = offline_site.check()
+    assert result.code == 1 and re.findall(r"^error\[url-invalid\] (\S+):", result.out, re.MULTILINE) == [f"{BASE}/café/"], result.out
+
+
+def test_a_url_listed_twice_in_one_file_names_that_file_and_line(offline_site: Site) -> None:
+    once = urlset({"/p/0/": "2024-05-01", "/p/1/": "2024-05-01"})
+    offline_site.write(once.replace("</urlset>", f"<url><loc>{BASE}/p/0/</loc><lastmod>2024-05-01</lastmod></url></urlset>"))
+    result = offline_site.check()
+    assert f"url-duplicate] {BASE}/p/0/: listed twice ({offline_site.sitemap} line 11); keep one" in result.out, result.out
+    offline_site.write(once.replace("</urlset>", f"<url><loc>{BASE}/p/0/</loc></url></urlset>"))  # the second without a lastmod
+    result = offline_site.check()
+    assert "listed twice with different lastmods 2024-05-01 and (none) (" in result.out, result.out
+
+
 def test_a_feeds_own_link_names_its_site(offline_site: Site) -> None:
     """An RSS channel's <link> says whose feed it is, whatever its items link to."""
     items = "".join(

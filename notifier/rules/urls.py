@@ -274,7 +274,7 @@ def _duplicates(context: Context, settings: RuleSettings) -> Iterator[Found]:
             yield (
                 "url-duplicate",
                 repeat.loc,
-                f"listed twice with different lastmods {first} and {repeat.lastmod} ({where}); keep one",
+                f"listed twice with different lastmods {first or '(none)'} and {repeat.lastmod or '(none)'} ({where}); keep one",
                 level,
             )
 
