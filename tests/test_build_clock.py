@@ -85,6 +85,23 @@ def test_the_most_shared_instant_is_found_wherever_it_first_appears(share: float
     assert _most_shared(array.array("d", [7.0, 8.0, 8.0]), share) == (8.0, 2)
 
 
+def test_a_page_changed_past_its_first_mebibyte_is_changed(site: Site) -> None:
+    """A page's fingerprint is of all its bytes: an edit two MiB in, with its date moved, is
+    announced, not held back as byte-identical."""
+    listed = pages(3)
+    site.build_pages(listed)
+    big = site.public / "p" / "0" / "index.html"
+    body = b"<html><head></head><body>" + b"x" * (2 << 20)
+    big.write_bytes(body + b"old</body></html>")
+    assert deploy(site, listed).code == 0
+    big.write_bytes(body + b"new</body></html>")
+    assert site.fake is not None
+    site.fake.posts.clear()
+    result = deploy(site, listed | {"/p/0/": "2024-09-01T10:00:00Z"})
+    assert result.code == 0 and "held back" not in result.out, result.out
+    assert site.fake.delivered() == [f"{BASE}/p/0/"]
+
+
 def test_an_honest_edit_with_its_lastmod_is_announced(site: Site) -> None:
     listed = pages(30)
     site.build_pages(listed)

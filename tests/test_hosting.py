@@ -160,6 +160,7 @@ def test_a_broken_netlify_toml_is_one_line(offline_site: Site, monkeypatch: pyte
         ("/a/* /b/:other 301", "/a/x", "/b/:other"),  # a placeholder the source does not have stays as written
         ("/only", "/only", None),  # a source without a target is no rule
         ("/a/:slug /b/:slug 301", "/a/hi", "/b/hi"),
+        ("/p/:n /q/:n 301", "/p/5", "/q/5"),  # a one-letter placeholder is a placeholder
     ],
 )
 def test_redirect_line_edges(text: str, path: str, target: str | None) -> None:
@@ -182,6 +183,21 @@ def test_malformed_netlify_toml_entries_are_skipped(offline_site: Site, monkeypa
     _deploy(offline_site, "")
     result = offline_site.check("--site-dir", str(offline_site.public))
     assert result.code == 0 and _redirected(result.out) == [] and "page-noindex" not in result.out, result.out + result.err
+
+
+def test_netlify_toml_rules_on_a_query_or_conditions_or_with_an_unknown_status_are_skipped() -> None:
+    """A rule for some requests only (a query, a country, a role) is not judged; one whose status
+    Netlify does not take is skipped, and does not hide the next rule for its path."""
+    redirects = Redirects.parse("", NETLIFY)
+    redirects.add_toml(
+        [
+            {"from": "/a", "to": "/x/", "query": {"id": ":id"}},
+            {"from": "/c", "to": "/x/", "conditions": {"Country": ["US"]}},
+            {"from": "/e", "to": "/x/", "status": 999},
+            {"from": "/e", "to": "/f/"},
+        ]
+    )
+    assert [redirects.target(f"{BASE}{path}", has_file=False) for path in ("/a", "/c", "/e")] == [None, None, "/f/"]
 
 
 @pytest.mark.parametrize("status", [301, 302, 303, 307, 308])

@@ -412,6 +412,9 @@ def test_a_head_is_read_with_an_html_parser_and_cut_at_its_end() -> None:
         b'<html><head><!-- </head> <body> --><meta name="robots" content="noindex"></head><body></body></html>',
         b"<html><head><style>/* </head> */</style><meta name=robots content=noindex></head>",
         b"<meta name=robots content=noindex><p>a head without its tags: the parser implies it</p>",
+        # broken markup is read as browsers read it, not refused
+        b'<html><head><title>a & b</title></p><meta name="robots" content="noindex"></head><body></body></html>',
+        b"<html><head><meta name=robots content=noindex></html></head>",
     ],
 )
 def test_the_head_ends_where_the_html_parser_says(page: bytes) -> None:
@@ -433,6 +436,14 @@ def test_a_meta_after_the_head_is_not_the_heads(page: bytes) -> None:
 def test_a_head_longer_than_the_limit_is_cut() -> None:
     late = b"<head>" + b"<meta name=x content=y>" * (HEAD_LIMIT // 20) + b'<meta name="robots" content="noindex"></head>'
     assert noindex_meta(read_head(late)) is None
+
+
+@pytest.mark.parametrize(("past", "seen"), [(0, True), (1, False)])
+def test_the_head_limit_is_64_kib_to_the_byte(past: int, seen: bool) -> None:
+    """A noindex whose last byte is the 65,536th is read; one byte later it is cut."""
+    meta = b'<meta name="robots" content="noindex">'
+    page = b"<head>" + b" " * (64 * 1024 - len(b"<head>") - len(meta) + past) + meta + b"</head>"
+    assert (noindex_meta(read_head(page)) is not None) is seen
 
 
 def test_same_page() -> None:
