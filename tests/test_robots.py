@@ -67,12 +67,25 @@ CASES = [
     ("User-agent: *\nUser-agent: bingbot\nDisallow: /\n", "/a", ALL, "agents before a rule share it"),
     ("Disallow: /\nUser-agent: *\nAllow: /\n", "/a", [], "a rule before any group is ignored"),
     ("User-agent: *\nSitemap: /s.xml\nDisallow: /\n", "/a", ALL, "a sitemap line does not end a group"),
+    ("User-agent: bingbot\nHost: www.example.org\nUser-agent: yandex\nDisallow: /\n", "/a", ["bingbot", "YandexBot"], "nor an unknown line"),
+    ("User-agent: *\nDisallow: /a*b*c*d\n", "/axbxcxd", ALL, "three stars"),
+    ("User-agent: *\nDisallow: /a*b*c*d\n", "/axbxd", [], "... each piece in its turn: no c, no match"),
+    ("User-agent: *\nDisallow: */secret*\n", "/secret/a", ALL, "a leading star matches nothing"),
+    ("User-agent: *\nDisallow: */secret\n", "/secret", ALL, "... before the last piece too"),
+    ("User-agent: *\nDisallow: /a*b$\n", "/ab", ALL, "a star matches nothing before an anchored end"),
+    ("User-agent: *\nDisallow: /a*b$\n", "/ab/", [], "... which is the end"),
 ]
 
 
 @pytest.mark.parametrize(("text", "path", "kept", "why"), CASES, ids=[case[3] for case in CASES])
 def test_rfc_9309(text: str, path: str, kept: list[str], why: str) -> None:
     assert blocked(text, path) == kept, why
+
+
+def test_a_robots_txt_names_the_sitemap_when_any_of_its_sitemap_lines_does() -> None:
+    robots = Robots.parse(f"Sitemap: {BASE}/news.xml\nSitemap: {BASE}/sitemap.xml\n")
+    assert robots.names("/sitemap.xml") and robots.names("/news.xml") and not robots.names("/other.xml")
+    assert Robots.parse("User-agent: *\nDisallow:\n").names("/any.xml")  # one naming none names no other either
 
 
 @pytest.mark.parametrize(

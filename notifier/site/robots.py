@@ -93,7 +93,7 @@ class Robots:
         group: _Group | None = None
         ended = False  # the current group has had a member line: the next User-agent starts another
         for raw in text.removeprefix("\ufeff").splitlines():
-            key, colon, value = raw.split("#", 1)[0].partition(":")
+            key, colon, value = raw.partition("#")[0].partition(":")
             if not colon:
                 continue
             key, value = key.strip().lower(), value.strip()
@@ -134,7 +134,7 @@ class Robots:
     def _allows(self, crawler: str, path: str) -> bool:
         if path == "/robots.txt":
             return True
-        best_length, allowed = -1, True
+        best_length, allowed = 0, True  # every rule is at least one character long
         for rule in self._rules_for(crawler):
             if (rule.length > best_length or (rule.length == best_length and rule.allow)) and rule.matches(path):
                 best_length, allowed = rule.length, rule.allow
