@@ -67,7 +67,7 @@ CASES = [
     ("User-agent: *\nUser-agent: bingbot\nDisallow: /\n", "/a", ALL, "agents before a rule share it"),
     ("Disallow: /\nUser-agent: *\nAllow: /\n", "/a", [], "a rule before any group is ignored"),
     ("User-agent: *\nSitemap: /s.xml\nDisallow: /\n", "/a", ALL, "a sitemap line does not end a group"),
-    ("User-agent: bingbot\nHost: www.example.org\nUser-agent: yandex\nDisallow: /\n", "/a", ["bingbot", "YandexBot"], "nor an unknown line"),
+    ("User-agent: bingbot\nHost: example.org\nUser-agent: yandex\nDisallow: /\n", "/a", ["bingbot", "YandexBot"], "nor an unknown line"),
     ("User-agent: *\nDisallow: /a*b*c*d\n", "/axbxcxd", ALL, "three stars"),
     ("User-agent: *\nDisallow: /a*b*c*d\n", "/axbxd", [], "... each piece in its turn: no c, no match"),
     ("User-agent: *\nDisallow: */secret*\n", "/secret/a", ALL, "a leading star matches nothing"),
