@@ -82,12 +82,16 @@ def test_parts_read_in_parallel_are_skipped_alike(site: Site) -> None:
 
 
 @pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")  # Python 3.12+
-def test_the_parallel_and_the_serial_reader_agree(offline_site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores to start workers")
+@pytest.mark.parametrize("sink", [False, True])  # entries kept in the Sitemap; handed to a sink file by file (a run)
+def test_the_parallel_and_the_serial_reader_agree(offline_site: Site, monkeypatch: pytest.MonkeyPatch, sink: bool) -> None:
+    monkeypatch.setattr(threading, "active_count", lambda: 1)  # whatever threads other tests left running: fork all the same
     for number in range(4):
         offline_site.write(urlset(pages(30, prefix=f"/s{number}/") | {"/dup/": "2024-01-01"}), f"sitemaps/part-{number}.xml")
     offline_site.write("not-xml at all", "sitemaps/broken.xml")
     offline_site.write(urlset(pages(7, prefix="/nested/")), "sitemaps/leaf.xml")
-    offline_site.write(index({"/sitemaps/leaf.xml": None}), "sitemaps/inner.xml")  # a part that is an index
+    offline_site.write(urlset(pages(5, prefix="/nested-too/")), "sitemaps/leaf-2.xml")
+    offline_site.write(index({"/sitemaps/leaf.xml": None, "/sitemaps/leaf-2.xml": None}), "sitemaps/inner.xml")  # a part that is an index
     parts = ["/sitemaps/part-0.xml", "/sitemaps/inner.xml", "/sitemaps/part-1.xml", "/sitemaps/part-2.xml", "/sitemaps/part-3.xml"]
     offline_site.write(index(dict.fromkeys(parts)))
     calls: list[int] = []
@@ -98,12 +102,21 @@ def test_the_parallel_and_the_serial_reader_agree(offline_site: Site, monkeypatc
         return real(walk, workers, resolved, *args)
 
     monkeypatch.setattr(notifier.sitemap.reader._Walk, "_read_parts_in_parallel", spy)
-    with Workers(2) as workers:  # (one when other tests left threads running: then nothing is compared)
-        parallel = read_sitemap(str(offline_site.sitemap), ReadOptions(workers=workers))
-    assert calls == ([5] if workers.count == 2 else [])
-    serial = read_sitemap(str(offline_site.sitemap))
-    assert parallel.entries == serial.entries and len(parallel.entries) == 131
-    assert [entry.file for entry in parallel.entries][-1] == len(parallel.files) - 1
+    handed: dict[str, list[tuple[str, object]]] = {"parallel": [], "serial": []}
+
+    def sink_of(name: str):  # type: ignore[no-untyped-def]
+        return (lambda info, rows: handed[name].append((info.key, None if rows is None else [tuple(row) for row in rows]))) if sink else None
+
+    with Workers(2) as workers:
+        parallel = read_sitemap(str(offline_site.sitemap), ReadOptions(workers=workers), sink_of("parallel"))
+    assert calls == [5]
+    serial = read_sitemap(str(offline_site.sitemap), ReadOptions(), sink_of("serial"))
+    if sink:  # each urlset once, in document order, with its own entries (the index's parts renumbered after the inner index)
+        assert handed["parallel"] == handed["serial"] and parallel.entries == serial.entries == []
+        assert sum(len(rows or []) for _, rows in handed["parallel"]) == 136  # type: ignore[arg-type]
+    else:
+        assert parallel.entries == serial.entries and len(parallel.entries) == 136
+        assert [entry.file for entry in parallel.entries][-1] == len(parallel.files) - 1
     assert [(f.key, f.kind, f.url_count, f.digest) for f in parallel.files] == [
         (f.key, f.kind, f.url_count, f.digest) for f in serial.files
     ]
