@@ -105,7 +105,10 @@ def test_the_parallel_and_the_serial_reader_agree(offline_site: Site, monkeypatc
     handed: dict[str, list[tuple[str, object]]] = {"parallel": [], "serial": []}
 
     def sink_of(name: str):  # type: ignore[no-untyped-def]
-        return (lambda info, rows: handed[name].append((info.key, None if rows is None else [tuple(row) for row in rows]))) if sink else None
+        def keep(info, rows):  # type: ignore[no-untyped-def]
+            handed[name].append((info.key, None if rows is None else [tuple(row) for row in rows]))
+
+        return keep if sink else None
 
     with Workers(2) as workers:
         parallel = read_sitemap(str(offline_site.sitemap), ReadOptions(workers=workers), sink_of("parallel"))
