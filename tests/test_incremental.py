@@ -116,7 +116,7 @@ def test_the_parallel_and_the_serial_reader_agree(offline_site: Site, monkeypatc
     serial = read_sitemap(str(offline_site.sitemap), ReadOptions(), sink_of("serial"))
     if sink:  # each urlset once, in document order, with its own entries (the index's parts renumbered after the inner index)
         assert handed["parallel"] == handed["serial"] and parallel.entries == serial.entries == []
-        assert sum(len(rows or []) for _, rows in handed["parallel"]) == 136  # type: ignore[arg-type]
+        assert sum(len(rows) for _, rows in handed["parallel"] if isinstance(rows, list)) == 136
     else:
         assert parallel.entries == serial.entries and len(parallel.entries) == 136
         assert [entry.file for entry in parallel.entries][-1] == len(parallel.files) - 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import os
+from pathlib import Path
 
 import pytest
 
@@ -267,6 +268,16 @@ def test_a_cycle_of_indexes_is_named_as_a_cycle(offline_site: Site, extra_parts:
     assert message.index("sitemap.xml ->") < message.index("s2.xml ->") < message.index("s3.xml ->")
     result = offline_site.check()
     assert result.code == 2 and "cycle" in result.err
+
+
+def test_a_cycle_below_the_root_names_only_its_own_indexes(offline_site: Site) -> None:
+    offline_site.write(index({"/s2.xml": None}), "sitemap.xml")
+    offline_site.write(index({"/s3.xml": None}), "s2.xml")
+    offline_site.write(index({"/s2.xml": None}), "s3.xml")
+    with pytest.raises(InputError) as caught:
+        read_sitemap(str(offline_site.sitemap))
+    cycle = str(caught.value).partition("in a cycle: ")[2].partition(";")[0]
+    assert [Path(name).name for name in cycle.split(" -> ")] == ["s2.xml", "s3.xml", "s2.xml"], caught.value
 
 
 def test_an_index_listing_itself_is_a_cycle_of_one(offline_site: Site) -> None:
