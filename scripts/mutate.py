@@ -92,6 +92,13 @@ IN_ANOTHER_PROCESS = {
     "notifier/sphinx.py": ("tests/test_plugins.py::", "sphinx"),
 }
 
+# Functions that run only on a run's worker processes (forked from the test, so a mutant put
+# in place before the fork reaches them, but the coverage map, which a fork does not save, never
+# sees them run): judged by the tests of that file whose names say they read in parallel.
+ON_WORKERS = {
+    ("notifier/sitemap/reader.py", "_read_part_job"): ("tests/test_incremental.py::", "parallel"),
+}
+
 _FLIPS: dict[type, type] = {
     ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
     ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is,
@@ -361,8 +368,9 @@ class TestOrder:
             chosen |= by_line.get(line, set())
         if not mutant.in_function:  # the map names only the test that happened to import the module first
             chosen = set().union(*by_line.values()) if by_line else set()
-        if mutant.module in IN_ANOTHER_PROCESS:
-            file, word = IN_ANOTHER_PROCESS[mutant.module]
+        elsewhere = IN_ANOTHER_PROCESS.get(mutant.module) or ON_WORKERS.get((mutant.module, mutant.scope))
+        if elsewhere is not None:
+            file, word = elsewhere
             chosen |= {test for test in self.durations if test.startswith(file) and word in test}
         breadth = self._breadth(mutant.module)
         with self.lock:
