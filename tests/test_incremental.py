@@ -11,7 +11,9 @@ import pytest
 
 import notifier.sitemap.reader
 import notifier.workers
+from notifier.errors import InputError
 from notifier.sitemap.reader import ReadOptions, read_sitemap
+from notifier.sitemap.source import file_digest
 from notifier.workers import Workers
 from tests.conftest import BASE, Site, index, pages, recorded_urls, urlset
 
@@ -86,8 +88,11 @@ def test_parts_read_in_parallel_are_skipped_alike(site: Site) -> None:
 @pytest.mark.parametrize("sink", [False, True])  # entries kept in the Sitemap; handed to a sink file by file (a run)
 def test_the_parallel_and_the_serial_reader_agree(offline_site: Site, monkeypatch: pytest.MonkeyPatch, sink: bool) -> None:
     monkeypatch.setattr(threading, "active_count", lambda: 1)  # whatever threads other tests left running: fork all the same
-    for number in range(4):
+    for number in (0, 1, 3):
         offline_site.write(urlset(pages(30, prefix=f"/s{number}/") | {"/dup/": "2024-01-01"}), f"sitemaps/part-{number}.xml")
+    part_1 = urlset(pages(30, prefix="/s1/") | {"/dup/": "2024-01-01", "/bad/": "2024-01-01"})
+    offline_site.write(part_1.replace("</lastmod>", "</lastmod><priority>7</priority>", 1), "sitemaps/part-1.xml")
+    offline_site.write(urlset({"/one/": "2024-01-01"}), "sitemaps/part-2.xml")
     offline_site.write("not-xml at all", "sitemaps/broken.xml")
     offline_site.write(urlset(pages(7, prefix="/nested/")), "sitemaps/leaf.xml")
     offline_site.write(urlset(pages(5, prefix="/nested-too/")), "sitemaps/leaf-2.xml")
@@ -110,20 +115,50 @@ def test_the_parallel_and_the_serial_reader_agree(offline_site: Site, monkeypatc
 
         return keep if sink else None
 
+    said: dict[str, list[str]] = {"parallel": [], "serial": []}
+    unchanged = ("sitemaps/part-3.xml", "sitemaps/leaf.xml")  # the bytes of last deploy: not parsed (one of the inner index's two)
+    known = {key: file_digest(str(offline_site.public / key)) for key in unchanged}
+
+    def options(name: str, workers: Workers | None = None) -> ReadOptions:
+        return ReadOptions(workers=workers, progress=said[name].append, step=said[name].append)
+
     with Workers(2) as workers:
-        parallel = read_sitemap(str(offline_site.sitemap), ReadOptions(workers=workers), sink_of("parallel"))
+        parallel = read_sitemap(str(offline_site.sitemap), options("parallel", workers), sink_of("parallel"), known=known)
     assert calls == [5]
-    serial = read_sitemap(str(offline_site.sitemap), ReadOptions(), sink_of("serial"))
+    serial = read_sitemap(str(offline_site.sitemap), options("serial"), sink_of("serial"), known=known)
     if sink:  # each urlset once, in document order, with its own entries (the index's parts renumbered after the inner index)
         assert handed["parallel"] == handed["serial"] and parallel.entries == serial.entries == []
-        assert sum(len(rows) for _, rows in handed["parallel"] if isinstance(rows, list)) == 136
+        assert sum(len(rows) for _, rows in handed["parallel"] if isinstance(rows, list)) == 69
     else:
-        assert parallel.entries == serial.entries and len(parallel.entries) == 136
-        assert [entry.file for entry in parallel.entries][-1] == len(parallel.files) - 1
+        assert parallel.entries == serial.entries and len(parallel.entries) == 69
+        assert [entry.file for entry in parallel.entries][-1] == len(parallel.files) - 2  # the last file, part-3, was not parsed
+    part = str((offline_site.public / "sitemaps").resolve()) + "/"
+    assert said["parallel"] == [
+        f"reading {offline_site.sitemap}",
+        "reading 5 parts on 2 cores",
+        f"read part 1/5: {part}part-0.xml, 31 URLs",
+        f"read part 2/5: {part}inner.xml, 5 URLs",
+        f"read part 3/5: {part}part-1.xml, 32 URLs",
+        f"read part 4/5: {part}part-2.xml, 1 URL",
+        f"read part 5/5: {part}part-3.xml, unchanged since the last deploy",
+    ]
+    assert said["serial"][0] == f"reading {offline_site.sitemap}" and not any(line.startswith("reading /") for line in said["serial"][1:])
+    assert [finding.rule for finding in parallel.findings] == ["sitemap-limits", "sitemap-values"]  # on workers
     assert [(f.key, f.kind, f.url_count, f.digest) for f in parallel.files] == [
         (f.key, f.kind, f.url_count, f.digest) for f in serial.files
     ]
     assert parallel.findings == serial.findings
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores to start workers")
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_an_index_listing_a_part_twice_is_refused(offline_site: Site, monkeypatch: pytest.MonkeyPatch, jobs: int) -> None:
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
+    offline_site.write(urlset(pages(3)), "sitemaps/a.xml")
+    offline_site.write(urlset(pages(3, prefix="/b/")), "sitemaps/b.xml")
+    offline_site.write(index({"/sitemaps/a.xml": None, "/sitemaps/b.xml": None, "/sitemaps/a.xml?again": None}))
+    with Workers(jobs) as workers, pytest.raises(InputError, match=r"a\.xml: the sitemap index lists this file twice"):
+        read_sitemap(str(offline_site.sitemap), ReadOptions(workers=workers))
 
 
 def test_a_broken_part_read_in_parallel_is_one_clear_error(offline_site: Site) -> None:

@@ -3,6 +3,8 @@ articles, so what leaves it is not removed; RFC 2822's trailing comments are dat
 
 from __future__ import annotations
 
+import gzip
+
 import pytest
 
 from notifier.dates import rfc822_to_w3c
@@ -63,6 +65,22 @@ def test_a_regular_sitemap_that_loses_its_pages_is_still_a_mass_removal(site: Si
     _site(site, ARTICLES, pages(5))  # 15 of the 20 regular pages gone; the news file counts for nothing
     result = site.run()
     assert result.code == 1 and "error[mass-removal]" in result.out and "15 of 20 recorded URLs vanished" in result.out, result.out
+
+
+def test_an_unchanged_gzipped_news_sitemap_still_counts_for_nothing(site: Site) -> None:
+    """The news file's bytes are as recorded, so it is not parsed again: its namespace is looked
+    for in its first bytes, gunzipped."""
+
+    def build(regular: dict[str, str | None]) -> None:
+        site.write(index({"/news.xml.gz": None, "/pages.xml": None}))
+        (site.public / "news.xml.gz").write_bytes(gzip.compress(news_sitemap(ARTICLES).encode(), mtime=0))
+        site.write(urlset(regular), "pages.xml")
+
+    build(pages(20))
+    assert site.run().code == 0
+    build(pages(5))
+    result = site.run()
+    assert result.code == 1 and "15 of 20 recorded URLs vanished" in result.out, result.out
 
 
 def test_with_site_dir_an_article_whose_page_is_gone_is_removed(site: Site) -> None:

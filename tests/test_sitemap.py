@@ -11,7 +11,7 @@ import pytest
 from notifier.errors import InputError
 from notifier.sitemap.reader import NS_084, ReadOptions, read_sitemap
 from notifier.sitemap.source import MAX_FILE_BYTES
-from tests.conftest import BASE, Site, index, pages, urlset
+from tests.conftest import BASE, HOST, Site, index, pages, urlset
 from tests.fakeindexnow import FakeIndexNow
 
 
@@ -189,6 +189,9 @@ def test_an_index_listing_itself_is_refused(offline_site: Site) -> None:
 def test_an_unreadable_path_is_exit_2(offline_site: Site) -> None:
     result = offline_site.run(sitemap=str(offline_site.public / "nope.xml"), command="check")
     assert result.code == 2 and "no such file" in result.err
+    missing = offline_site.root / "not-built" / "sitemap.xml"  # its folder is missing too: still the sitemap's fault
+    result = offline_site.run(sitemap=str(missing), command="check")
+    assert result.code == 2 and result.err.endswith(f" {missing}: no such file; build the site first or pass the right path\n")
     loop = offline_site.public / "loop.xml"  # unreadable for every user, root included (CI runs as root)
     loop.symlink_to(offline_site.public / "loop2.xml")
     (offline_site.public / "loop2.xml").symlink_to(loop)
@@ -239,17 +242,18 @@ def test_a_dripping_sitemap_download_is_bounded_by_the_request_timeout(fake: Fak
         read_sitemap(f"{fake.url}/sitemap.xml", ReadOptions(request_timeout=0.5))
 
 
-def test_an_index_part_with_a_root_relative_loc_is_read_and_reported(offline_site: Site) -> None:
+@pytest.mark.parametrize("loc", ["/sitemaps/a.xml", f"//{HOST}/sitemaps/a.xml"])  # root-relative; protocol-relative
+def test_an_index_part_with_a_root_relative_loc_is_read_and_reported(offline_site: Site, loc: str) -> None:
     offline_site.write(urlset(pages(2)), "sitemaps/a.xml")
     offline_site.write(
         '<?xml version="1.0" encoding="UTF-8"?>\n<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
-        "<sitemap><loc>/sitemaps/a.xml</loc></sitemap></sitemapindex>",
+        f"<sitemap><loc>{loc}</loc></sitemap></sitemapindex>",
         "sitemap.xml",
     )
     sitemap = read_sitemap(str(offline_site.sitemap))
     assert len(sitemap.entries) == 2
     result = offline_site.check()
-    assert result.code == 1 and "error[url-invalid] /sitemaps/a.xml" in result.out
+    assert result.code == 1 and f"error[url-invalid] {loc}" in result.out
     assert result.err == f"notify-changes: reading part 1/1: {offline_site.public / 'sitemaps' / 'a.xml'}\n"  # a log's one step
 
 

@@ -157,7 +157,7 @@ def _read_part_job(
 
 
 def _file_key(location: str, base_dir: Path | None) -> str:
-    if base_dir is None or is_url(location):
+    if base_dir is None:  # a sitemap on the web, and its parts
         return location
     path = _real(location)
     return path.relative_to(base_dir).as_posix() if is_inside(path, base_dir) else str(path)
@@ -311,7 +311,8 @@ class _Walk:
         """Where to read an index part from: the local build, or the web for a remote index."""
         sitemap, base_dir = self.sitemap, self.base_dir
         split = split_url(part.loc)
-        if split.scheme not in ("http", "https") or not split.netloc:
+        absolute = split.scheme in ("http", "https") and bool(split.netloc)
+        if not absolute:
             sitemap.findings.append(
                 Finding("url-invalid", part.loc, f"{index_location}, line {part.line}: index part loc is not an absolute URL")
             )
@@ -319,7 +320,8 @@ class _Walk:
             url = join_url(index_url or index_location, part.loc) or ""
             if not is_url(url):
                 raise InputError(f"{index_location}, line {part.line}: cannot fetch index part {part.loc!r}")
-            root = sitemap.root_url or index_location
+            root = sitemap.root_url
+            assert root is not None  # read_sitemap sets it to a remote sitemap's URL
             if not same_site(root, url):
                 raise InputError(
                     f"{index_location}, line {part.line}: index part {url} is not on the sitemap's host ({split_url(root).netloc}); "
@@ -341,5 +343,5 @@ class _Walk:
                 f"{index_location}, line {part.line}: index part {part.loc} not found at {candidate}; "
                 "build it, or pass --site-dir with the build output root"
             )
-        public = part.loc if split.scheme and split.netloc else None
+        public = part.loc if absolute else None
         return str(candidate), public
