@@ -7,6 +7,7 @@ numbers in them; moving any number by one must fail a test here.
 from __future__ import annotations
 
 import datetime as dt
+import gzip
 from typing import Any
 
 import pytest
@@ -190,10 +191,12 @@ def test_a_loc_of_2048_characters_is_valid(offline_site: Site, length: int, inva
     assert ("url-invalid" in fired(check(offline_site))) is invalid
 
 
+@pytest.mark.parametrize("packed", [False, True])  # plain; gzip, 50 MB once uncompressed
 @pytest.mark.parametrize(("size", "refused"), [(MAX_FILE_BYTES, False), (MAX_FILE_BYTES + 1, True)])
-def test_a_file_of_exactly_50_mb_is_read(offline_site: Site, size: int, refused: bool) -> None:
+def test_a_file_of_exactly_50_mb_is_read(offline_site: Site, size: int, refused: bool, packed: bool) -> None:
     body = f'<urlset xmlns="{NS}"><url><loc>{BASE}/a/</loc><lastmod>2024-01-01</lastmod></url></urlset>'.encode()
-    offline_site.write(body + b" " * (size - len(body)))
+    data = body + b" " * (size - len(body))
+    offline_site.write(gzip.compress(data, compresslevel=1) if packed else data)
     result = offline_site.check()
     assert ((result.code == 2 and "50 MB" in result.err) or "bytes" in result.err) is refused, result.err[:200]
     if not refused:

@@ -11,7 +11,7 @@ import pytest
 from notifier.errors import InputError
 from notifier.sitemap.reader import NS_084, ReadOptions, read_sitemap
 from notifier.sitemap.source import MAX_FILE_BYTES
-from tests.conftest import BASE, HOST, Site, index, pages, urlset
+from tests.conftest import BASE, HOST, NS, Site, index, pages, urlset
 from tests.fakeindexnow import FakeIndexNow
 
 
@@ -78,16 +78,40 @@ def test_plain_text_sitemap(offline_site: Site) -> None:
     assert locs(path) == [BASE + "/", BASE + "/a/", BASE + "/b/"]
 
 
+def test_a_text_sitemap_is_told_by_its_name_gzipped_or_not_whatever_it_begins_with(offline_site: Site) -> None:
+    path = offline_site.write(gzip.compress(f"{BASE}/\n{BASE}/a/\n".encode()), "sitemap.txt.gz")
+    assert locs(path) == [BASE + "/", BASE + "/a/"]
+    path = offline_site.write(f"<{BASE}/>\n{BASE}/a/\n", "urls.txt")  # a URL in angle brackets, pasted from Markdown
+    sitemap = read_sitemap(str(path))
+    assert sitemap.files[0].kind == "text" and [entry.loc for entry in sitemap.entries] == [f"<{BASE}/>", BASE + "/a/"]
+
+
+def test_truncated_gzip_data_is_said_so(offline_site: Site) -> None:
+    path = offline_site.write(gzip.compress(urlset(pages(50)).encode())[:-20], "sitemap.xml.gz")
+    with pytest.raises(InputError, match="truncated gzip data; rebuild the file"):
+        read_sitemap(str(path))
+
+
+def test_a_sitemap_is_on_its_own_site_over_an_upgrade_to_https_only() -> None:
+    from notifier.sitemap.source import same_site
+
+    assert same_site("http://example.org/sitemap.xml", "https://example.org/part.xml")
+    assert not same_site("https://example.org/sitemap.xml", "http://example.org/part.xml")
+    assert not same_site("https://example.org/sitemap.xml", "https://www.example.org/part.xml")
+
+
 def test_sitemap_by_url(fake: FakeIndexNow) -> None:
     host = f"127.0.0.1:{fake.port}"
     fake.sites[host] = {
         "/sitemap.xml": urlset(pages(4)).encode(),
         "/urls": f"{BASE}/x/\n{BASE}/y/\n".encode(),  # answered as text/plain: a text sitemap
         "/sitemap": urlset(pages(3)).encode(),  # XML answered as text/plain: still XML
+        "/list.txt": f"<{BASE}/x/>\n".encode(),  # named .txt: text, whatever its first byte
     }
     assert len(locs(f"{fake.url}/sitemap.xml")) == 4
     assert locs(f"{fake.url}/urls") == [BASE + "/x/", BASE + "/y/"]
     assert len(locs(f"{fake.url}/sitemap")) == 3
+    assert read_sitemap(f"{fake.url}/list.txt").files[0].kind == "text"
     with pytest.raises(InputError, match="answered 404"):
         read_sitemap(f"{fake.url}/missing.xml")
 
@@ -201,6 +225,28 @@ def test_an_unreadable_path_is_exit_2(offline_site: Site) -> None:
         path = offline_site.write(urlset(pages(1)))
         path.chmod(0)
         assert offline_site.check().code == 2
+
+
+@pytest.mark.parametrize(("hops", "followed"), [(5, True), (6, False)])
+def test_a_sitemap_follows_five_redirects_and_no_more(fake: FakeIndexNow, hops: int, followed: bool) -> None:
+    host = f"127.0.0.1:{fake.port}"
+    fake.sites[host] = {"/final.xml": urlset(pages(2)).encode()}
+    for hop in range(hops):  # each a relative Location, joined to the URL it answers
+        fake.redirects[f"{host}/hop-{hop}.xml"] = f"/hop-{hop + 1}.xml" if hop + 1 < hops else "/final.xml"
+    if followed:
+        assert len(locs(f"{fake.url}/hop-0.xml")) == 2
+    else:
+        with pytest.raises(InputError, match="more than 5 redirects"):
+            read_sitemap(f"{fake.url}/hop-0.xml")
+
+
+def test_a_gzip_file_of_several_chunks_is_read_whole(offline_site: Site) -> None:
+    """More than a MiB of gzip data (a long comment that does not compress): read chunk by
+    chunk, every chunk after the first as the rest of one stream."""
+    noise = os.urandom(3 << 20).hex()
+    data = gzip.compress(f'<urlset xmlns="{NS}"><!-- {noise} --><url><loc>{BASE}/a/</loc></url></urlset>'.encode(), compresslevel=1)
+    assert len(data) > 2 << 20
+    assert locs(offline_site.write(data, "sitemap.xml.gz")) == [BASE + "/a/"]
 
 
 def test_a_remote_index_reads_only_parts_on_its_own_site(fake: FakeIndexNow) -> None:

@@ -32,7 +32,7 @@ class Source:
         self.location = location
         self._hash = hashlib.blake2b(digest_size=16)
         self._response: requests.Response | None = None
-        name = location.lower().split("?", 1)[0]
+        name = location.lower().partition("?")[0]
         self.gz_name = name.endswith(".gz")
         if self.gz_name:
             name = name[:-3]
@@ -40,7 +40,7 @@ class Source:
         self.text_by_content_type = False
         if is_url(location):
             self._response = fetch(location, request_timeout)
-            content_type = self._response.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
+            content_type = self._response.headers.get("Content-Type", "").partition(";")[0].strip().lower()
             self.text_by_content_type = not self.is_text and content_type == "text/plain"
             self.is_text = self.is_text or self.text_by_content_type
         else:
