@@ -78,6 +78,20 @@ def test_plain_text_sitemap(offline_site: Site) -> None:
     assert locs(path) == [BASE + "/", BASE + "/a/", BASE + "/b/"]
 
 
+def test_a_text_sitemap_skips_its_bom_and_names_its_lines(offline_site: Site) -> None:
+    path = offline_site.write(f"\ufeff{BASE}/\n\n{BASE}/a/\n", "sitemap.txt")
+    assert [(entry.loc, entry.line) for entry in read_sitemap(str(path)).entries] == [(BASE + "/", 1), (BASE + "/a/", 3)]
+
+
+@pytest.mark.parametrize(
+    ("second", "said"), [(b"\xff\xfe", "line 2: not UTF-8 text; a sitemap must be UTF-8"), (b"\x00", "line 2: contains a NUL byte")]
+)
+def test_a_text_sitemap_that_is_not_text_names_the_line(offline_site: Site, second: bytes, said: str) -> None:
+    path = offline_site.write(f"{BASE}/\n{BASE}/".encode() + second + b"\n", "sitemap.txt")
+    with pytest.raises(InputError, match=said):
+        read_sitemap(str(path))
+
+
 def test_a_text_sitemap_is_told_by_its_name_gzipped_or_not_whatever_it_begins_with(offline_site: Site) -> None:
     path = offline_site.write(gzip.compress(f"{BASE}/\n{BASE}/a/\n".encode()), "sitemap.txt.gz")
     assert locs(path) == [BASE + "/", BASE + "/a/"]
