@@ -78,6 +78,41 @@ def test_plain_text_sitemap(offline_site: Site) -> None:
     assert locs(path) == [BASE + "/", BASE + "/a/", BASE + "/b/"]
 
 
+def test_a_comment_inside_a_loc_is_no_part_of_it(offline_site: Site) -> None:
+    offline_site.write(f'<urlset xmlns="{NS}"><url><loc>{BASE}/a<!-- generated -->b/</loc></url></urlset>')
+    assert locs(offline_site.sitemap) == [f"{BASE}/ab/"]
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("<?xml version='1.0'?>\n<!-- nothing -->\n", r"line 3: not well-formed XML \(Start tag expected, '<' not found\)"),
+        (f'<urlset xmlns="{NS}"><url></urlset>', r"line 1: not well-formed XML \(Opening and ending tag mismatch: url line 1 and urlset\)"),
+        (
+            '<html xmlns="http://www.w3.org/1999/xhtml"><body/></html>',
+            r": root element <html> \(namespace http://www\.w3\.org/1999/xhtml\)",
+        ),
+        ("<html><body/></html>", r": root element <html> \(namespace none\) is not a sitemap"),
+    ],
+)
+def test_a_file_that_is_no_sitemap_says_what_the_parser_saw(offline_site: Site, text: str, said: str) -> None:
+    offline_site.write(text)
+    with pytest.raises(InputError, match=said):
+        read_sitemap(str(offline_site.sitemap))
+
+
+@pytest.mark.parametrize(("before", "read"), [(1 << 20, True), ((2 << 20) + 1, False)])
+def test_what_comes_before_the_root_is_read_up_to_a_mib_a_chunk(offline_site: Site, before: int, read: bool) -> None:
+    """The first MiB chunk may be all comment; a file still without its root element past a
+    second is refused."""
+    offline_site.write("<!--" + " " * (before - 7) + "-->" + f'<urlset xmlns="{NS}"><url><loc>{BASE}/</loc></url></urlset>')
+    if read:
+        assert locs(offline_site.sitemap) == [f"{BASE}/"]
+    else:
+        with pytest.raises(InputError, match="over 1 MB before the root element"):
+            read_sitemap(str(offline_site.sitemap))
+
+
 def test_a_text_sitemap_skips_its_bom_and_names_its_lines(offline_site: Site) -> None:
     path = offline_site.write(f"\ufeff{BASE}/\n\n{BASE}/a/\n", "sitemap.txt")
     assert [(entry.loc, entry.line) for entry in read_sitemap(str(path)).entries] == [(BASE + "/", 1), (BASE + "/a/", 3)]

@@ -83,6 +83,16 @@ def alternate(lang: str, path: str) -> str:
     return f'<xhtml:link rel="alternate" hreflang="{lang}" href="{BASE}{path}"/>'
 
 
+def test_only_a_link_with_rel_alternate_and_a_hreflang_is_a_language_alternate(offline_site: Site) -> None:
+    """A mobile alternate (media, no hreflang) and a link with a hreflang but another rel are
+    not hreflang pairs: pages they name need not be listed."""
+    mobile = f'<xhtml:link rel="alternate" media="only screen and (max-width: 640px)" href="{BASE}/m/en/"/>'
+    other_rel = f'<xhtml:link rel="canonical" hreflang="fr" href="{BASE}/fr/"/>'
+    offline_site.write(urls(row("/en/", alternate("de", "/de/") + mobile + other_rel) + row("/de/", alternate("en", "/en/"))))
+    result = offline_site.check()
+    assert result.code == 0 and "hreflang-broken" not in result.out, result.out
+
+
 def test_hreflang_pairs_that_name_each_other_pass(offline_site: Site) -> None:
     other_site = '<xhtml:link rel="alternate" hreflang="fr" href="https://www.shop-site.fr/fr/"/>'
     both = alternate("en", "/en/") + alternate("de", "/de/") + alternate("x-default", "/en/") + other_site
