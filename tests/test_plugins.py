@@ -214,6 +214,25 @@ def test_sphinx_first_build_edit_and_fresh_clone(tmp_path: Path) -> None:
 
 
 @needs_sphinx
+def test_sphinx_logs_what_the_plugin_did_and_lets_other_builds_be(tmp_path: Path) -> None:
+    """A parallel build (-j 2) logs the stamp and the check's note, with no word on parallel
+    safety; a text build is none of the plugin's business; without sphinx-sitemap it says why
+    nothing was checked."""
+    root = tmp_path / "tea"
+    _sphinx_site(root)
+    done = _run(root, "-m", "sphinx", "-b", "html", "-a", "-j", "2", "docs", "docs/_build/html")
+    assert done.returncode == 0 and "parallel" not in done.stderr, done.stderr
+    assert "notify-changes: stamp: rewrote 3 date(s) in 1 file(s); 0 already named their content's date" in done.stdout, done.stdout
+    assert "notify-changes: no state file at " in done.stdout and "a real run would record a baseline of 3 URLs" in done.stdout
+    text = _run(root, "-m", "sphinx", "-b", "text", "-a", "docs", "docs/_build/text")
+    assert text.returncode == 0 and "notify-changes" not in text.stdout + text.stderr, text.stdout + text.stderr
+    (root / "docs" / "conf.py").write_text(CONF_PY.replace('"sphinx_sitemap", ', ""))
+    bare = _run(root, "-m", "sphinx", "-b", "html", "-a", "-q", "docs", "docs/_build/bare")
+    assert bare.returncode == 0 and "WARNING: notify-changes: no sitemap.xml in " in bare.stderr, bare.stderr
+    assert "(add sphinx_sitemap to extensions, with html_baseurl): nothing checked" in bare.stderr
+
+
+@needs_sphinx
 def test_a_lying_sphinx_configuration_fails_the_build_with_the_finding_in_its_log(tmp_path: Path) -> None:
     """sphinx-sitemap's own git dates are off here; with ``notify_changes_stamp = False`` a
     lastmod written by hand into the sitemap (a later date than any commit) is a lie the
