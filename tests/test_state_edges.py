@@ -90,6 +90,9 @@ def damaged_json(site: Site, edit: str) -> None:
         "document['runs'][0]['added'] = 'three'",
         "document['pending'] = {'https://e/': [{'reason': 'added', 'since': 1, 'urls': []}]}",
         "document['created'] = 3",
+        "document['backoff'] = []",
+        "document['backoff'] = {'https://e/': 'soon'}",
+        "document['backoff'] = {'https://e/': 1700000000}",
     ],
 )
 def test_a_state_file_off_its_documented_structure_is_exit_2_and_left_untouched(site: Site, edit: str) -> None:
