@@ -90,6 +90,8 @@ def damaged_json(site: Site, edit: str) -> None:
         "document['runs'][0]['added'] = 'three'",
         "document['pending'] = {'https://e/': [{'reason': 'added', 'since': 1, 'urls': []}]}",
         "document['created'] = 3",
+        "del document['parts'][0]['name']",
+        "document['parts'][0]['digest'] = 5",
         "document['backoff'] = []",
         "document['backoff'] = {'https://e/': 'soon'}",
         "document['backoff'] = {'https://e/': 1700000000}",
