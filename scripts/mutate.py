@@ -515,21 +515,31 @@ def _run_all(chosen: list[Mutant], source: Path, jobs: int, cap: int, known: dic
             worker.close()
 
 
+_ALIVE = ("survived", "uncovered", "uncollected", "error")
+
+
 def _summary(chosen: list[Mutant], outcomes: dict[Mutant, str], known: dict[str, str]) -> list[Mutant]:
-    print("| module | tried | killed | equivalent | unexplained |")
-    print("|---|---:|---:|---:|---:|")
+    """The table per module: tried, killed, equivalent (listed with a reason), unexplained, and
+    (with --report) not judged since its function last changed."""
+    print("| module | tried | killed | equivalent | unexplained | not judged |")
+    print("|---|---:|---:|---:|---:|---:|")
     by_module: dict[str, list[Mutant]] = defaultdict(list)
     for mutant in chosen:
         by_module[mutant.module].append(mutant)
     unexplained: list[Mutant] = []
+    totals = Counter[str]()
     for module, mine in sorted(by_module.items()):
-        alive = [mutant for mutant in mine if outcomes[mutant] in ("survived", "uncovered", "uncollected", "error")]
-        explained = [mutant for mutant in alive if mutant.key in known]
+        alive = [mutant for mutant in mine if outcomes.get(mutant) in _ALIVE]
+        row = Counter(
+            killed=sum(outcomes.get(mutant) in ("killed", "timeout") for mutant in mine),
+            equivalent=sum(mutant.key in known for mutant in alive),
+            unexplained=sum(mutant.key not in known for mutant in alive),
+            unjudged=sum(mutant not in outcomes for mutant in mine),
+        )
         unexplained += [mutant for mutant in alive if mutant.key not in known]
-        print(f"| {module} | {len(mine)} | {len(mine) - len(alive)} | {len(explained)} | {len(alive) - len(explained)} |")
-    killed = sum(outcomes[mutant] in ("killed", "timeout") for mutant in chosen)
-    equivalent = sum(outcomes[mutant] in ("survived", "uncovered", "uncollected", "error") and mutant.key in known for mutant in chosen)
-    print(f"| **all** | {len(chosen)} | {killed} | {equivalent} | {len(unexplained)} |")
+        totals.update(row)
+        print(f"| {module} | {len(mine)} | {row['killed']} | {row['equivalent']} | {row['unexplained']} | {row['unjudged']} |")
+    print(f"| **all** | {len(chosen)} | {totals['killed']} | {totals['equivalent']} | {totals['unexplained']} | {totals['unjudged']} |")
     return unexplained
 
 
@@ -610,6 +620,12 @@ def main() -> int:
         "to join the logs of runs made at different commits",
     )
     parser.add_argument("--since", metavar="REV", help="with --again: the commit that earlier run mutated")
+    parser.add_argument(
+        "--report",
+        action="store_true",
+        help="judge nothing: the table from the --again results (an earlier survivor of an unchanged function "
+        "counts as it was; a mutant no run judged since its function changed, as not judged)",
+    )
     args = parser.parse_args()
     modules = args.module or decision_modules()
     chosen = [mutant for module in modules for mutant in mutants(module)]
@@ -622,6 +638,8 @@ def main() -> int:
             # one a new test does kill is counted equivalent, not killed, which flatters nothing)
             if outcome == "killed" or (key in known and outcome in ("survived", "uncovered") and earlier.get(key) != "killed"):
                 earlier[key] = outcome
+            elif args.report and outcome in (*_ALIVE, "timeout") and earlier.get(key) not in ("killed", "timeout"):
+                earlier[key] = outcome  # the table tells what the runs saw; a run judges such a mutant again
     if args.list:
         for mutant in chosen:
             print(mutant.key)
@@ -629,13 +647,16 @@ def main() -> int:
         return 0
     started = time.monotonic()
     outcomes: dict[Mutant, str] = {mutant: earlier[mutant.key] for mutant in chosen if mutant.key in earlier}
-    todo = [mutant for mutant in chosen if mutant not in outcomes]
+    todo = [mutant for mutant in chosen if mutant not in outcomes] if not args.report else []
     with tempfile.TemporaryDirectory(prefix="nc-mutate-") as temp:
         for mutant, outcome in _run_all(todo, snapshot(Path(temp)), args.jobs, args.max_tests, known) if todo else ():
             outcomes[mutant] = outcome
             print(f"{outcome:9s} {mutant.key}", file=sys.stderr, flush=True)
     reused, took = len(chosen) - len(todo), time.monotonic() - started
-    print(f"\n{len(chosen)} mutants ({len(todo)} run now, {reused} judged in an earlier run) in {took:.0f} s\n")
+    if args.report:
+        print(f"\n{len(chosen)} mutants, {len(outcomes)} of them judged by the runs given since their function last changed\n")
+    else:
+        print(f"\n{len(chosen)} mutants ({len(todo)} run now, {reused} judged in an earlier run) in {took:.0f} s\n")
     unexplained = _summary(chosen, outcomes, known)
     if args.results:
         args.results.write_text(json.dumps({mutant.key: outcome for mutant, outcome in outcomes.items()}, indent=1))
