@@ -47,6 +47,28 @@ def atom(entries: Mapping[str, str | None]) -> str:
     return f'<?xml version="1.0" encoding="utf-8"?>\n<feed xmlns="{ATOM}"><title>Blog</title><id>urn:feed</id>\n{rows}</feed>\n'
 
 
+def test_an_rss_item_without_a_date_has_no_lastmod_whatever_else_it_holds(offline_site: Site) -> None:
+    path = offline_site.write(rss({"/a/": None, "/b/": "Wed, 01 May 2024 10:00:00 +0000"}), "feed.xml")
+    assert [(entry.loc, entry.lastmod) for entry in read_sitemap(str(path)).entries] == [
+        (BASE + "/a/", None),
+        (BASE + "/b/", "2024-05-01T10:00:00Z"),
+    ]
+
+
+def test_an_atom_feed_names_its_site_by_its_alternate_link_not_its_self_link(offline_site: Site) -> None:
+    """Atom's feed-level ``rel="self"`` is where the feed is served (often a feed service's
+    host); the site is the link with ``rel="alternate"`` or no rel."""
+    mirror = [f"https://mirror.feed-host.net/{n}/" for n in range(2)]
+    for alternate in (f'<link rel="alternate" href="{BASE}/"/>', f'<link href="{BASE}/"/>'):
+        feed = atom(dict.fromkeys([*mirror, "/a/"], "2024-05-01T10:00:00Z")).replace(
+            "<id>urn:feed</id>", f'<id>urn:feed</id><link rel="self" href="https://mirror.feed-host.net/blog"/>{alternate}'
+        )
+        path = offline_site.write(feed, "feed.xml")
+        result = offline_site.run(command="check", sitemap=str(path))
+        flagged = re.findall(r"^error\[url-out-of-scope\] (\S+):", result.out, re.MULTILINE)
+        assert result.code == 1 and flagged == mirror, result.out  # the site's own entry is in scope, however few
+
+
 def added(result: Result) -> int:
     match = re.search(r"^(\d+) added, (\d+) changed", result.out, re.MULTILINE)
     assert match is not None, result.out

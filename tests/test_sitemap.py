@@ -101,6 +101,18 @@ def test_a_file_that_is_no_sitemap_says_what_the_parser_saw(offline_site: Site, 
         read_sitemap(str(offline_site.sitemap))
 
 
+@pytest.mark.parametrize("filler", ["whitespace", "comment"])
+def test_an_html_doctype_past_the_first_chunk_is_still_an_html_page(offline_site: Site, filler: str) -> None:
+    """The first MiB chunk ends inside the prolog (in whitespace, or in an unclosed comment):
+    the DOCTYPE in the next is still judged on the bytes, before the parser sees it."""
+    declaration = '<?xml version="1.0"?>'
+    pad = (1 << 20) - len(declaration)
+    prolog = declaration + (" " * pad if filler == "whitespace" else "<!--" + " " * pad + "-->")
+    offline_site.write(prolog + "<!DOCTYPE html>\n<html><head><title>404</title></head><body/></html>")
+    with pytest.raises(InputError, match="is an HTML page, not a sitemap"):
+        read_sitemap(str(offline_site.sitemap))
+
+
 @pytest.mark.parametrize(("before", "read"), [(1 << 20, True), ((2 << 20) + 1, False)])
 def test_what_comes_before_the_root_is_read_up_to_a_mib_a_chunk(offline_site: Site, before: int, read: bool) -> None:
     """The first MiB chunk may be all comment; a file still without its root element past a

@@ -42,6 +42,7 @@ def row(path: str, extra: str = "") -> str:
         ("<priority></priority>", True),
         ("<priority>0.5.1</priority>", True),
         ("<priority>nan</priority>", True),
+        ("<priority>.</priority>", True),  # a point alone is no number (and no crash)
     ],
 )
 def test_sitemap_values(offline_site: Site, extra: str, bad: bool) -> None:
