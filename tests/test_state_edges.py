@@ -92,6 +92,8 @@ def damaged_json(site: Site, edit: str) -> None:
         "document['created'] = 3",
         "del document['parts'][0]['name']",
         "document['parts'][0]['digest'] = 5",
+        "document['pending'] = {'https://e/': [{'reason': 'added', 'since': '2024-05-01T00:00:00Z', 'urls': ['']}]}",
+        "document['pending'] = {'https://e/': [{'reason': 'added', 'since': '2024-05-01T00:00:00Z', 'urls': [BASE + '/p/1/', 5]}]}",
         "document['backoff'] = []",
         "document['backoff'] = {'https://e/': 'soon'}",
         "document['backoff'] = {'https://e/': 1700000000}",

@@ -186,12 +186,14 @@ def test_an_empty_sqlite_file_is_no_state(site: Site) -> None:
 
 
 V1_URLS = {f"{BASE}/p/{n}/": f"2024-05-0{n + 1}T10:0{n}:00Z" for n in range(3)}
+V1_SUBMITTED, V1_FINGERPRINT = "2024-05-03T00:00:00Z", "f" * 32
 
 
 def _write_v1(path: Path) -> None:
     """A state as format 1 wrote it: one record per URL naming its part."""
     if path.suffix == ".json":
         urls = {loc: {"lastmod": lastmod, "part": 0, "first_seen": "2024-05-01T00:00:00Z"} for loc, lastmod in V1_URLS.items()}
+        urls[f"{BASE}/p/1/"] |= {"last_submitted": V1_SUBMITTED, "fingerprint": V1_FINGERPRINT}
         pending = {"http://e/indexnow": {f"{BASE}/p/2/": {"reason": "changed", "since": "2024-05-02T00:00:00Z"}}}
         document = {"version": 1, "parts": [{"name": "sitemap.xml", "digest": "0" * 32}], "urls": urls, "pending": pending, "runs": []}
         path.write_text(json.dumps(document))
@@ -209,6 +211,7 @@ def _write_v1(path: Path) -> None:
         """
     )
     connection.executemany("INSERT INTO urls VALUES (?, ?, 0, NULL, '2024-05-01T00:00:00Z', NULL)", list(V1_URLS.items()))
+    connection.execute("UPDATE urls SET fingerprint = ?, last_submitted = ? WHERE loc = ?", (V1_FINGERPRINT, V1_SUBMITTED, f"{BASE}/p/1/"))
     connection.execute("INSERT INTO pending VALUES ('http://e/indexnow', ?, 'changed', '2024-05-02T00:00:00Z')", (f"{BASE}/p/2/",))
     connection.commit()
     connection.close()
@@ -227,6 +230,7 @@ def test_a_format_1_state_is_read_and_rewritten_as_format_2(any_site: Site) -> N
     assert any_site.run().code == 0
     urls = recorded_urls(any_site.state)
     assert urls[f"{BASE}/p/0/"]["lastmod"] == "2024-06-01T10:00:00Z" and urls[f"{BASE}/p/1/"]["first_seen"] == "2024-05-01T00:00:00Z"
+    assert (urls[f"{BASE}/p/1/"]["last_submitted"], urls[f"{BASE}/p/1/"]["fingerprint"]) == (V1_SUBMITTED, V1_FINGERPRINT)
     state = read_state(any_site.state)
     assert state is not None and [part.name for part in state.parts] == ["sitemap.xml"]
 
