@@ -173,8 +173,20 @@ def test_the_lock_dies_with_its_holder(tmp_path: Path) -> None:
     assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
     from notifier.errors import LockTimeout
 
+    open_files = len(os.listdir("/proc/self/fd"))
     with pytest.raises(LockTimeout):
         JsonStore(path, lock_timeout=0).acquire()
+    assert len(os.listdir("/proc/self/fd")) == open_files  # the lock file given up was closed
+    waits: list[float] = []
+    clock = [0.0]
+
+    def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        clock[0] += seconds
+
+    with pytest.raises(LockTimeout, match="after waiting 0.1 s"):
+        JsonStore(path, lock_timeout=0.1, clock=lambda: clock[0], sleep=sleep).acquire()
+    assert waits == [0.05, 0.05]  # tried at 0, 0.05 and 0.1 s: the deadline itself is the last try
     holder.send_signal(signal.SIGKILL)
     holder.communicate()
     with JsonStore(path, lock_timeout=0):  # no wait at all: the kernel released the lock with its holder

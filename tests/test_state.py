@@ -43,6 +43,13 @@ def test_save_is_atomic_and_leaves_no_temporary_file(tmp_path: Path) -> None:
     assert_valid_state(path)
 
 
+def test_a_state_in_folders_not_made_yet_makes_them(tmp_path: Path) -> None:
+    path = tmp_path / "deploy" / "state" / "s.json"
+    with JsonStore(path) as store:
+        store.save(State())
+    assert path.is_file()
+
+
 def test_a_failed_write_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "s.json"
     with JsonStore(path) as store:
@@ -53,8 +60,9 @@ def test_a_failed_write_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.M
             raise OSError(28, "No space left on device")
 
         monkeypatch.setattr(os, "fsync", broken_fsync)
-        with pytest.raises(StateError, match="No space left"):
+        with pytest.raises(StateError) as caught:
             store.save(State.from_urls({"http://a.org/": new_record(lastmod=None)}))
+    assert str(caught.value) == f"{path}: cannot write the state file (No space left on device); the file on disk was left as it was"
     assert path.read_bytes() == before
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
