@@ -184,7 +184,7 @@ def test_the_lock_dies_with_its_holder(tmp_path: Path) -> None:
         waits.append(seconds)
         clock[0] += seconds
 
-    with pytest.raises(LockTimeout, match="after waiting 0.1 s"):
+    with pytest.raises(LockTimeout, match=r"after waiting 0\.1 s"):
         JsonStore(path, lock_timeout=0.1, clock=lambda: clock[0], sleep=sleep).acquire()
     assert waits == [0.05, 0.05]  # tried at 0, 0.05 and 0.1 s: the deadline itself is the last try
     holder.send_signal(signal.SIGKILL)
