@@ -101,6 +101,16 @@ def test_a_file_that_is_no_sitemap_says_what_the_parser_saw(offline_site: Site, 
         read_sitemap(str(offline_site.sitemap))
 
 
+DOCTYPES = ["<!DOCTYPE html>", "<!doctype html>", "<!DOCTYPE   HTML>", "<!DOCTYPE\nhtml PUBLIC '-//W3C//DTD XHTML 1.0//EN'>"]
+
+
+@pytest.mark.parametrize("doctype", DOCTYPES)
+def test_an_html_page_is_said_so_however_its_doctype_is_written(offline_site: Site, doctype: str) -> None:
+    offline_site.write(doctype + "\n<html><head><title>404</title></head><body/></html>")
+    with pytest.raises(InputError, match="is an HTML page, not a sitemap"):
+        read_sitemap(str(offline_site.sitemap))
+
+
 @pytest.mark.parametrize("filler", ["whitespace", "comment"])
 def test_an_html_doctype_past_the_first_chunk_is_still_an_html_page(offline_site: Site, filler: str) -> None:
     """The first MiB chunk ends inside the prolog (in whitespace, or in an unclosed comment):
@@ -236,11 +246,15 @@ def test_an_entity_without_a_doctype_is_not_well_formed_and_not_expanded(offline
     assert result.code == 2 and "not well-formed XML" in result.err and "entity" in result.err
 
 
-def test_bom_and_whitespace_before_the_declaration_are_tolerated_with_a_warning(offline_site: Site) -> None:
-    offline_site.write(b"\xef\xbb\xbf\n  " + urlset(pages(2)).encode())
+@pytest.mark.parametrize(
+    ("before", "said"),
+    [(b"\xef\xbb\xbf\n  ", "a byte-order mark and whitespace"), (b"\xef\xbb\xbf", "a byte-order mark"), (b"\n  ", "whitespace")],
+)
+def test_bom_and_whitespace_before_the_declaration_are_tolerated_with_a_warning(offline_site: Site, before: bytes, said: str) -> None:
+    offline_site.write(before + urlset(pages(2)).encode())
     result = offline_site.check()
     assert result.code == 0, result.err
-    assert "warn[xml-prolog]" in result.out
+    assert f"warn[xml-prolog] {offline_site.sitemap}: {said} before the XML declaration;" in result.out, result.out
 
 
 def test_a_file_over_50_mb_is_refused_without_reading_it(offline_site: Site) -> None:

@@ -353,7 +353,7 @@ def _prolog_ends(data: bytes, location: str) -> bool:
             continue
         head = data[pos : pos + 9].upper()
         if head == b"<!DOCTYPE":
-            if data[pos + 9 : pos + 14].strip().lower().startswith(b"html"):
+            if data[pos + len(head) :].lstrip()[:4].lower() == b"html":  # <!DOCTYPE html>, in any case and spacing
                 raise InputError(f"{location}: is an HTML page, not a sitemap; check the path and what the build wrote there")
             raise InputError(f"{location}: has a <!DOCTYPE>; sitemaps never need one and it is refused for safety")
         # False when the chunk ends inside what may be a DOCTYPE
