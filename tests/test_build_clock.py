@@ -83,6 +83,8 @@ def test_the_most_shared_instant_is_found_wherever_it_first_appears(share: float
     stamps = array.array("d", [1.0, 1.0, 2.0, 2.0, 3.0, 4.0] + [9.0] * 20 + [5.0])
     assert _most_shared(stamps, share) == (9.0, 20)
     assert _most_shared(array.array("d", [7.0, 8.0, 8.0]), share) == (8.0, 2)
+    assert _most_shared(array.array("d", [1.0, 2.0, 9.0, 9.0]), share) == (9.0, 2)  # half, after two that fill the counters
+    assert _most_shared(array.array("d", [1.0, 2.0, 3.0]), share) == (1.0, 1)  # none shared: the first, once
 
 
 def test_a_page_changed_past_its_first_mebibyte_is_changed(site: Site) -> None:
