@@ -649,20 +649,6 @@ def test_a_part_not_read_again_still_says_which_host_the_sitemap_is_on(offline_s
     assert result.code == 1 and f"error[url-out-of-scope] {other}/a/" in result.out, result.out
 
 
-def test_a_recorded_part_of_one_host_counts_its_urls_and_no_more(offline_site: Site) -> None:
-    """Two new pages listed first and a recorded file of two on another host: a tie, which
-    goes to the host listed first. Counting that file as three would put the site's own new
-    pages out of scope."""
-    other = "http://cdn.example-shop.org"
-    offline_site.write(index({"/b.xml": None}))
-    offline_site.write(urlset({f"{other}/a/": "2024-05-01", f"{other}/b/": "2024-05-01"}), "b.xml")
-    assert offline_site.run("--rule", "url-out-of-scope=off").code == 0
-    offline_site.write(index({"/a.xml": None, "/b.xml": None}))
-    offline_site.write(urlset(pages(2)), "a.xml")
-    result = offline_site.check()
-    assert result.code == 0 and "url-out-of-scope" not in result.out, result.out
-
-
 def test_a_build_with_link_cycles_is_scanned_once_through_each_link(tmp_path: Path) -> None:
     """Two links back to their own folder would make 2**64 paths; each target is walked once."""
     from notifier.site.folder import SiteFolder
