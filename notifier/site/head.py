@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import threading
 import urllib.parse
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from lxml import etree
 
@@ -17,6 +17,10 @@ from notifier.urls import join_url, split_url
 
 HEAD_LIMIT = 64 * 1024  # a head longer than this is cut; the facts that matter come first
 _FEED = 1024  # bytes given to the parser at a time: it stops soon after the head ends
+# recover: broken markup is read as browsers read it (a stray </p>, a </html> before </head>)
+_PARSER: dict[str, Any] = {
+    "events": ("end",), "tag": "head", "no_network": True, "remove_comments": True, "remove_pis": True, "recover": True,
+}  # fmt: skip
 
 
 class Head(NamedTuple):
@@ -41,9 +45,7 @@ def read_head(data: bytes) -> Head:
         return NO_HEAD
     parser = getattr(_local, "parser", None)
     if parser is None:  # a parser is reused (it is ready again after close), never shared between threads
-        parser = _local.parser = etree.HTMLPullParser(
-            events=("end",), tag="head", no_network=True, remove_comments=True, remove_pis=True, recover=True
-        )
+        parser = _local.parser = etree.HTMLPullParser(**_PARSER)
     try:
         for start in range(0, len(data), _FEED):
             parser.feed(data[start : start + _FEED])
