@@ -96,7 +96,9 @@ def test_the_parallel_and_the_serial_reader_agree(offline_site: Site, monkeypatc
     offline_site.write("not-xml at all", "sitemaps/broken.xml")
     offline_site.write(urlset(pages(7, prefix="/nested/")), "sitemaps/leaf.xml")
     offline_site.write(urlset(pages(5, prefix="/nested-too/")), "sitemaps/leaf-2.xml")
-    offline_site.write(index({"/sitemaps/leaf.xml": None, "/sitemaps/leaf-2.xml": None}), "sitemaps/inner.xml")  # a part that is an index
+    offline_site.write(urlset(pages(4, prefix="/nested-three/")), "sitemaps/leaf-3.xml")
+    leaves = {"/sitemaps/leaf.xml": None, "/sitemaps/leaf-2.xml": None, "/sitemaps/leaf-3.xml": None}
+    offline_site.write(index(leaves), "sitemaps/inner.xml")  # a part that is an index
     parts = ["/sitemaps/part-0.xml", "/sitemaps/inner.xml", "/sitemaps/part-1.xml", "/sitemaps/part-2.xml", "/sitemaps/part-3.xml"]
     offline_site.write(index(dict.fromkeys(parts)))
     calls: list[int] = []
@@ -128,16 +130,16 @@ def test_the_parallel_and_the_serial_reader_agree(offline_site: Site, monkeypatc
     serial = read_sitemap(str(offline_site.sitemap), options("serial"), sink_of("serial"), known=known)
     if sink:  # each urlset once, in document order, with its own entries (the index's parts renumbered after the inner index)
         assert handed["parallel"] == handed["serial"] and parallel.entries == serial.entries == []
-        assert sum(len(rows) for _, rows in handed["parallel"] if isinstance(rows, list)) == 69
+        assert sum(len(rows) for _, rows in handed["parallel"] if isinstance(rows, list)) == 73
     else:
-        assert parallel.entries == serial.entries and len(parallel.entries) == 69
+        assert parallel.entries == serial.entries and len(parallel.entries) == 73
         assert [entry.file for entry in parallel.entries][-1] == len(parallel.files) - 2  # the last file, part-3, was not parsed
     part = str((offline_site.public / "sitemaps").resolve()) + "/"
     assert said["parallel"] == [
         f"reading {offline_site.sitemap}",
         "reading 5 parts on 2 cores",
         f"read part 1/5: {part}part-0.xml, 31 URLs",
-        f"read part 2/5: {part}inner.xml, 5 URLs",
+        f"read part 2/5: {part}inner.xml, 9 URLs",
         f"read part 3/5: {part}part-1.xml, 32 URLs",
         f"read part 4/5: {part}part-2.xml, 1 URL",
         f"read part 5/5: {part}part-3.xml, unchanged since the last deploy",
@@ -238,14 +240,17 @@ def _dying_job(walk, location, *args):  # type: ignore[no-untyped-def]
 def test_a_worker_that_dies_falls_back_to_reading_here(offline_site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
     for number in range(3):
         offline_site.write(urlset(pages(4, prefix=f"/s{number}/")), f"sitemaps/part-{number}.xml")
-    offline_site.write(index({f"/sitemaps/part-{number}.xml": None for number in range(3)}))
+    offline_site.write(urlset(pages(2, prefix="/leaf/")), "sitemaps/leaf.xml")
+    offline_site.write(index({"/sitemaps/leaf.xml": None}), "sitemaps/inner.xml")  # read here as a part, one level down
+    offline_site.write(index({f"/sitemaps/part-{number}.xml": None for number in range(3)} | {"/sitemaps/inner.xml": None}))
     monkeypatch.setattr(notifier.sitemap.reader, "_read_part_job", _dying_job)
     monkeypatch.setattr(threading, "active_count", lambda: 1)  # whatever threads other tests left running
     with Workers(2) as workers:
         sitemap = read_sitemap(str(offline_site.sitemap), ReadOptions(workers=workers))
         assert not workers.started  # the pool broke: the rest was read here
-    assert len(sitemap.entries) == 12
-    assert [info.key for info in sitemap.files][1:] == [f"sitemaps/part-{n}.xml" for n in range(3)]
+    assert len(sitemap.entries) == 14
+    parts = [f"sitemaps/part-{n}.xml" for n in range(3)]
+    assert [info.key for info in sitemap.files][1:] == [*parts, "sitemaps/inner.xml", "sitemaps/leaf.xml"]
 
 
 def test_an_unchanged_part_still_has_its_pages_fingerprinted(site: Site) -> None:
