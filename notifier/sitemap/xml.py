@@ -336,7 +336,7 @@ def _prolog_ends(data: bytes, location: str) -> bool:
     The DOCTYPE check happens here, on bytes, before the parser is fed: an external DTD
     or entity must never be opened, whatever libxml2's own settings would do.
     """
-    if data[:2] in (b"\xff\xfe", b"\xfe\xff") or b"\x00" in data[:4]:
+    if b"\x00" in data[:4]:  # its first character, "<" or a space, in two or four bytes (a BOM's or not)
         raise InputError(f"{location}: encoded in UTF-16 or UTF-32; a sitemap must be UTF-8")
     pos, size = 0, len(data)
     while True:
