@@ -279,8 +279,8 @@ class _Walk:
         try:
             for number in range(len(resolved)):
                 job = jobs.pop(number)  # a finished future holds its result: let it go
-                submit(number + ahead)
                 try:
+                    submit(number + ahead)  # (a pool a worker's death broke refuses new work too)
                     files, rows, findings = job.result()
                 except concurrent.futures.process.BrokenProcessPool:
                     # a worker died (killed for memory, say): read the rest here, one by one
