@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -143,6 +144,13 @@ def _guarded_getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
     if name is not None and not _loopback((name, 0)) and not _is_address(name):  # addresses need no lookup
         raise socket.gaierror(socket.EAI_NONAME, f"tests never leave the machine: no name lookup for {name!r}")
     return _real_getaddrinfo(host, *args, **kwargs)
+
+
+@pytest.fixture
+def forking(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers(2) forks its pool in this test whatever threads earlier tests left running
+    (notifier.workers starts none in a process that runs other threads)."""
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
 
 
 @pytest.fixture(autouse=True)

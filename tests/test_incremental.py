@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from collections.abc import Mapping, Sequence
 
 import pytest
@@ -86,8 +85,8 @@ def test_parts_read_in_parallel_are_skipped_alike(site: Site) -> None:
 @pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")  # Python 3.12+
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores to start workers")
 @pytest.mark.parametrize("sink", [False, True])  # entries kept in the Sitemap; handed to a sink file by file (a run)
+@pytest.mark.usefixtures("forking")
 def test_the_parallel_and_the_serial_reader_agree(offline_site: Site, monkeypatch: pytest.MonkeyPatch, sink: bool) -> None:
-    monkeypatch.setattr(threading, "active_count", lambda: 1)  # whatever threads other tests left running: fork all the same
     for number in (0, 1, 3):
         offline_site.write(urlset(pages(30, prefix=f"/s{number}/") | {"/dup/": "2024-01-01"}), f"sitemaps/part-{number}.xml")
     part_1 = urlset(pages(30, prefix="/s1/") | {"/dup/": "2024-01-01", "/bad/": "2024-01-01"})
@@ -154,8 +153,8 @@ def test_the_parallel_and_the_serial_reader_agree(offline_site: Site, monkeypatc
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores to start workers")
 @pytest.mark.parametrize("jobs", [1, 2])
-def test_an_index_listing_a_part_twice_is_refused(offline_site: Site, monkeypatch: pytest.MonkeyPatch, jobs: int) -> None:
-    monkeypatch.setattr(threading, "active_count", lambda: 1)
+@pytest.mark.usefixtures("forking")
+def test_an_index_listing_a_part_twice_is_refused(offline_site: Site, jobs: int) -> None:
     offline_site.write(urlset(pages(3)), "sitemaps/a.xml")
     offline_site.write(urlset(pages(3, prefix="/b/")), "sitemaps/b.xml")
     offline_site.write(index({"/sitemaps/a.xml": None, "/sitemaps/b.xml": None, "/sitemaps/a.xml?again": None}))
@@ -237,6 +236,7 @@ def _dying_job(walk, location, *args):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")  # Python 3.12+
+@pytest.mark.usefixtures("forking")
 def test_a_worker_that_dies_falls_back_to_reading_here(offline_site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
     for number in range(3):
         offline_site.write(urlset(pages(4, prefix=f"/s{number}/")), f"sitemaps/part-{number}.xml")
@@ -244,7 +244,6 @@ def test_a_worker_that_dies_falls_back_to_reading_here(offline_site: Site, monke
     offline_site.write(index({"/sitemaps/leaf.xml": None}), "sitemaps/inner.xml")  # read here as a part, one level down
     offline_site.write(index({f"/sitemaps/part-{number}.xml": None for number in range(3)} | {"/sitemaps/inner.xml": None}))
     monkeypatch.setattr(notifier.sitemap.reader, "_read_part_job", _dying_job)
-    monkeypatch.setattr(threading, "active_count", lambda: 1)  # whatever threads other tests left running
     with Workers(2) as workers:
         sitemap = read_sitemap(str(offline_site.sitemap), ReadOptions(workers=workers))
         assert not workers.started  # the pool broke: the rest was read here

@@ -4,6 +4,7 @@ index.html URLs, an allowing robots.txt) raises no page finding."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -471,14 +472,12 @@ def test_a_page_read_for_its_fingerprint_alone_has_its_head_read_when_asked(offl
     assert reader.heads[loc].robots, reader.heads
 
 
-def test_pages_read_on_worker_processes_give_what_one_process_gives(offline_site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
-    import threading
-
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores to start workers")
+@pytest.mark.usefixtures("forking")
+def test_pages_read_on_worker_processes_give_what_one_process_gives(offline_site: Site) -> None:
     from notifier.site.folder import SiteFolder
     from notifier.site.pages import PageReader
     from notifier.workers import Workers
-
-    monkeypatch.setattr(threading, "active_count", lambda: 1)  # whatever threads other tests left running: fork all the same
 
     site = offline_site
     listed = [f"/p/{n}/" for n in range(1500)]
