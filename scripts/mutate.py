@@ -530,13 +530,14 @@ def _summary(chosen: list[Mutant], outcomes: dict[Mutant, str], known: dict[str,
     totals = Counter[str]()
     for module, mine in sorted(by_module.items()):
         alive = [mutant for mutant in mine if outcomes.get(mutant) in _ALIVE]
+        here = [mutant for mutant in alive if mutant.key not in known]
         row = Counter(
             killed=sum(outcomes.get(mutant) in ("killed", "timeout") for mutant in mine),
-            equivalent=sum(mutant.key in known for mutant in alive),
-            unexplained=sum(mutant.key not in known for mutant in alive),
+            equivalent=len(alive) - len(here),
+            unexplained=len(here),
             unjudged=sum(mutant not in outcomes for mutant in mine),
         )
-        unexplained += [mutant for mutant in alive if mutant.key not in known]
+        unexplained += here
         totals.update(row)
         print(f"| {module} | {len(mine)} | {row['killed']} | {row['equivalent']} | {row['unexplained']} | {row['unjudged']} |")
     print(f"| **all** | {len(chosen)} | {totals['killed']} | {totals['equivalent']} | {totals['unexplained']} | {totals['unjudged']} |")
