@@ -649,6 +649,7 @@ def main() -> int:
     started = time.monotonic()
     outcomes: dict[Mutant, str] = {mutant: earlier[mutant.key] for mutant in chosen if mutant.key in earlier}
     todo = [mutant for mutant in chosen if mutant not in outcomes] if not args.report else []
+    todo.sort(key=lambda mutant: mutant.key in known)  # listed equivalents last: a run stopped early has judged the rest
     with tempfile.TemporaryDirectory(prefix="nc-mutate-") as temp:
         for mutant, outcome in _run_all(todo, snapshot(Path(temp)), args.jobs, args.max_tests, known) if todo else ():
             outcomes[mutant] = outcome
