@@ -33,7 +33,10 @@ counts as killed. A mutant no test notices survives; one no test even runs is "u
 Survivors are printed, except those listed in scripts/mutants-equivalent.txt with the reason they
 cannot change what a user sees. An equivalent is keyed by module, function and the mutated text
 (``module::function | text | operator  reason``), so moving code does not re-key it.
-Not run in CI: it is slow (tens of minutes), and it is a tool for writing tests, not a test.
+Not run in CI: it is slow (hours on two cores), and it is a tool for writing tests, not a test. A
+run's log (its stderr: one "outcome key" line a mutant) is kept in ``scripts/mutants-judged/``,
+named ``<commit it mutated>-<anything>.log``, so a later run, in another checkout, resumes from
+it: ``--again scripts/mutants-judged/aa93b28-run22.log`` (``.mutate/`` is not kept).
 """
 
 from __future__ import annotations
@@ -326,6 +329,7 @@ def test_map(source: Path) -> tuple[dict[str, dict[int, set[str]]], dict[str, fl
         command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "mutate_trace", "-o", "addopts="]
         subprocess.run(command, cwd=source, env=env, check=False, stdout=subprocess.DEVNULL)
         Path(str(data) + ".partial.durations.json").rename(str(data) + ".durations.json")
+        Path(str(data) + ".partial.failed.json").rename(str(data) + ".failed.json")
         Path(str(data) + ".partial").rename(data)
     import coverage  # a tool of this script only (the test extras)
 
@@ -337,7 +341,14 @@ def test_map(source: Path) -> tuple[dict[str, dict[int, set[str]]], dict[str, fl
         by_line = recorded.contexts_by_lineno(measured)
         lines[module] = {line: {context for context in contexts if context} for line, contexts in by_line.items()}
     durations = json.loads(Path(str(data) + ".durations.json").read_text())
-    return lines, durations
+    failed = Path(str(data) + ".failed.json")
+    broken = set(json.loads(failed.read_text())) if failed.exists() else set()
+    for test in sorted(broken):  # it fails with no mutant in place: it would count every mutant it runs as killed
+        print(f"left out: {test} fails without a mutant (fix it, or this run's kills are not the suite's)", file=sys.stderr, flush=True)
+    for by_line in lines.values():
+        for tests in by_line.values():
+            tests -= broken
+    return lines, {test: seconds for test, seconds in durations.items() if test not in broken}
 
 
 class TestOrder:
@@ -568,6 +579,13 @@ def _earlier(results: Path, since: str | None) -> dict[str, str]:
     return kept
 
 
+def _commit_named(path: Path) -> str | None:
+    """The commit a kept log's name gives (scripts/mutants-judged/<commit>-<what>.log), if any."""
+    name = path.name.partition("-")[0]
+    found = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{name}^{{commit}}"], cwd=ROOT, capture_output=True, text=True)
+    return name if name and found.returncode == 0 else None
+
+
 def _scopes(source: str) -> dict[str, str]:
     """Each function's and class's code (``ast.dump``, which leaves positions out, so moving code
     changes nothing), and the module's, by the scope name its mutants carry."""
@@ -634,7 +652,8 @@ def main() -> int:
     earlier: dict[str, str] = {}
     for again in args.again or ():
         path, _, revision = again.partition("@")
-        for key, outcome in _earlier(Path(path), revision or args.since).items():
+        revision = revision or args.since or _commit_named(Path(path))
+        for key, outcome in _earlier(Path(path), revision).items():
             # a kill stands; so does a listed equivalent's survival (its reason says no test can kill it:
             # one a new test does kill is counted equivalent, not killed, which flatters nothing)
             if outcome == "killed" or (key in known and outcome in ("survived", "uncovered") and earlier.get(key) != "killed"):

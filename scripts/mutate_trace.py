@@ -21,6 +21,7 @@ _COVERAGE = coverage.Coverage(
     branch=False,
 )
 _DURATIONS: dict[str, float] = {}
+_FAILED: set[str] = set()  # a test that fails without a mutant would "kill" every mutant it runs
 
 
 # A second thread, idle: notifier.workers.usable_cores() then gives 1, so the work a run
@@ -40,9 +41,12 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     _DURATIONS[report.nodeid] = _DURATIONS.get(report.nodeid, 0.0) + report.duration
+    if report.failed:
+        _FAILED.add(report.nodeid)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     _COVERAGE.stop()
     _COVERAGE.save()
     Path(os.environ["MUTATE_TRACE_DATA"] + ".durations.json").write_text(json.dumps(_DURATIONS))
+    Path(os.environ["MUTATE_TRACE_DATA"] + ".failed.json").write_text(json.dumps(sorted(_FAILED)))
