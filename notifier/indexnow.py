@@ -47,15 +47,15 @@ RETRYABLE_EXCEPTIONS: tuple[type[BaseException], ...] = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RetryPolicy:
     """Which answers are retried, the backoff, and the budget for one batch."""
 
+    budget: float  # --retry-timeout (its default is the option's): never sleep past this, counted from the first try
     retry_statuses: frozenset[int] = frozenset({408, 429})  # and every 5xx (server_error)
     initial_wait: float = 1.0
     max_wait: float = 60.0
     jitter: float = 1.0  # up to this many seconds added at random to each backoff
-    budget: float = 120.0  # --retry-timeout: never sleep past this, counted from the first try
 
 
 def server_error(status: int) -> bool:
@@ -92,7 +92,7 @@ class Client:
     def __init__(
         self,
         *,
-        policy: RetryPolicy = RetryPolicy(),
+        policy: RetryPolicy,
         request_timeout: float,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,

@@ -345,8 +345,8 @@ def test_map(source: Path) -> tuple[dict[str, dict[int, set[str]]], dict[str, fl
     broken = set(json.loads(failed.read_text())) if failed.exists() else set()
     for test in sorted(broken):  # it fails with no mutant in place: it would count every mutant it runs as killed
         print(f"left out: {test} fails without a mutant (fix it, or this run's kills are not the suite's)", file=sys.stderr, flush=True)
-    for by_line in lines.values():
-        for tests in by_line.values():
+    for mapped in lines.values():
+        for tests in mapped.values():
             tests -= broken
     return lines, {test: seconds for test, seconds in durations.items() if test not in broken}
 
