@@ -76,6 +76,8 @@ def test_no_removed_keeps_deletions_quiet(site: Site) -> None:
     assert site.run("--no-removed").code == 0
     assert site.fake is not None and site.fake.posts == []
     assert BASE + "/c/" not in recorded_urls(site.state)
+    last = json.loads(site.state.read_bytes())["runs"][-1]  # the deploy that removed a page is in the run log all the same
+    assert (last["removed"], last["submitted"], last["pending"]) == (1, 0, 0), last
 
 
 def test_initial_submit_announces_every_url(site: Site) -> None:
@@ -132,6 +134,9 @@ def test_every_endpoint_is_told(site: Site) -> None:
         result = site.run("--initial", "submit", "--endpoint", site.fake.endpoint, "--endpoint", second.endpoint)
         assert result.code == 0, result.err
         assert len(site.fake.delivered()) == 5 and len(second.delivered()) == 5
+        # the run's log counts the URLs submitted, not the deliveries (five URLs, told to two endpoints)
+        assert json.loads(site.state.read_bytes())["runs"][-1]["submitted"] == 5
+        assert "5 submitted" in result.out, result.out
     finally:
         second.close()
 

@@ -440,6 +440,15 @@ def test_a_first_check_says_a_real_run_would_record_a_baseline(offline_site: Sit
     assert "recorded a baseline" not in result.out and offline_site.state_bytes() is None
 
 
+def test_a_first_check_that_fails_verification_promises_no_baseline(offline_site: Site) -> None:
+    """A real run of this deploy would fail too and record nothing: no "would record" beside the errors."""
+    offline_site.write(urlset(pages(2) | {"/soon/": "2099-01-01"}))
+    result = offline_site.check()
+    assert result.code == 1 and "lastmod-future" in result.out, result.out
+    assert "would record" not in result.out and "baseline" not in result.out, result.out
+    assert offline_site.state_bytes() is None
+
+
 def test_a_run_refuses_before_writing_when_an_older_pending_urls_host_has_no_key(site: Site) -> None:
     """A URL of another host waits from a deploy whose key is gone: the run says so before it writes."""
 
