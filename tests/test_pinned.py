@@ -330,6 +330,50 @@ def test_a_crowd_of_dates_just_after_now_is_a_crowd(offline_site: Site) -> None:
     assert "lastmod-future" not in result.out
 
 
+def _check_at(site: Site, when: dt.datetime, **options: object) -> tuple[int, list[str]]:
+    """``check`` through the library at the wall-clock time ``when``: the exit code and the findings."""
+    from notifier.pipeline.loop import Environment, execute
+    from notifier.settings import build_settings
+    from tests.faketime import FakeTime
+
+    clock = FakeTime(when)
+    given: dict[str, object] = {"sitemap": str(site.sitemap), "state": str(site.state), "key": KEY} | options
+    report = execute(build_settings("check", given), Environment(now=clock.now, sleep=clock.sleep, clock=clock.clock))
+    return int(report.exit_code), [f"{found.rule} {found.message}" for found in report.violations]
+
+
+NOON = dt.datetime(2030, 6, 1, 12, 0, tzinfo=dt.UTC)
+
+
+@pytest.mark.parametrize("skew", [30, 60])  # the limit a few seconds past a minute, and on a whole minute
+def test_a_crowd_counts_a_date_at_the_clock_skew_limit_itself(offline_site: Site, skew: int) -> None:
+    """Ten of twenty added pages crowd the run, the last exactly --clock-skew after it: ten,
+    enough for the mark (half the pages). A date at the limit is no lastmod-future either."""
+    listed: dict[str, str | None] = {f"/c/{n}/": _iso(NOON - dt.timedelta(minutes=3, seconds=n + 1)) for n in range(9)}
+    listed["/c/last/"] = _iso(NOON + dt.timedelta(seconds=skew))
+    listed |= {f"/old/{n}/": f"2025-02-{n + 1:02d}T10:00:00Z" for n in range(10)}
+    offline_site.write(urlset(listed))
+    code, found = _check_at(offline_site, NOON, **{"clock-skew": f"{skew}s"})
+    assert code == 1 and [line for line in found if "10 of 20 added URLs have lastmods within" in line], found
+    assert not [line for line in found if line.startswith("lastmod-future")], found
+
+
+def test_a_date_only_lastmod_of_the_run_s_day_is_no_part_of_a_crowd(offline_site: Site) -> None:
+    """Half an hour after midnight, four pages say today's date (days, honest: too few for the
+    day mark) beside eight precise dates five minutes after midnight: eight crowd, fewer than
+    the ten the mark needs (half of twenty), not twelve."""
+    listed: dict[str, str | None] = {f"/today/{n}/": "2030-06-01" for n in range(4)}
+    listed |= {f"/c/{n}/": f"2030-06-01T00:05:0{n + 2}Z" for n in range(8)}
+    listed |= {f"/old/{n}/": f"2025-02-{n + 1:02d}T10:00:00Z" for n in range(8)}
+    offline_site.write(urlset(listed))
+    assert _check_at(offline_site, dt.datetime(2030, 6, 1, 0, 30, tzinfo=dt.UTC)) == (0, [])
+    del listed["/old/6/"], listed["/old/7/"]
+    listed |= {"/c/8/": "2030-06-01T00:05:10Z", "/c/9/": "2030-06-01T00:05:11Z"}  # ten precise of twenty: a crowd
+    offline_site.write(urlset(listed))
+    code, found = _check_at(offline_site, dt.datetime(2030, 6, 1, 0, 30, tzinfo=dt.UTC))
+    assert code == 1 and [line for line in found if "10 of 20 added URLs have lastmods within 9 s" in line], found
+
+
 @pytest.mark.parametrize(("last_after", "crowd"), [(600, True), (601, False)])
 def test_the_window_counts_dates_exactly_ten_minutes_apart(offline_site: Site, last_after: int, crowd: bool) -> None:
     """Eleven dates from a build spread over exactly ten minutes, among 22 added pages (enough: 11)."""
