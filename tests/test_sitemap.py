@@ -469,3 +469,15 @@ def test_an_index_part_loc_must_be_an_absolute_url(offline_site: Site, loc: str,
     offline_site.write(index({loc: None}))
     findings = read_sitemap(str(offline_site.sitemap)).findings
     assert [(finding.rule, finding.url) for finding in findings] == ([("url-invalid", loc)] if invalid else [])
+
+
+def test_a_sitemap_url_that_streams_without_end_is_refused_at_the_limit(fake: FakeIndexNow, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that answers the sitemap's URL with an endless body: the download stops just past
+    the limit, and the user is told the file is too big (not, a timeout later, that the fetch failed)."""
+    import notifier.sitemap.source
+    from tests.fakeindexnow import flood
+
+    monkeypatch.setattr(notifier.sitemap.source, "MAX_FILE_BYTES", 256 * 1024)
+    fake.get_faults["/big.xml"] = flood(1 << 30)
+    with pytest.raises(InputError, match=r"big\.xml: over 262144 bytes; split it into an index with parts"):
+        read_sitemap(f"{fake.url}/big.xml", ReadOptions(request_timeout=10))
