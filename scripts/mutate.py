@@ -106,6 +106,7 @@ _FLIPS: dict[type, type] = {
     ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
     ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is,
 }  # fmt: skip
+SLOW_TEST = 0.5  # seconds: such tests run after the quick ones that are as likely to kill
 _SWAPPED_CALLS = {"min": "max", "max": "min", "any": "all", "all": "any"}
 
 
@@ -356,8 +357,10 @@ class TestOrder:
 
     Tests that killed a mutant of the same function earlier in the run come first, then the
     module's own test files (tests/test_dates*.py for dates.py, and those that import it), then those that killed a mutant
-    of the same module, then the most focused (those running the fewest lines of the module: a
-    unit test before an end-to-end run), then the fastest. At most ``cap`` run: a mutant that
+    of the same module, then the quick ones (a test that starts the program in another process
+    is slow, runs few of the module's lines in the test's own process, and so looks focused,
+    but a mutant in memory never reaches that process), then the most focused (those running
+    the fewest lines of the module: a unit test before an end-to-end run), then the fastest. At most ``cap`` run: a mutant that
     outlives that many of the tests most likely to notice it is reported as a survivor, so the
     cap can only add survivors, never hide one."""
 
@@ -397,9 +400,20 @@ class TestOrder:
             named = Path(file).stem.removeprefix("test_")
             return any(named.startswith(name) for name in names) or file in importers
 
+        def slow(test: str) -> bool:  # most often a test that runs the program in another process, which a mutant in memory
+            return self.durations.get(test, 0.0) > SLOW_TEST  # never reaches: it runs few of the module's lines here, and looks focused
+
         ordered = sorted(
             chosen,
-            key=lambda test: (test not in here, not mine(test), test not in module, breadth[test], self.durations.get(test, 0.0), test),
+            key=lambda test: (
+                test not in here,
+                not mine(test),
+                test not in module,
+                slow(test),
+                breadth[test],
+                self.durations.get(test, 0.0),
+                test,
+            ),
         )
         cap = self.cap if mutant.in_function else 3 * self.cap  # made at import: used by more tests, and few
         return ordered[:cap], ordered[cap:]
