@@ -97,6 +97,8 @@ def damaged_json(site: Site, edit: str) -> None:
         "document['backoff'] = []",
         "document['backoff'] = {'https://e/': 'soon'}",
         "document['backoff'] = {'https://e/': 1700000000}",
+        "del document['parts'][0]['urls'][BASE + '/p/1/']",  # fewer records than "count" says
+        "document['parts'][0]['count'] += 1; document['parts'][0]['missing'] = 0",  # more URLs than the index has hashes
     ],
 )
 def test_a_state_file_off_its_documented_structure_is_exit_2_and_left_untouched(site: Site, edit: str) -> None:
@@ -142,7 +144,25 @@ def test_a_damaged_record_in_an_unread_part_stops_the_run_before_its_first_reque
     assert len(site.fake.posts) == posts and site.state_bytes() == before
 
 
+def test_a_part_of_the_written_layout_with_fewer_records_than_its_count_is_exit_2(site: Site) -> None:
+    """The state as a run writes it (each part's records read only when needed): a record cut
+    out by hand is found when the part is read again, before anything is sent."""
+    assert site.fake is not None
+    recorded(site)
+    data = site.state.read_bytes()
+    loc = f'"{BASE}/p/1/":['.encode()
+    start = data.index(loc)
+    site.state.write_bytes(data[:start] + data[data.index(b"],", start) + 2 :])
+    before = site.state_bytes()
+    change_first_page(site)
+    for result in (site.check(), site.run()):
+        assert result.code == 2 and 'holds 2 URL records where its "count" says 3' in result.err, result
+    assert site.state_bytes() == before and site.fake.posts == []
+
+
 SQLITE_DAMAGE = [
+    "UPDATE parts SET urls = '{}'",
+    "UPDATE parts SET count = count + 1, missing = 0",
     "UPDATE parts SET origins = 'not json'",
     "UPDATE parts SET count = 'many'",
     "UPDATE parts SET fingerprints = x'0102'",

@@ -88,7 +88,17 @@ def check_part_meta(meta: object, name: str, *, full: bool = True) -> PartMeta:
         raise damaged(name, f'{where}: "count" and "missing" must be whole numbers, missing at most count')
     if type(origins) is not list or not all(type(each) is str for each in origins):
         raise damaged(name, f'{where}: "origins" must be a list of strings')
-    return PartMeta(part_name, digest, count, missing, origins, check_index(meta.get("index"), name, where))
+    index = check_index(meta.get("index"), name, where)
+    if len(index) < 8 * count:  # a hash for every URL its file lists, and it holds the records of some of those
+        raise damaged(name, f'{where}: "index" holds the hashes of {len(index) // 8} URLs, fewer than the {count} of "count"')
+    return PartMeta(part_name, digest, count, missing, origins, index)
+
+
+def check_count(urls: dict[str, Any], count: int, name: str, part: str) -> None:
+    """The records decoded must be as many as the part's "count" said (the totals and the
+    rules of an unread file trust that count)."""
+    if len(urls) != count:
+        raise damaged(name, f'part {part or "(unnamed)"} holds {len(urls)} URL records where its "count" says {count}')
 
 
 def check_index(index: object, name: str, where: str) -> bytes:

@@ -16,7 +16,16 @@ from typing import Any, cast, overload
 import orjson
 
 from notifier.errors import StateError
-from notifier.store.checks import check_backoff, check_header, check_part_meta, check_pending_group, check_records, check_run, damaged
+from notifier.store.checks import (
+    check_backoff,
+    check_count,
+    check_header,
+    check_part_meta,
+    check_pending_group,
+    check_records,
+    check_run,
+    damaged,
+)
 from notifier.store.durable import DeliveryNotRecorded, StateStore, follow_link, fsync_folder, write_atomic
 from notifier.store.ledger import LedgerEntry, is_entry
 from notifier.store.migrate import FORMAT_VERSION, check_version, parts_from_v1, v1_pending_groups
@@ -84,6 +93,7 @@ def _decode_whole(data: bytes, name: str) -> State:
         if "urls" not in part:
             raise damaged(name, f'part {meta.name or "(unnamed)"} has no "urls"')
         urls = check_records(part["urls"], name)
+        check_count(urls, meta.count, name, meta.name)
         state.parts.append(RecordedPart(meta.name, meta.digest, urls, origins=meta.origins, url_hash_index=meta.url_hash_index))
     return state
 

@@ -18,7 +18,7 @@ from typing import Any, TypedDict
 
 import orjson
 
-from notifier.store.checks import check_records, damaged
+from notifier.store.checks import check_count, check_records, damaged
 from notifier.store.records import Record, lastmod_of, stamp_submitted
 from notifier.urlhash import hash_index, loc_hash
 from notifier.urls import origins_of
@@ -164,7 +164,9 @@ class RecordedPart(Part):
     def urls(self) -> dict[str, Record]:
         """Its records, decoded (and checked) on first use; changes to them need ``touch``."""
         if self._urls is None:
-            self._urls = _decode_records(self._bytes() or b"{}", self._source)
+            urls = _decode_records(self._bytes() or b"{}", self._source)
+            check_count(urls, self.count, self._source, self.name)
+            self._urls = urls
         return self._urls
 
     def unload(self) -> None:
