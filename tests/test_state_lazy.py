@@ -112,3 +112,33 @@ def test_a_save_copies_the_untouched_parts_without_keeping_them(tmp_path: Path) 
         store.save(state)
         assert all(isinstance(part, RecordedPart) and part._raw is None and not part.decoded for part in state.parts)
     assert records(decode_state(path.read_bytes(), "after")) == records(three_parts())
+
+
+def test_of_a_part_line_only_its_fields_are_read_when_the_state_loads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A part's line is mostly its records (a 50,000-URL part: megabytes): loading reads its
+    fields, a little at a time, and leaves the records for when they are needed."""
+    data = encode_state(three_parts())
+    reads: list[int] = []
+
+    def read(offset: int, length: int) -> bytes:
+        reads.append(length)
+        return data[offset : offset + length]
+
+    monkeypatch.setattr(jsonfile, "_HEAD", 200)
+    state = jsonfile._decode_lazily(read, len(data), "state.json")
+    assert state is not None and not any(part.decoded for part in state.parts)
+    shortest_line = min(len(line) for line in data.split(b"\n")[1:-2])
+    assert max(length for length in reads if length != jsonfile._SCAN_CHUNK) < shortest_line / 2, (reads, shortest_line)
+
+
+def test_a_state_with_an_empty_part_is_still_read_lazily(tmp_path: Path) -> None:
+    """An empty urlset's part (no URLs, an empty index) among the others: the file keeps its
+    lazy reading, not parsed whole (a ten-million-URL state would be held at once)."""
+    state = three_parts()
+    state.parts.insert(1, RecordedPart("sitemaps/empty.xml", "f" * 32, {}))
+    path = tmp_path / "state.json"
+    path.write_bytes(encode_state(state))
+    loaded = load_state(path)
+    assert loaded is not None and not any(part.decoded for part in loaded.parts)
+    assert records(loaded) == records(decode_state(path.read_bytes(), "whole"))
+    assert [part.count for part in loaded.parts] == [40, 0, 40, 40]
