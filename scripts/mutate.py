@@ -534,7 +534,10 @@ def _run_all(chosen: list[Mutant], source: Path, jobs: int, cap: int, known: dic
 
     try:
         with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-            yield from pool.map(judge, chosen)
+            # as each is judged, not in order: a survivor judged by a thousand tests must not hold
+            # back the verdicts after it (a run stopped then would lose them, its log behind)
+            for done in concurrent.futures.as_completed([pool.submit(judge, mutant) for mutant in chosen]):
+                yield done.result()
     finally:
         for worker in started:
             worker.close()
