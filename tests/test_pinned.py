@@ -14,6 +14,7 @@ import pytest
 from notifier.cli import main
 from notifier.history.git import read_history
 from notifier.history.source_files import SourceFinder
+from notifier.report import Report
 from tests.conftest import BASE, HOST, KEY, NS, Site, index, pages, recorded_pending, urlset
 from tests.fakeindexnow import status
 from tests.test_history import Repo
@@ -330,15 +331,20 @@ def test_a_crowd_of_dates_just_after_now_is_a_crowd(offline_site: Site) -> None:
     assert "lastmod-future" not in result.out
 
 
-def _check_at(site: Site, when: dt.datetime, **options: object) -> tuple[int, list[str]]:
-    """``check`` through the library at the wall-clock time ``when``: the exit code and the findings."""
+def _execute_at(site: Site, command: str, when: dt.datetime, options: dict[str, object]) -> Report:
+    """``command`` through the library at the wall-clock time ``when`` (the state's stamps are that time)."""
     from notifier.pipeline.loop import Environment, execute
     from notifier.settings import build_settings
     from tests.faketime import FakeTime
 
     clock = FakeTime(when)
     given: dict[str, object] = {"sitemap": str(site.sitemap), "state": str(site.state), "key": KEY} | options
-    report = execute(build_settings("check", given), Environment(now=clock.now, sleep=clock.sleep, clock=clock.clock))
+    return execute(build_settings(command, given), Environment(now=clock.now, sleep=clock.sleep, clock=clock.clock))
+
+
+def _check_at(site: Site, when: dt.datetime, **options: object) -> tuple[int, list[str]]:
+    """``check`` at ``when``: the exit code and the findings."""
+    report = _execute_at(site, "check", when, options)
     return int(report.exit_code), [f"{found.rule} {found.message}" for found in report.violations]
 
 
@@ -424,17 +430,10 @@ T2 = dt.datetime(2030, 1, 2, 12, 0, 0, tzinfo=dt.UTC)
 
 
 def _run_at(site: Site, when: dt.datetime, **options: object) -> int:
-    """A run through the library at the wall-clock time ``when`` (the state's stamps are that time)."""
-    from notifier.pipeline.loop import Environment, execute
-    from notifier.settings import build_settings
-    from tests.faketime import FakeTime
-
+    """A run at ``when`` against the site's fake endpoint: its exit code."""
     assert site.fake is not None
-    cli: dict[str, object] = {"sitemap": str(site.sitemap), "state": str(site.state), "endpoint": [site.fake.endpoint], "key": KEY}
-    cli |= {"retry-timeout": 0.2, "on-submit-error": "warn"} | options
-    clock = FakeTime(when)
-    report = execute(build_settings("run", cli), Environment(now=clock.now, sleep=clock.sleep, clock=clock.clock))
-    return int(report.exit_code)
+    given: dict[str, object] = {"endpoint": [site.fake.endpoint], "retry-timeout": 0.2, "on-submit-error": "warn"} | options
+    return int(_execute_at(site, "run", when, given).exit_code)
 
 
 def _two_deploys_while_the_endpoint_is_down(site: Site, first: dict[str, str | None], second: dict[str, str | None]) -> None:
