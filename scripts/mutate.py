@@ -400,8 +400,8 @@ class TestOrder:
             named = Path(file).stem.removeprefix("test_")
             return any(named.startswith(name) for name in names) or file in importers
 
-        def slow(test: str) -> bool:  # most often a test that runs the program in another process, which a mutant in memory
-            return self.durations.get(test, 0.0) > SLOW_TEST  # never reaches: it runs few of the module's lines here, and looks focused
+        def slow(test: str) -> bool:  # most often one that starts the program in another process (see above)
+            return self.durations.get(test, 0.0) > SLOW_TEST
 
         ordered = sorted(
             chosen,

@@ -91,19 +91,18 @@ def _patch(module_path: str, index: int) -> bool:
 def _judge(request: dict[str, Any]) -> str:
     child = os.fork()
     if child == 0:
+        report = os.fdopen(os.dup(2), "w")  # the harness's own errors, where mutate.py's stderr goes
         try:
             if not _patch(request["module"], request["index"]):
                 os._exit(99)
             signal.alarm(int(request["timeout"]) + 1)
-            report = os.fdopen(os.dup(2), "w")  # the harness's own errors, where mutate.py's stderr goes
             null = os.open(os.devnull, os.O_WRONLY)
             os.dup2(null, 1)
             os.dup2(null, 2)
             code = pytest.main(["-x", "-q", "-p", "no:cacheprovider", "-o", "addopts=", "--assert=plain", *request["tests"]])
             os._exit(int(code))
         except BaseException:  # the harness, not the mutant: say so, never count it as a kill
-            where = locals().get("report") or sys.__stderr__
-            print(f"mutate_worker: {request['module']} #{request['index']}:\n{traceback.format_exc()}", file=where, flush=True)
+            print(f"mutate_worker: {request['module']} #{request['index']}:\n{traceback.format_exc()}", file=report, flush=True)
             os._exit(98)
     _, status = os.waitpid(child, 0)
     if os.WIFSIGNALED(status):
