@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import jsonschema
@@ -25,6 +28,7 @@ from notifier.store import (
     encode_state,
     new_record,
 )
+from notifier.store.durable import write_chunks
 from tests.conftest import Site, pages, urlset
 from tests.schema import SCHEMA, assert_valid_state
 
@@ -63,6 +67,79 @@ def test_a_failed_write_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.M
         with pytest.raises(StateError) as caught:
             store.save(State.from_urls({"http://a.org/": new_record(lastmod=None)}))
     assert str(caught.value) == f"{path}: cannot write the state file (No space left on device); the file on disk was left as it was"
+    assert path.read_bytes() == before
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+class _FillingFile(io.BytesIO):
+    """A file whose device fills after ``room`` bytes: the write that crosses it fails."""
+
+    def __init__(self, room: int) -> None:
+        super().__init__()
+        self.room = room
+
+    def write(self, data: bytes | memoryview) -> int:  # type: ignore[override]
+        if self.tell() + len(data) > self.room:
+            raise OSError(28, "No space left on device")
+        return super().write(data)
+
+
+def test_chunks_are_written_in_order_and_whole() -> None:
+    chunks = [str(n).encode() * (n % 7 + 1) for n in range(500)]
+    handle = io.BytesIO()
+    write_chunks(handle, iter(chunks))
+    assert handle.getvalue() == b"".join(chunks)
+
+
+def test_a_write_that_fails_midway_stops_the_encoding_and_is_raised() -> None:
+    encoded: list[int] = []
+
+    def chunks() -> Iterator[bytes]:
+        for n in range(1000):
+            encoded.append(n)
+            yield b"x" * 100
+
+    handle = _FillingFile(room=1000)
+    with pytest.raises(OSError, match="No space left"):
+        write_chunks(handle, chunks())
+    assert handle.getvalue() == b"x" * 1000  # nothing after the failed write
+    assert len(encoded) < 100  # the encoding stopped soon after, not at the end
+    assert not [each for each in threading.enumerate() if each.name == "notify-changes-writer"]
+
+
+def test_an_encoding_that_fails_midway_is_raised_after_the_writes_begun() -> None:
+    def chunks() -> Iterator[bytes]:
+        yield b"a" * 10
+        yield b"b" * 10
+        raise StateError("s.json: damaged")
+
+    handle = io.BytesIO()
+    with pytest.raises(StateError, match="damaged"):
+        write_chunks(handle, chunks())
+    assert handle.getvalue() == b"a" * 10 + b"b" * 10
+    assert not [each for each in threading.enumerate() if each.name == "notify-changes-writer"]
+
+
+def test_a_disk_that_fills_while_the_state_is_written_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "s.json"
+    urls = {f"http://a.org/{n}": new_record(lastmod="2024-01-01") for n in range(3)}
+    with JsonStore(path) as store:
+        store.save(State.from_urls(urls))
+        before = path.read_bytes()
+        real_fdopen = os.fdopen
+
+        class Filling(io.BufferedWriter):
+            written = 0
+
+            def write(self, data: bytes | memoryview) -> int:  # type: ignore[override]
+                Filling.written += len(data)
+                if Filling.written > 40:  # the header went, the part's line does not
+                    raise OSError(28, "No space left on device")
+                return super().write(data)
+
+        monkeypatch.setattr(os, "fdopen", lambda fd, mode: Filling(real_fdopen(fd, mode, buffering=0)))
+        with pytest.raises(StateError, match="No space left on device"):
+            store.save(State.from_urls({**urls, "http://a.org/new": new_record(lastmod=None)}))
     assert path.read_bytes() == before
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 

@@ -11,11 +11,13 @@ import contextlib
 import errno
 import fcntl
 import os
+import queue
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 from notifier.errors import ExitCode, LockTimeout, StateError
 from notifier.store.model import State
@@ -184,8 +186,7 @@ def write_atomic(
     try:
         os.fchmod(fd, _mode_for(path))  # mkstemp makes it 0600: a state shared by a deploy user and a CI account keeps its mode
         with os.fdopen(fd, "wb") as handle:
-            for chunk in chunks:
-                handle.write(chunk)
+            write_chunks(handle, chunks)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp_name, path)
@@ -196,6 +197,39 @@ def write_atomic(
             raise failed(path, error.strerror or str(error), begun=True) from None
         raise
     fsync_folder(folder)
+
+
+_AHEAD = 8  # chunks encoded ahead of the write: a few megabytes each at most
+
+
+def write_chunks(handle: IO[bytes], chunks: Iterable[bytes | memoryview]) -> None:
+    """Write ``chunks`` in order, the writing done by a thread of its own: the kernel copies
+    one chunk while this thread encodes the next (a write lets go of the GIL), so a large
+    state's save takes about as long as its encoding, not the sum of both. An error on
+    either side stops both and is raised here, after every write begun has ended."""
+    handoff: queue.Queue[bytes | memoryview | None] = queue.Queue(maxsize=_AHEAD)
+    failed: list[BaseException] = []
+
+    def drain() -> None:
+        while (chunk := handoff.get()) is not None:
+            if not failed:
+                try:
+                    handle.write(chunk)
+                except BaseException as error:  # reported by the thread that called
+                    failed.append(error)
+
+    writer = threading.Thread(target=drain, name="notify-changes-writer", daemon=True)
+    writer.start()
+    try:
+        for chunk in chunks:
+            if failed:
+                break
+            handoff.put(chunk)
+    finally:
+        handoff.put(None)
+        writer.join()
+    if failed:
+        raise failed[0]
 
 
 def _mode_for(path: Path) -> int:

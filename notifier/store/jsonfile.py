@@ -26,7 +26,7 @@ from notifier.store.checks import (
     check_run,
     damaged,
 )
-from notifier.store.durable import DeliveryNotRecorded, StateStore, follow_link, fsync_folder, write_atomic
+from notifier.store.durable import DeliveryNotRecorded, StateStore, follow_link, fsync_folder, write_atomic, write_chunks
 from notifier.store.ledger import LedgerEntry, is_entry
 from notifier.store.migrate import FORMAT_VERSION, check_version, parts_from_v1, v1_pending_groups
 from notifier.store.model import MAX_RUNS_KEPT, NewPart, Part, PendingItem, RecordedPart, RunRecord, State, apply_delivery, grouped_pending
@@ -285,12 +285,11 @@ class JsonStore(StateStore):
         """Append one line a batch to ``STATE.ledger``; past twice ``keep`` lines, rewrite it
         (atomically) with the newest ``keep``: a few hundred bytes a batch, bounded."""
         path = ledger_path(self.path)
-        lines = [orjson.dumps(each) + b"\n" for each in entries]
         with open(path, "ab") as handle:
-            handle.writelines(lines)
+            write_chunks(handle, (orjson.dumps(each, option=orjson.OPT_APPEND_NEWLINE) for each in entries))
             handle.flush()
             os.fsync(handle.fileno())
-        if path.read_bytes().count(b"\n") > 2 * keep:  # counted, not parsed: a trim is rare, a run is not
+        if _line_count(path) > 2 * keep:  # counted, not parsed: a trim is rare, a run is not
             kept = read_json_ledger(self.path)
             write_atomic(path, (orjson.dumps(each) + b"\n" for each in kept[-keep:]), self._tmp_prefix())
 
@@ -317,6 +316,16 @@ class JsonStore(StateStore):
 
 def ledger_path(path: Path) -> Path:
     return path.with_name(path.name + ".ledger")
+
+
+def _line_count(path: Path) -> int:
+    """The lines of a file, a megabyte at a time (a ledger of big batches is hundreds of
+    megabytes: never held whole to be counted)."""
+    count, buffer = 0, bytearray(1 << 20)
+    with open(path, "rb", buffering=0) as handle:
+        while size := handle.readinto(buffer):
+            count += buffer.count(b"\n", 0, size)
+    return count
 
 
 def read_json_ledger(path: Path) -> list[LedgerEntry]:
