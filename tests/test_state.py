@@ -126,8 +126,6 @@ def test_a_disk_that_fills_while_the_state_is_written_keeps_the_old_file(tmp_pat
     with JsonStore(path) as store:
         store.save(State.from_urls(urls))
         before = path.read_bytes()
-        real_fdopen = os.fdopen
-
         class Filling(io.BufferedWriter):
             written = 0
 
@@ -137,7 +135,7 @@ def test_a_disk_that_fills_while_the_state_is_written_keeps_the_old_file(tmp_pat
                     raise OSError(28, "No space left on device")
                 return super().write(data)
 
-        monkeypatch.setattr(os, "fdopen", lambda fd, mode: Filling(real_fdopen(fd, mode, buffering=0)))
+        monkeypatch.setattr(os, "fdopen", lambda fd, mode: Filling(io.FileIO(fd, mode)))
         with pytest.raises(StateError, match="No space left on device"):
             store.save(State.from_urls({**urls, "http://a.org/new": new_record(lastmod=None)}))
     assert path.read_bytes() == before
