@@ -36,7 +36,10 @@ def join_url(base: str, target: str) -> str | None:
 # nothing to escape: nearly every loc of a real sitemap. One regex tells it and its parts
 # apart, a few times faster than urlsplit.
 _PORT = r"(?::(?:6553[0-5]|655[0-2]\d|65[0-4]\d\d|6[0-4]\d{3}|[1-5]\d{4}|[1-9]\d{0,3}))?"
-PLAIN_URL = re.compile(r"(https?)://([A-Za-z0-9.-]+" + _PORT + r")(/[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]*)?", re.ASCII)
+_PATH_CHARS = r"A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;="
+PLAIN_URL = re.compile(r"(https?)://([A-Za-z0-9.-]+" + _PORT + r")(/[" + _PATH_CHARS + r"]*)?", re.ASCII)
+# the same characters as bytes, for bytes.translate (a host's characters are among them)
+_PATH_BYTES = bytes(code for code in range(128) if re.fullmatch(f"[{_PATH_CHARS}]", chr(code)))
 
 
 class Where(NamedTuple):
@@ -131,6 +134,9 @@ def host_of(url: str) -> str:
 
 def origins_of(urls: Iterable[str]) -> list[str]:
     """The origins of absolute URLs, in order of first appearance (a site has few)."""
+    one = _one_origin(urls)
+    if one is not None:
+        return [one]
     found = dict.fromkeys(map(origin, urls))
     return [each for each in found if "://" in each]
 
@@ -141,8 +147,25 @@ MAX_URL_LENGTH = 2048
 def irregular(urls: Iterable[str]) -> list[str]:
     """The URLs that are not plain (``PLAIN_URL``, at most MAX_URL_LENGTH characters): the
     only ones the URL rules must look at one by one (see rules._urls)."""
+    if _all_plain(urls):
+        return []
     match = PLAIN_URL.fullmatch
     return [url for url in urls if len(url) > MAX_URL_LENGTH or match(url) is None]
+
+
+def _all_plain(urls: Iterable[str]) -> bool:
+    """Whether every URL is plain, told at C speed for nearly every sitemap's list: one plain
+    origin begins them all, and after it they hold only a plain path's characters (False:
+    look at them one by one)."""
+    one = _one_origin(urls)
+    if one is None or PLAIN_URL.fullmatch(one) is None:
+        return False
+    assert isinstance(urls, list)  # _one_origin takes lists only
+    joined = "\n".join(urls)
+    if not joined.isascii() or max(map(len, urls)) > MAX_URL_LENGTH:
+        return False
+    # what is left once every plain character is gone: the newlines between the URLs, or more
+    return len(joined.encode("ascii").translate(None, _PATH_BYTES)) == len(urls) - 1
 
 
 _NEVER_SENDABLE = re.compile(r"[\x00-\x20\x7f-\x9f]")

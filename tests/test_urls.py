@@ -38,6 +38,32 @@ def test_grouping_by_origin_puts_each_url_under_its_own_origin(urls: list[str]) 
     assert origins_in(urls) == set(groups) == {origin(url) for url in urls}
 
 
+PATHS = st.lists(
+    st.sampled_from(["/", "a", "Z9", "-._~", ":@!$&'()*+,;=", "?q=1", "#f", "[x]", "%20", " ", "\n", "é", '"', "<", "^"]), max_size=6
+)
+
+
+@given(
+    st.sampled_from(["http://a.org", "https://A.b-c.org:8443", "http://a.org:99999", "http://a_b.org", "ftp://a.org"]),
+    st.lists(PATHS.map("".join), max_size=8),
+    st.booleans(),
+)
+@example("http://a.org", ["/x", "/y?z#w"], False)  # all plain: the C-speed path
+@example("http://a.org", ["/x", "/y z"], False)  # one character outside a path's
+@example("http://a.org", ["/x", "/y\nhttp://a.org/z"], False)  # a newline inside a URL
+@example("http://a.org", ["/x", "/" + "y" * 2048], False)  # one over the length a URL may have
+@example("http://a.org", ["/x", "/é"], False)
+@example("http://a.org", ["/x"], True)  # a second origin
+def test_the_irregular_urls_and_the_origins_of_a_list_are_found_as_one_by_one(start: str, paths: list[str], other: bool) -> None:
+    """One origin begins a sitemap's URLs: they are then told plain or not, and their origins
+    found, at C speed, with the answer the careful look at each URL gives."""
+    from notifier.urls import MAX_URL_LENGTH, PLAIN_URL, irregular, origins_of
+
+    urls = [start + path for path in paths] + ["http://other.org/" if other else start + "/"]
+    assert irregular(urls) == [url for url in urls if len(url) > MAX_URL_LENGTH or PLAIN_URL.fullmatch(url) is None]
+    assert origins_of(urls) == [each for each in dict.fromkeys(map(origin, urls)) if "://" in each]
+
+
 @pytest.mark.parametrize(
     ("url", "plain"),
     [
