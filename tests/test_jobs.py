@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from tests.conftest import Site, index, pages, program_python, urlset
+from tests.conftest import BASE, Site, index, pages, program_python, urlset
 
 
 def _big_site(site: Site) -> None:
@@ -38,12 +38,12 @@ print(json.dumps({"code": int(code), "started": started}), file=sys.stderr)
 """
 
 
-def _report(site: Site, jobs: str) -> tuple[dict[str, object], list[int]]:
+def _report(site: Site, jobs: str, code: int = 0) -> tuple[dict[str, object], list[int]]:
     """A check in a fresh process (one thread, as a run from the command line has), and the pools it forked."""
     argv = ["check", str(site.sitemap), "--state", str(site.state), "--site-dir", str(site.public), "--format", "json", "--jobs", jobs]
     done = subprocess.run([program_python(), "-c", _COUNTED, *argv], capture_output=True, text=True, check=False, cwd=site.root)
     counted = json.loads(done.stderr.strip().splitlines()[-1])
-    assert counted["code"] == 0, done.stderr
+    assert counted["code"] == code, done.stderr
     return json.loads(done.stdout), counted["started"]
 
 
@@ -105,3 +105,22 @@ def test_jobs_in_a_threaded_program_is_one_process_and_says_so(offline_site: Sit
         other.join()
     assert any(note.startswith("--jobs 2: this process runs other threads") for note in asked.notes), asked.notes
     assert not any("--jobs" in note for note in default.notes)
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores to start workers")
+def test_an_index_of_xml_and_text_parts_reads_the_same_on_workers(offline_site: Site) -> None:
+    """A worker numbers a part's files and rows where they sit in the whole sitemap: a URL that
+    two parts list is named by each file and line, a text part's lines included."""
+    listed = pages(900, lastmod="2024-05-{day:02d}T10:{minute:02d}:00Z")
+    locs = list(listed)
+    offline_site.write(index({"/part-0.xml": None, "/part-1.txt": None, "/part-2.xml": None}))
+    offline_site.write(urlset({loc: listed[loc] for loc in locs[:300]}), "part-0.xml")
+    text = [BASE + loc for loc in [*locs[300:600], locs[10]]]
+    offline_site.write("\n".join([*text, BASE + "/a page"]) + "\n", "part-1.txt")
+    offline_site.write(urlset({loc: listed[loc] for loc in [*locs[600:], locs[400]]}), "part-2.xml")
+    several, started = _report(offline_site, "2", code=1)  # the URL with a space fails it
+    assert started and all(count == 2 for count in started)
+    one, _ = _report(offline_site, "1", code=1)
+    assert one == several
+    messages = " ".join(violation["message"] for violation in one["violations"])  # type: ignore[attr-defined]
+    assert "part-1.txt line 301" in messages and "part-2.xml line 1203" in messages, messages

@@ -126,6 +126,7 @@ def test_a_disk_that_fills_while_the_state_is_written_keeps_the_old_file(tmp_pat
     with JsonStore(path) as store:
         store.save(State.from_urls(urls))
         before = path.read_bytes()
+
         class Filling(io.BufferedWriter):
             written = 0
 

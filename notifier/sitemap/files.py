@@ -5,6 +5,7 @@ line), and the findings the rules judge; and what is worked out of a file where 
 from __future__ import annotations
 
 import array
+import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,7 @@ Row = tuple[str, str | None, int, int]  # an Entry as a plain tuple: (loc, lastm
 
 
 make_entry = tuple.__new__  # Entry(...) without the Python-level constructor: once per URL
+_LOC, _LASTMOD = operator.itemgetter(0), operator.itemgetter(1)  # of an Entry or a Row
 
 
 class Finding(NamedTuple):
@@ -90,6 +92,11 @@ class Sitemap:
     # when set, each urlset or text file's entries go here as soon as it is read, in
     # document order, instead of into ``entries``; None stands for a file not read
     sink: Callable[[SitemapFile, Sequence[Row] | None], None] | None = field(default=None, repr=False)
+    # a worker's read of one part: its entries are plain Rows (they cross the process
+    # boundary several times faster than Entry), its files numbered from ``first_file``
+    # (their place in the whole sitemap), so they need no rebuilding on either side
+    plain: bool = False
+    first_file: int = 0
 
 
 class IndexPart(NamedTuple):
@@ -115,10 +122,10 @@ class ReadOptions:
 def facts_of(entries: Sequence[Entry], wanted: Wanted = Wanted()) -> FileFacts:
     """Work out what the diff and the rules want to know of a file read: its origins, its
     irregular URLs, and as ``wanted`` says, its URL-hash index and parsed dates."""
-    locs = [entry.loc for entry in entries]
+    locs = list(map(_LOC, entries))
     return FileFacts(
         origins=origins_of(locs),
         irregular=irregular(locs),
         url_hashes=hash_index(locs) if wanted.url_hashes else None,
-        stamps=timestamps([entry.lastmod for entry in entries]) if wanted.stamps else None,
+        stamps=timestamps(list(map(_LASTMOD, entries))) if wanted.stamps else None,
     )

@@ -21,9 +21,9 @@ def parse_text(chunks: Iterator[bytes], location: str, file_no: int, sitemap: Si
     if "\x00" in text:
         line = text[: text.index("\x00")].count("\n") + 1
         raise InputError(f"{location}, line {line}: contains a NUL byte; this is not a text sitemap")
-    info = sitemap.files[file_no]
+    info = sitemap.files[file_no - sitemap.first_file]  # (a worker numbers its files from first_file)
     for number, raw_line in enumerate(text.splitlines(), start=1):
         loc = raw_line.strip(XML_SPACE)
         if loc:
-            sitemap.entries.append(Entry(loc, None, file_no, number))
+            sitemap.entries.append((loc, None, file_no, number) if sitemap.plain else Entry(loc, None, file_no, number))  # type: ignore[arg-type]
             info.url_count += 1

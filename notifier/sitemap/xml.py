@@ -177,8 +177,9 @@ class _XmlFile:
         Runs once per URL: what it needs is held in locals."""
         item_tag, loc_tag, lastmod_tag = self.item_tag, self.loc_tag, self.lastmod_tag
         entries, file_no, info, line, is_index = self.sitemap.entries, self.file_no, self.info, self.last_line, self.is_index
-        is_feed = self.is_feed
-        parent = None
+        is_feed, plain = self.is_feed, self.sitemap.plain
+        last = None  # the last item read: its parent is cut once per chunk, not per URL
+        read = 0
         for event, element in events:
             if not self.root_seen:
                 if event == "start":
@@ -187,7 +188,7 @@ class _XmlFile:
                     is_feed = self.is_feed
                 continue
             if event != "end":
-                line = _line(element)
+                line = element.sourceline or 0  # (inline: once per URL)
                 continue
             if element.tag != item_tag:
                 continue
@@ -214,7 +215,7 @@ class _XmlFile:
                     if others is None:
                         others = []
                     others.append(child)
-            line = _line(element)
+            line = element.sourceline or 0
             if others is not None and lastmod is None:
                 lastmod = _news_date(others)
             if others is not None and loc:
@@ -226,11 +227,15 @@ class _XmlFile:
                 self.sitemap.findings.append(Finding("url-invalid", f"{self.location}:{line}", what))
             elif is_index:
                 self.parts.append(IndexPart(loc, line))
+            elif plain:  # a worker's read: a plain Row (see Sitemap.plain)
+                entries.append((loc, lastmod, file_no, line))  # type: ignore[arg-type]
             else:
                 entries.append(make_entry(Entry, (loc, lastmod, file_no, line)))
-            info.url_count += 1
-            parent = element.getparent()
+            read += 1
+            last = element
+        info.url_count += read
         self.last_line = line
+        parent = last.getparent() if last is not None else None
         if parent is not None:  # memory stays flat: what was read goes, in one cut per chunk fed
             del parent[:-1]  # the last child may be an element still being parsed
 
@@ -358,10 +363,6 @@ def _prolog_ends(data: bytes, location: str) -> bool:
             raise InputError(f"{location}: has a <!DOCTYPE>; sitemaps never need one and it is refused for safety")
         # False when the chunk ends inside what may be a DOCTYPE
         return not (len(head) < 9 and b"<!DOCTYPE".startswith(head))
-
-
-def _line(element: Any) -> int:
-    return int(getattr(element, "sourceline", 0) or 0)
 
 
 def _strip_prolog(chunk: bytes, location: str, sitemap: Sitemap, info: SitemapFile) -> bytes:
