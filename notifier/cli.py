@@ -161,6 +161,7 @@ class _Current:
         given += [args[n + 1] for n, word in enumerate(args[:-1]) if word == "--format"]
         style = given[-1] if given else ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else None)
         self.github = style == "github"  # errors as annotations and in the job summary too
+        self.report: Report | None = None  # the last one, let go only when the process ends (see _launch._leave)
 
 
 _current = _Current()
@@ -273,6 +274,7 @@ def _main(command: str, args: list[str], word: str | None = None) -> int:
 
             env = Environment(progress=progress, step=step, notice=notice_printer(sys.stderr))
             report = execute(settings, env) if settings.site_name is None else execute_sites(runs, env)
+            _current.report = report
         finally:
             if on_a_terminal(sys.stderr, os.environ):
                 write_quietly(sys.stderr, "\r\x1b[K")

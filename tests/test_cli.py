@@ -263,3 +263,32 @@ def test_a_key_pasted_with_its_newline_is_the_same_key(site: Site, monkeypatch: 
     result = site.run(key=False)
     assert result.code == 0, result.err
     assert site.fake is not None and site.fake.posts[-1].json["key"] == KEY
+
+
+_LEAVING = """
+import atexit, sys
+from pathlib import Path
+hooked = Path(sys.argv[1])
+atexit.register(lambda: hooked.write_text("the exit hooks ran"))
+sys.argv = ["notify-changes", *sys.argv[2:]]
+from notifier._launch import main
+main()
+print("never: the process ends in main", file=sys.stderr)
+"""
+
+
+def test_the_program_ends_with_its_exit_code_its_output_and_its_exit_hooks(offline_site: Site, tmp_path: Path) -> None:
+    """The process ends without freeing what the run made (a million URLs' objects), but the
+    report is all out, the code is the run's, and every exit hook ran (connections closed)."""
+    import subprocess
+
+    from tests.conftest import program_python
+
+    offline_site.write(urlset({"/a/": "2030-01-01"}))  # a lastmod in the future: exit 1
+    hooked = tmp_path / "hooked"
+    args = ["check", str(offline_site.sitemap), "--state", str(offline_site.state), "--format", "json"]
+    done = subprocess.run([program_python(), "-c", _LEAVING, str(hooked), *args], capture_output=True, text=True, check=False)
+    assert done.returncode == 1, done.stderr
+    assert json.loads(done.stdout)["exit_code"] == 1  # the whole report, flushed
+    assert hooked.read_text() == "the exit hooks ran"
+    assert "never" not in done.stderr
