@@ -91,6 +91,7 @@ def test_a_save_that_replaces_the_file_leaves_what_a_reader_holds_as_it_was(tmp_
         lambda data: data.replace(b"]}\n", b"]}\n\n"),  # a blank line at the end
         lambda data: data.replace(b'}},\n{"name"', b'}},\n\n{"name"', 1),  # a blank line between parts
         lambda data: data.replace(b'"urls":{', b'"urls": {'),  # another layout of the same JSON
+        lambda data: data.replace(b'=","urls":{', b'=", "urls":{'),  # a space after the index: not the records' mark
     ],
 )
 def test_any_other_layout_of_the_same_json_reads_the_same(tmp_path: Path, edit: object) -> None:

@@ -8,11 +8,12 @@ import os
 import signal
 import sqlite3
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
-from notifier.store import read_state
+from notifier.store import Part, read_state
 from tests.conftest import BASE, KEY, Site, pages, program, recorded_pending, recorded_urls, urlset
 from tests.fakeindexnow import hang, status, wait_until
 
@@ -233,6 +234,54 @@ def test_a_format_1_state_is_read_and_rewritten_as_format_2(any_site: Site) -> N
     assert (urls[f"{BASE}/p/1/"]["last_submitted"], urls[f"{BASE}/p/1/"]["fingerprint"]) == (V1_SUBMITTED, V1_FINGERPRINT)
     state = read_state(any_site.state)
     assert state is not None and [part.name for part in state.parts] == ["sitemap.xml"]
+
+
+# format 1's part numbers: in range, out of range either side, and not a number at all
+V1_NUMBERS: dict[str, object] = {"in-0": 0, "in-1": 1, "past-the-end": 2, "negative": -1, "text": "x", "none": None}
+
+
+def _v1_grouping(parts: Sequence[Part]) -> list[tuple[str, list[str]]]:
+    return [(part.name, sorted(loc.rsplit("/", 1)[-1] for loc in part.urls())) for part in parts]
+
+
+def test_format_1_records_go_back_to_the_part_they_name_and_the_rest_to_an_unnamed_one() -> None:
+    """A record naming a part that exists goes back to it (an unchanged file is then not
+    parsed, its URLs still listed); any other number, or none, to a part with no file
+    behind it, read again at the next deploy: never a crash, never a URL lost."""
+    from notifier.store.migrate import parts_from_v1
+
+    document = {
+        "version": 1,
+        "parts": [{"name": "a.xml", "digest": "0" * 32}, {"name": "b.xml", "digest": "1" * 32}],
+        "urls": {f"{BASE}/{key}": {"lastmod": "2024-05-01", "part": number} for key, number in V1_NUMBERS.items()}
+        | {f"{BASE}/bool": {"lastmod": "2024-05-01", "part": True}},  # JSON's true is no part number
+    }
+    assert _v1_grouping(parts_from_v1(document, "s.json")) == [
+        ("a.xml", ["in-0"]),
+        ("b.xml", ["in-1"]),
+        ("", ["bool", "negative", "none", "past-the-end", "text"]),
+    ]
+
+
+def test_format_1_rows_go_back_to_the_part_they_name_and_the_rest_to_an_unnamed_one(tmp_path: Path) -> None:
+    from notifier.store.migrate import sqlite_parts_from_v1
+
+    connection = sqlite3.connect(tmp_path / "s.sqlite")
+    connection.executescript(
+        """
+        CREATE TABLE parts (id INTEGER PRIMARY KEY, name TEXT NOT NULL, digest TEXT NOT NULL);
+        CREATE TABLE urls (loc TEXT PRIMARY KEY, lastmod TEXT, part INTEGER, fingerprint TEXT, first_seen TEXT, last_submitted TEXT);
+        INSERT INTO parts VALUES (0, 'a.xml', '00000000000000000000000000000000'), (1, 'b.xml', '11111111111111111111111111111111');
+        """
+    )
+    rows = [(f"{BASE}/{key}", "2024-05-01", number) for key, number in V1_NUMBERS.items()]
+    connection.executemany("INSERT INTO urls VALUES (?, ?, ?, NULL, NULL, NULL)", rows)
+    assert _v1_grouping(sqlite_parts_from_v1(connection, "s.sqlite")) == [
+        ("a.xml", ["in-0"]),
+        ("b.xml", ["in-1"]),
+        ("", ["negative", "none", "past-the-end", "text"]),
+    ]
+    connection.close()
 
 
 def test_a_large_pending_set_survives_an_sqlite_save(tmp_path: Path) -> None:

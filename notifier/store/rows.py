@@ -12,7 +12,7 @@ from notifier.store.checks import check_backoff, check_index, check_part_meta, c
 from notifier.store.ledger import LedgerEntry, is_entry
 from notifier.store.model import PendingItem, RecordedPart, RunRecord, State, apply_delivery
 
-PartRow = tuple[Any, Any, Any, Any, Any, Any, Any]  # name, digest, count, missing, origins, URL-hash index, urls (or a Blob)
+PartRow = tuple[Any, Any, Any, Any, Any, Any, "Blob"]  # name, digest, count, missing, origins, URL-hash index, where its urls are
 
 
 @dataclass(frozen=True)
@@ -68,18 +68,12 @@ def state_from_rows(
             },
             name,
         )
-        if isinstance(urls, memoryview):
-            urls = bytes(urls)
-        blob = urls if isinstance(urls, Blob) else None
-        if blob is None and not isinstance(urls, (bytes, str)):
-            raise damaged(name, f"{where}: urls is not JSON text")
         state.parts.append(
             RecordedPart(
                 checked.name,
                 checked.digest,
-                raw=None if blob is not None else urls.encode() if isinstance(urls, str) else urls,
-                fetch=blob.fetch if blob is not None else None,
-                row=blob.row if blob is not None else None,
+                fetch=urls.fetch,  # its records stay in the row until a run needs them (fetch checks them)
+                row=urls.row,
                 count=checked.count,
                 missing=checked.missing,
                 origins=checked.origins,
