@@ -4,6 +4,8 @@ store, bounded by --keep-batches, read by ``notify-changes state history [URL]``
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -67,3 +69,49 @@ def test_history_of_a_url_never_sent_says_so(site: Site, capsys: pytest.CaptureF
     assert main(["state", "history", f"{BASE}/p/0/", "--state", str(site.state)]) == 0
     assert "no batch carried" in capsys.readouterr().out
     assert main(["state", "history", "a", "b", "--state", str(site.state)]) == 2
+
+
+def _entry(n: int, http_status: int | None = 200) -> dict[str, object]:
+    return {
+        "at": f"2024-01-01T00:00:0{n}Z",
+        "endpoint": "http://e/",
+        "host": "a.org",
+        "status": "delivered" if http_status == 200 else "failed",
+        "http_status": http_status,
+        "attempts": 1,
+        "error": "" if http_status == 200 else "connection refused",
+        "urls": [f"http://a.org/{n}"],
+    }
+
+
+def test_a_ledger_line_that_is_not_an_entry_is_passed_over(tmp_path: Path) -> None:
+    """The ledger is a record, nothing decides on it: a damaged line is skipped, never fatal;
+    a batch that met a network error (no HTTP status) is an entry like any other."""
+    from notifier.store.jsonfile import read_json_ledger
+
+    state = tmp_path / "s.json"
+    lines = [
+        _entry(1),
+        _entry(2, http_status=None),  # a network error: no HTTP status
+        [],
+        "a line",
+        {**_entry(3), "endpoint": 5},
+        {**_entry(4), "at": None},
+        {**_entry(5), "attempts": "1"},
+        {**_entry(6), "http_status": "200"},
+        {**_entry(7), "urls": ["http://a.org/7", 7]},
+        {key: value for key, value in _entry(8).items() if key != "urls"},
+    ]
+    (tmp_path / "s.json.ledger").write_text("".join(json.dumps(line) + "\n" for line in lines) + "{torn")
+    assert read_json_ledger(state) == [_entry(1), _entry(2, http_status=None)]
+
+
+def test_the_ledger_file_is_cut_to_the_newest_when_it_passes_twice_the_bound(tmp_path: Path) -> None:
+    from notifier.store import JsonStore, LedgerEntry
+    from notifier.store.jsonfile import read_json_ledger
+
+    with JsonStore(tmp_path / "s.json") as store:
+        store.record_ledger([cast(LedgerEntry, _entry(n)) for n in range(4)], keep=2)
+        assert len(read_json_ledger(store.path)) == 4  # twice the bound: left as it is
+        store.record_ledger([cast(LedgerEntry, _entry(4))], keep=2)
+        assert [entry["urls"] for entry in read_json_ledger(store.path)] == [["http://a.org/3"], ["http://a.org/4"]]

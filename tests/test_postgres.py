@@ -14,7 +14,7 @@ import pytest
 
 from notifier.cli import main
 from notifier.database import DatabaseURL, without_password
-from notifier.store import read_state
+from notifier.store import RunRecord, read_state
 from tests.conftest import BASE, KEY, Site, pages, program, urlset
 from tests.fakeindexnow import FakeIndexNow
 from tests.test_sites import DOCS, _grow, _monorepo
@@ -225,3 +225,117 @@ def test_sites_of_one_config_share_one_database_each_under_its_own_name(
         assert connection.execute("SELECT site, n, urls FROM notify_changes_parts WHERE site = 'blog'").fetchall() == before
     docs = read_state(DatabaseURL(pg_url, site="docs"))
     assert docs is not None and f"{DOCS}/p/3/" in docs.all_urls()
+
+
+# -- the store itself (decisions a deploy relies on, each stated once) ----------------------
+def _runs(count: int) -> list[RunRecord]:
+    return [
+        RunRecord(at=f"2024-01-01T00:{n:02d}:00Z", command="run", added=n, changed=0, removed=0, submitted=0, pending=0, exit_code=0)
+        for n in range(count)
+    ]
+
+
+def test_the_tables_are_made_at_schema_version_1_and_a_newer_site_format_is_refused(pg_url: str) -> None:
+    from notifier.errors import StateError
+    from notifier.store import State
+    from notifier.store.postgres import PostgresStore
+
+    location = DatabaseURL(pg_url, site="shop")
+    with PostgresStore(location) as store:
+        store.save(State.from_urls({f"{BASE}/a/": ["2024-01-01", "2024-01-01T00:00:00Z", None]}))
+    with psycopg.connect(pg_url, autocommit=True) as connection:
+        assert connection.execute("SELECT version FROM notify_changes_schema").fetchall() == [(1,)]  # the documented schema
+        connection.execute("UPDATE notify_changes_meta SET value = '99' WHERE site = 'shop' AND key = 'version'")
+    with pytest.raises(StateError, match="newer"):
+        read_state(location)
+
+
+def test_a_driver_error_is_said_in_its_first_line() -> None:
+    from notifier.store.postgres import _first_line
+
+    assert _first_line(Exception("connection refused\n\tIs the server running on that host?")) == "connection refused"
+    assert _first_line(Exception("one line")) == "one line"
+    assert _first_line(Exception("")) == "Exception"
+
+
+def test_a_reader_sees_one_snapshot_while_a_run_saves(pg_url: str) -> None:
+    """``check`` reads a part's records when it first needs them: a run that saved meanwhile
+    is not mixed in (the reader holds one repeatable-read snapshot)."""
+    from notifier.store import RecordedPart, State
+    from notifier.store.postgres import PostgresStore
+
+    location = DatabaseURL(pg_url, site="shop")
+    old = {f"{BASE}/a/": ["2024-01-01", "2024-01-01T00:00:00Z", None]}
+    with PostgresStore(location) as store:
+        store.save(State(parts=[RecordedPart("sitemap.xml", "0" * 32, dict(old))]))
+    reader = read_state(location)
+    assert reader is not None and not reader.parts[0].decoded  # its records still in the row
+    with PostgresStore(location) as store:
+        store.save(State(parts=[RecordedPart("sitemap.xml", "1" * 32, {f"{BASE}/a/": ["2030-01-01", "2024-01-01T00:00:00Z", None]})]))
+    assert dict(reader.parts[0].urls()) == old
+
+
+def test_a_second_run_waits_for_the_sites_lock_a_twentieth_of_a_second_at_a_time_then_gives_up(pg_url: str) -> None:
+    from notifier.errors import LockTimeout
+    from notifier.store.postgres import PostgresStore
+
+    location = DatabaseURL(pg_url, site="shop")
+    times = iter([0.0, 0.0, 30.0, 60.0, 90.0])  # the deadline is 60 s after the first
+    slept: list[float] = []
+    with PostgresStore(location):
+        waiting = PostgresStore(location, lock_timeout=60.0, clock=lambda: next(times), sleep=slept.append)
+        with pytest.raises(LockTimeout, match="holds its lock after waiting 60 s"):
+            waiting.acquire()
+    assert slept == [0.05, 0.05]  # at 0 and 30 s; at 60 s the wait is over
+    with PostgresStore(location, lock_timeout=0.0):  # the first let go: no wait at all
+        pass
+
+
+def test_a_killed_runs_acknowledged_batches_are_folded_in_and_saved_on_load(pg_url: str) -> None:
+    from notifier.store import PendingItem, State
+    from notifier.store.postgres import PostgresStore
+
+    location = DatabaseURL(pg_url, site="shop")
+    item = PendingItem(reason="added", since="2024-01-01T00:00:00Z")
+    with PostgresStore(location) as store:
+        store.save(State(pending={"http://e/": {f"{BASE}/{n}": item for n in range(3)}}))
+        store.record_delivered(State(), "http://e/", [f"{BASE}/0", f"{BASE}/1"], "2024-01-02T00:00:00Z")  # then the run was killed
+    assert list((read_state(location) or State()).pending["http://e/"]) == [f"{BASE}/2"]  # a reader sees the delivery
+    with PostgresStore(location) as store:
+        loaded = store.load()
+    assert loaded is not None and list(loaded.pending["http://e/"]) == [f"{BASE}/2"]
+    with psycopg.connect(pg_url) as connection:
+        assert connection.execute("SELECT count(*) FROM notify_changes_delivered").fetchone() == (0,)  # folded in, saved
+
+
+def test_a_save_keeps_the_newest_runs_and_drops_waits_that_are_over(pg_url: str) -> None:
+    from notifier.store import MAX_RUNS_KEPT, State
+    from notifier.store.postgres import PostgresStore
+
+    location = DatabaseURL(pg_url, site="shop")
+    with PostgresStore(location) as store:
+        store.save(State(runs=_runs(MAX_RUNS_KEPT + 5), backoff={"http://e/": "2024-01-01T00:00:00Z"}, updated="2024-01-01T00:00:00Z"))
+        store.save(State(updated="2024-01-02T00:00:00Z"))  # a day after the endpoint's wait ended
+    with psycopg.connect(pg_url) as connection:
+        assert connection.execute("SELECT count(*) FROM notify_changes_backoff").fetchone() == (0,)
+    with PostgresStore(location) as store:
+        store.save(State(runs=_runs(MAX_RUNS_KEPT + 5)))
+    state = read_state(location)
+    assert state is not None and [run["added"] for run in state.runs] == list(range(5, MAX_RUNS_KEPT + 5))
+
+
+def test_a_delivered_row_naming_something_else_than_urls_is_damage(pg_url: str) -> None:
+    from notifier.errors import StateError
+    from notifier.store import State
+    from notifier.store.postgres import PostgresStore
+
+    location = DatabaseURL(pg_url, site="shop")
+    with PostgresStore(location) as store:
+        store.save(State())
+    with psycopg.connect(pg_url, autocommit=True) as connection:
+        connection.execute(
+            "INSERT INTO notify_changes_delivered (site, endpoint, at, urls) VALUES ('shop', 'http://e/', '2024-01-01T00:00:00Z', %s)",
+            ('["http://a/", 5]',),
+        )
+    with pytest.raises(StateError, match=r"damaged|malformed|delivered"):
+        read_state(location)

@@ -84,6 +84,51 @@ def test_reordered_parts_are_all_written_again_and_read_back_in_their_new_order(
     assert sqlite_site.check().out.startswith("0 added, 0 changed, 0 removed")
 
 
+def test_reordered_parts_with_a_new_one_among_them_are_all_written_again(sqlite_site: Site) -> None:
+    """Every row moves (the order changed) while a part is new this run: it is written with the others."""
+    parts = big_parts(2)
+    build(sqlite_site, parts)
+    assert sqlite_site.run().code == 0
+    parts.append(pages(3, prefix="/new/"))
+    build(sqlite_site, parts, order=[1, 2, 0])
+    result = sqlite_site.run()
+    assert result.code == 0 and result.out.startswith("3 added, 0 changed, 0 removed"), result.out
+    assert [name for _, name, _ in rows(sqlite_site.state)] == [f"sitemaps/part-{n}.xml" for n in (1, 2, 0)]
+    assert sqlite_site.check().out.startswith("0 added, 0 changed, 0 removed")
+
+
+def test_a_save_keeps_the_newest_runs(tmp_path: Path) -> None:
+    from notifier.store import MAX_RUNS_KEPT, RunRecord, State
+
+    runs = [
+        RunRecord(at=f"2024-01-01T00:{n:02d}:00Z", command="run", added=n, changed=0, removed=0, submitted=0, pending=0, exit_code=0)
+        for n in range(MAX_RUNS_KEPT + 5)
+    ]
+    with SqliteStore(tmp_path / "s.sqlite") as store:
+        store.save(State(runs=runs))
+    state = read_state(tmp_path / "s.sqlite")
+    assert state is not None and [run["added"] for run in state.runs] == list(range(5, MAX_RUNS_KEPT + 5))
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("database is locked", "another program holds the database"),
+        ("database is busy", "another program holds the database"),
+        ("database or disk is full", "the disk is full; free space"),
+        ("attempt to write a readonly database", "is not writable"),
+        ("attempt to write a read-only database", "is not writable"),
+        ("no such table: parts", None),  # anything else: SQLite's own words
+    ],
+)
+def test_what_a_busy_full_or_read_only_database_means_is_said(text: str, says: str | None) -> None:
+    from notifier.store.sqlite import operational
+
+    worded = operational(sqlite3.OperationalError(text))
+    assert worded.startswith(text)
+    assert (says in worded) if says else worded == text
+
+
 def test_after_a_save_that_moved_every_row_the_state_still_reads_and_saves(sqlite_site: Site) -> None:
     build(sqlite_site, big_parts(3))
     assert sqlite_site.run().code == 0

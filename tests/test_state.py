@@ -255,6 +255,100 @@ def test_deliveries_go_to_a_journal_that_the_next_load_folds_in(tmp_path: Path) 
     assert list(decode_state(path.read_bytes(), "s").pending["e"]) == [urls[3]]
 
 
+def _journalled(tmp_path: Path) -> tuple[Path, list[str], State]:
+    from notifier.store import PendingItem
+
+    path = tmp_path / "s.json"
+    urls = [f"http://a.org/{n}" for n in range(3)]
+    state = State.from_urls(
+        {url: new_record(lastmod="2024-01-01") for url in urls},
+        pending={"e": {url: PendingItem(reason="added", since="2024-01-01T00:00:00Z") for url in urls}},
+    )
+    return path, urls, state
+
+
+def test_a_journal_line_of_the_wrong_shape_is_passed_over_and_its_urls_stay_pending(tmp_path: Path) -> None:
+    from notifier.store import journal_path, load_state
+
+    path, urls, state = _journalled(tmp_path)
+    with JsonStore(path) as store:
+        store.save(state)
+    lines = [
+        {"endpoint": 5, "at": "2024-02-01T00:00:00Z", "urls": [urls[0]]},  # not an endpoint
+        {"endpoint": "e", "at": None, "urls": [urls[1]]},  # no time
+        {"endpoint": "e", "at": "2024-02-01T00:00:00Z", "urls": urls[2]},  # not a list
+        {"endpoint": "e", "at": "2024-02-01T00:00:00Z", "urls": [5, urls[2]]},  # the one URL in it is acknowledged
+    ]
+    journal_path(path).write_text("".join(json.dumps(line) + "\n" for line in lines))
+    seen = load_state(path)
+    assert seen is not None and list(seen.pending["e"]) == urls[:2]
+
+
+def test_the_journal_is_written_as_the_state_is_and_a_failure_to_write_it_says_why(tmp_path: Path) -> None:
+    from notifier.store import journal_path
+    from notifier.store.durable import DeliveryNotRecorded
+
+    path, urls, state = _journalled(tmp_path)
+    umask = os.umask(0o022)
+    os.umask(umask)
+    opened = len(os.listdir("/proc/self/fd"))
+    with JsonStore(path) as store:
+        store.save(state)
+        for url in urls:
+            store.record_delivered(state, "e", [url], "2024-02-01T00:00:00Z")
+        assert len(os.listdir("/proc/self/fd")) <= opened + 2  # the lock (and the state's handle): no descriptor per batch
+        assert journal_path(path).stat().st_mode & 0o777 == 0o644 & ~umask
+        journal_path(path).unlink()
+        journal_path(path).mkdir()  # where the journal goes, nothing can be appended
+        with pytest.raises(DeliveryNotRecorded) as caught:
+            store.record_delivered(state, "e", urls[:1], "2024-02-02T00:00:00Z")
+    assert "could not be recorded (Is a directory)" in str(caught.value)
+
+
+def test_a_state_file_that_cannot_be_read_is_one_line_and_its_handle_is_closed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from notifier.store import load_state
+
+    path = tmp_path / "s.json"
+    path.write_bytes(encode_state(State.from_urls({"http://a.org/": new_record(lastmod="2024-01-01")})))
+    opened = len(os.listdir("/proc/self/fd"))
+
+    def failing(fd: int, length: int, offset: int) -> bytes:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(os, "pread", failing)
+    with pytest.raises(StateError, match=r"cannot read the state file \(Input/output error\)"):
+        load_state(path)
+    assert len(os.listdir("/proc/self/fd")) == opened
+
+
+def test_a_rerun_does_not_even_replace_the_state_file(tmp_path: Path) -> None:
+    """Loading a state with no journal beside it writes nothing: the same file, not a copy of it."""
+    path, _, state = _journalled(tmp_path)
+    with JsonStore(path) as store:
+        store.save(state)
+    before = path.stat()
+    with JsonStore(path) as store:
+        assert store.load() is not None
+    after = path.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+
+
+def test_a_parts_count_of_urls_without_a_lastmod_and_its_origins_come_from_its_records() -> None:
+    """What a part says of itself in the state (its "missing" count, its origins) is worked
+    out of its records, also after they changed; an unread file's URLs without a lastmod are
+    found again by that count."""
+    records = {
+        "http://a.org/1": new_record(lastmod=None),
+        "https://b.org/2": new_record(lastmod=None),
+        "http://a.org/3": new_record(lastmod="2024-01-01"),
+    }
+    part = RecordedPart("sitemap.xml", "0" * 32, dict(records))
+    assert (part.count, part.missing, part.origins) == (3, 2, ["http://a.org", "https://b.org"])
+    part.urls()["http://a.org/4"] = new_record(lastmod=None)
+    part.touch()
+    assert (part.count, part.missing, part.meta()["missing"]) == (4, 3, 3)
+
+
 def test_a_large_pending_set_is_written_in_pieces_and_read_back_whole() -> None:
     from notifier.store import PendingItem
 
@@ -266,6 +360,8 @@ def test_a_large_pending_set_is_written_in_pieces_and_read_back_whole() -> None:
     assert json.loads(data)["pending"]["http://f/indexnow"] == [
         {"reason": "added", "since": "2024-02-01T00:00:00Z", "urls": ["http://a.org/0"]}
     ]
+    written = [url for group in json.loads(data)["pending"]["http://e/indexnow"] for url in group["urls"]]
+    assert written == list(items)  # each URL once, in order, across the pieces (a reader of the file counts them)
     again = decode_state(data, "s")
     assert list(again.pending) == ["http://e/indexnow", "http://f/indexnow"]
     assert again.pending["http://e/indexnow"] == items and list(again.pending["http://e/indexnow"]) == list(items)

@@ -23,7 +23,7 @@ from notifier.store.jsonfile import (
     load_state,
     read_json_ledger,
 )
-from notifier.store.ledger import KEEP_BATCHES, LedgerEntry
+from notifier.store.ledger import LedgerEntry
 from notifier.store.migrate import FORMAT_VERSION
 from notifier.store.model import (
     MAX_RUNS_KEPT,
@@ -57,7 +57,6 @@ __all__ = [
     "FINGERPRINT",
     "FIRST_SEEN",
     "FORMAT_VERSION",
-    "KEEP_BATCHES",
     "LASTMOD",
     "LAST_SUBMITTED",
     "MAX_RUNS_KEPT",

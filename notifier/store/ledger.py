@@ -3,16 +3,15 @@ endpoint and host, its URLs, the outcome (HTTP status or the network error), the
 and the first 200 characters of an error's text, keys cut to four characters.
 
 It is kept beside the state and outlives nothing but itself: the newest ``keep-batches``
-entries (default 1,000), the oldest dropped. The JSON store appends one line per batch to
-``STATE.ledger``; SQLite and PostgreSQL keep a table. ``notify-changes state history [URL]``
-reads it.
+entries (default 1,000, in ``options.py``), the oldest dropped. The JSON store appends one
+line per batch to ``STATE.ledger``; SQLite and PostgreSQL keep a table. ``notify-changes
+state history [URL]`` reads it.
 """
 
 from __future__ import annotations
 
 from typing import TypedDict
 
-KEEP_BATCHES = 1000
 ERROR_TEXT = 200  # characters of an error's text kept
 
 
