@@ -203,7 +203,7 @@ class _Walk:
         chunks = itertools.chain([first], chunks)
         if raw.is_text:
             info.kind = "text"
-            _parse_text(chunks, location, file_no, sitemap)
+            _parse_text(chunks, location, file_no, sitemap, info)
         else:
             parts = _parse_xml(chunks, location, file_no, sitemap, info)
             if info.kind == "index":

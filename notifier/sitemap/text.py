@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from notifier.errors import InputError
-from notifier.sitemap.files import Entry, Sitemap
+from notifier.sitemap.files import Entry, Sitemap, SitemapFile
 from notifier.sitemap.xml import BOM, XML_SPACE
 
 
-def parse_text(chunks: Iterator[bytes], location: str, file_no: int, sitemap: Sitemap) -> None:
+def parse_text(chunks: Iterator[bytes], location: str, file_no: int, sitemap: Sitemap, info: SitemapFile) -> None:
     data = b"".join(chunks)  # at most MAX_FILE_BYTES, checked by the source
     if data.startswith(BOM):
         data = data[len(BOM) :]
@@ -21,7 +21,6 @@ def parse_text(chunks: Iterator[bytes], location: str, file_no: int, sitemap: Si
     if "\x00" in text:
         line = text[: text.index("\x00")].count("\n") + 1
         raise InputError(f"{location}, line {line}: contains a NUL byte; this is not a text sitemap")
-    info = sitemap.files[file_no - sitemap.first_file]  # (a worker numbers its files from first_file)
     for number, raw_line in enumerate(text.splitlines(), start=1):
         loc = raw_line.strip(XML_SPACE)
         if loc:

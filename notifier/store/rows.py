@@ -72,7 +72,7 @@ def state_from_rows(
             RecordedPart(
                 checked.name,
                 checked.digest,
-                fetch=urls.fetch,  # its records stay in the row until a run needs them (fetch checks them)
+                fetch=urls.fetch,  # its records stay in the row until a run needs them (checked as they are decoded)
                 row=urls.row,
                 count=checked.count,
                 missing=checked.missing,
