@@ -286,12 +286,12 @@ class JsonStore(StateStore):
         (atomically) with the newest ``keep``: a few hundred bytes a batch, bounded."""
         path = ledger_path(self.path)
         with open(path, "ab") as handle:
-            write_chunks(handle, (orjson.dumps(each, option=orjson.OPT_APPEND_NEWLINE) for each in entries))
+            write_chunks(handle, _ledger_lines(entries))
             handle.flush()
             os.fsync(handle.fileno())
         if _line_count(path) > 2 * keep:  # counted, not parsed: a trim is rare, a run is not
             kept = read_json_ledger(self.path)
-            write_atomic(path, (orjson.dumps(each) + b"\n" for each in kept[-keep:]), self._tmp_prefix())
+            write_atomic(path, _ledger_lines(kept[-keep:]), self._tmp_prefix())
 
     def record_delivered(self, state: State, endpoint: str, urls: Iterable[str], at: str) -> None:
         """An endpoint acknowledged these URLs: they leave its pending set, durably.
@@ -316,6 +316,10 @@ class JsonStore(StateStore):
 
 def ledger_path(path: Path) -> Path:
     return path.with_name(path.name + ".ledger")
+
+
+def _ledger_lines(entries: Iterable[LedgerEntry]) -> Iterator[bytes]:
+    return (orjson.dumps(each, option=orjson.OPT_APPEND_NEWLINE) for each in entries)
 
 
 def _line_count(path: Path) -> int:
