@@ -19,6 +19,7 @@ import pytest
 from hypothesis import settings
 
 from notifier.cli import main
+from notifier.store import RunRecord
 from tests.fakeindexnow import FakeIndexNow
 from tests.postgres import pg_server, pg_url  # noqa: F401  # fixtures: a real PostgreSQL server, a database a test
 
@@ -333,6 +334,14 @@ def recorded_urls(path: Any) -> dict[str, dict[str, object]]:
             fields: dict[str, object] = {name: value for name, value in zip(FIELDS, record, strict=False) if value is not None}
             found.setdefault(loc, fields | {"part": number})
     return found
+
+
+def run_records(count: int) -> list[RunRecord]:
+    """``count`` entries of the state's log of runs, the n-th having added n pages."""
+    return [
+        RunRecord(at=f"2024-01-01T00:{n:02d}:00Z", command="run", added=n, changed=0, removed=0, submitted=0, pending=0, exit_code=0)
+        for n in range(count)
+    ]
 
 
 def recorded_pending(path: Any) -> dict[str, dict[str, dict[str, str]]]:

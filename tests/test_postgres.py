@@ -14,8 +14,8 @@ import pytest
 
 from notifier.cli import main
 from notifier.database import DatabaseURL, without_password
-from notifier.store import RunRecord, read_state
-from tests.conftest import BASE, KEY, Site, pages, program, urlset
+from notifier.store import read_state
+from tests.conftest import BASE, KEY, Site, pages, program, run_records, urlset
 from tests.fakeindexnow import FakeIndexNow
 from tests.test_sites import DOCS, _grow, _monorepo
 
@@ -228,13 +228,6 @@ def test_sites_of_one_config_share_one_database_each_under_its_own_name(
 
 
 # -- the store itself (decisions a deploy relies on, each stated once) ----------------------
-def _runs(count: int) -> list[RunRecord]:
-    return [
-        RunRecord(at=f"2024-01-01T00:{n:02d}:00Z", command="run", added=n, changed=0, removed=0, submitted=0, pending=0, exit_code=0)
-        for n in range(count)
-    ]
-
-
 def test_the_tables_are_made_at_schema_version_1_and_a_newer_site_format_is_refused(pg_url: str) -> None:
     from notifier.errors import StateError
     from notifier.store import State
@@ -314,12 +307,14 @@ def test_a_save_keeps_the_newest_runs_and_drops_waits_that_are_over(pg_url: str)
 
     location = DatabaseURL(pg_url, site="shop")
     with PostgresStore(location) as store:
-        store.save(State(runs=_runs(MAX_RUNS_KEPT + 5), backoff={"http://e/": "2024-01-01T00:00:00Z"}, updated="2024-01-01T00:00:00Z"))
+        store.save(
+            State(runs=run_records(MAX_RUNS_KEPT + 5), backoff={"http://e/": "2024-01-01T00:00:00Z"}, updated="2024-01-01T00:00:00Z")
+        )
         store.save(State(updated="2024-01-02T00:00:00Z"))  # a day after the endpoint's wait ended
     with psycopg.connect(pg_url) as connection:
         assert connection.execute("SELECT count(*) FROM notify_changes_backoff").fetchone() == (0,)
     with PostgresStore(location) as store:
-        store.save(State(runs=_runs(MAX_RUNS_KEPT + 5)))
+        store.save(State(runs=run_records(MAX_RUNS_KEPT + 5)))
     state = read_state(location)
     assert state is not None and [run["added"] for run in state.runs] == list(range(5, MAX_RUNS_KEPT + 5))
 

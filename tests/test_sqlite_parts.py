@@ -12,7 +12,7 @@ import pytest
 from notifier.errors import StateError
 from notifier.store import RecordedPart, read_state
 from notifier.store.sqlite import ROW_SPACING, SqliteStore, _places
-from tests.conftest import Site, index, pages, urlset
+from tests.conftest import Site, index, pages, run_records, urlset
 
 PAGE = 4096
 
@@ -98,14 +98,10 @@ def test_reordered_parts_with_a_new_one_among_them_are_all_written_again(sqlite_
 
 
 def test_a_save_keeps_the_newest_runs(tmp_path: Path) -> None:
-    from notifier.store import MAX_RUNS_KEPT, RunRecord, State
+    from notifier.store import MAX_RUNS_KEPT, State
 
-    runs = [
-        RunRecord(at=f"2024-01-01T00:{n:02d}:00Z", command="run", added=n, changed=0, removed=0, submitted=0, pending=0, exit_code=0)
-        for n in range(MAX_RUNS_KEPT + 5)
-    ]
     with SqliteStore(tmp_path / "s.sqlite") as store:
-        store.save(State(runs=runs))
+        store.save(State(runs=run_records(MAX_RUNS_KEPT + 5)))
     state = read_state(tmp_path / "s.sqlite")
     assert state is not None and [run["added"] for run in state.runs] == list(range(5, MAX_RUNS_KEPT + 5))
 
