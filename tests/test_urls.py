@@ -30,6 +30,7 @@ def test_scheme_and_host_from_the_origin_equal_those_of_the_whole_url(url: str) 
 @example(["HTTP://a.org/x", "http://a.org/y"])
 @example(["http://u@a.org/x", "http://u@a.org/y"])
 @example(["http://a.org/x", "http://a.org/y", "http://a.orgx/"])
+@example(["http://a.org/x", "http://a.orgX/y", "http://a.org.uk/", "http://a.org-b/", "http://a.org?q", "http://a.org#f"])
 def test_grouping_by_origin_puts_each_url_under_its_own_origin(urls: list[str]) -> None:
     groups = by_origin(urls)
     assert sorted(url for group in groups.values() for url in group) == sorted(urls)
@@ -54,6 +55,7 @@ PATHS = st.lists(
 @example("http://a.org", ["/x", "/" + "y" * 2048], False)  # one over the length a URL may have
 @example("http://a.org", ["/x", "/é"], False)
 @example("http://a.org", ["/x"], True)  # a second origin
+@example("http://a.org", ["/x y", "/" + "y" * 2035], False)  # one just at the length a URL may have, looked at one by one
 def test_the_irregular_urls_and_the_origins_of_a_list_are_found_as_one_by_one(start: str, paths: list[str], other: bool) -> None:
     """One origin begins a sitemap's URLs: they are then told plain or not, and their origins
     found, at C speed, with the answer the careful look at each URL gives."""
@@ -83,3 +85,57 @@ def test_a_url_with_a_port_takes_the_fast_path(url: str, plain: bool) -> None:
     if plain:
         split = split_url(url)
         assert locate(url) == (split.scheme, split.netloc.lower(), split.path or "/")  # the same answer, faster
+
+
+def test_a_url_that_is_not_plain_is_split_with_its_path() -> None:
+    """A host or path that needs escaping is split the careful way: its path as written, "/" when it has none."""
+    assert locate("https://bücher.example") == ("https", "bücher.example", "/")
+    assert locate("https://bücher.example/straße?x=1") == ("https", "bücher.example", "/straße")
+    assert locate("http://a.org/a b#top") == ("http", "a.org", "/a b")
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("https://example.com?q=1", "https://example.com"),  # a query right after the host
+        ("https://example.com#top", "https://example.com"),
+        ("https://example.com?q=/x#f", "https://example.com"),
+        ("https://example.com", "https://example.com"),
+        ("http://?q=1", "http://"),  # no host at all: nothing before the query
+        ("/relative/path", "/relative/path"),
+    ],
+)
+def test_the_origin_ends_where_the_path_query_or_fragment_begins(url: str, expected: str) -> None:
+    assert origin(url) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("/plain/~path", "/plain/~path"),  # nothing to respell
+        ("/~a b", "/~a%20b"),  # a tilde is unreserved, a space is escaped
+        ("/a b!", "/a%20b!"),  # "!" is a path character
+        ("/a\x7fb", "/a%7Fb"),  # DEL is a control character
+        ("/caf%c3%a9 %7e", "/caf%C3%A9%20~"),  # escapes upper-cased, an unreserved one decoded
+        ("/%G1", "/%25G1"),  # a "%" without two hex digits is a literal percent sign
+        ("/a%4", "/a%254"),  # ... also at the end of the text
+        ("/a%", "/a%25"),
+        ("/*$", "/%2A%24"),  # never a pattern's wildcard or anchor
+    ],
+)
+def test_octets_spells_a_path_one_way(text: str, expected: str) -> None:
+    from notifier.urls import octets
+
+    assert octets(text) == expected
+
+
+def test_a_url_no_endpoint_accepts_is_named_with_the_reason() -> None:
+    from notifier.urls import MAX_URL_LENGTH, unsendable
+
+    assert unsendable("https://example.com/ok") is None
+    assert unsendable("https://example.com/" + "é" + "a" * (MAX_URL_LENGTH - 21)) is None  # just at the limit, not plain
+    assert unsendable("https://example.com/" + "é" + "a" * (MAX_URL_LENGTH - 20)) == f"it is {MAX_URL_LENGTH + 1} characters long, over 2048"
+    assert unsendable("ftp://example.com/file") == "it is not an absolute http(s) URL"
+    assert unsendable("https:///no-host") == "it is not an absolute http(s) URL"
+    assert unsendable("/relative") == "it is not an absolute http(s) URL"
+    assert unsendable("https://example.com/a\tb") == "it holds a space or a control character"
