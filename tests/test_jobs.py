@@ -124,3 +124,35 @@ def test_an_index_of_xml_and_text_parts_reads_the_same_on_workers(offline_site: 
     assert one == several
     messages = " ".join(violation["message"] for violation in one["violations"])  # type: ignore[attr-defined]
     assert "part-1.txt line 301" in messages and "part-2.xml line 1203" in messages, messages
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores to start workers")
+def test_a_program_reading_an_index_on_workers_gets_the_report_it_gets_reading_here(offline_site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The API in a one-thread program forks workers for an index's parts, as the command line
+    does: what they hand back (each part's rows, their files and lines, its findings) makes the
+    report that reading every part in this process makes."""
+    import notifier
+    from notifier import workers
+
+    listed = pages(900, lastmod="2024-05-{day:02d}T10:{minute:02d}:00Z")
+    locs = list(listed)
+    offline_site.write(index({"/part-0.xml": None, "/part-1.txt": None, "/part-2.xml": None}))
+    offline_site.write(urlset({loc: listed[loc] for loc in locs[:300]}), "part-0.xml")
+    offline_site.write("\n".join([BASE + loc for loc in [*locs[300:600], locs[10]]] + [BASE + "/a page"]) + "\n", "part-1.txt")
+    offline_site.write(urlset({loc: listed[loc] for loc in [*locs[600:], locs[400]]}), "part-2.xml")
+    started: list[int] = []
+    real = workers.fork_pool
+    monkeypatch.setattr(workers, "fork_pool", lambda count: started.append(count) or real(count))
+
+    def report(jobs: int) -> tuple[object, ...]:
+        done = notifier.check(str(offline_site.sitemap), state=str(offline_site.state), jobs=jobs)
+        return done.exit_code, list(done.added), sorted(done.violations), done.unchanged
+
+    several = report(2)
+    assert started == [2]  # the parts were read on workers
+    one = report(1)
+    assert started == [2]  # and here, this time
+    assert several == one
+    assert len(several[1]) == 901 and several[0] == 1  # every URL once; the one with a space fails it
+    messages = " ".join(violation.message for violation in several[2])
+    assert "part-1.txt line 301" in messages and "part-2.xml line 1203" in messages, messages

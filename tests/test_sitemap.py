@@ -30,6 +30,20 @@ def test_urlset_entries_in_order_with_lastmod_as_written(offline_site: Site) -> 
     assert [e.line for e in sitemap.entries] == [3, 7, 10]  # the line of each <url>
 
 
+def test_a_sitemap_of_several_megabytes_reads_every_url_whole_across_its_chunks(offline_site: Site) -> None:
+    """The file is parsed a megabyte at a time: a <url> that a chunk's end cuts in two is read
+    once it is whole, its loc and lastmod not cut, and its line the line it starts on."""
+    listed = {f"/posts/{n}/{'x' * (n % 37)}/": f"2024-05-{1 + n % 28:02d}T10:{n % 60:02d}:00Z" for n in range(40_000)}
+    path = offline_site.write(urlset(listed))
+    assert path.stat().st_size > 3 * 1024 * 1024  # several chunks, so several cut <url>s
+    sitemap = read_sitemap(str(path))
+    assert [(e.loc, e.lastmod) for e in sitemap.entries] == [(BASE + loc, lastmod) for loc, lastmod in listed.items()]
+    lines = [e.line for e in sitemap.entries]
+    assert lines[:16_000] == list(range(3, 3 + 4 * 16_000, 4))  # (libxml2 names line 65,535 as 65,536)
+    assert all(earlier < later for earlier, later in zip(lines, lines[1:]))
+    assert sitemap.findings == []
+
+
 def test_index_parts_are_read_from_the_local_build(offline_site: Site) -> None:
     offline_site.write(urlset(pages(3, prefix="/blog/")), "sitemaps/blog.xml")
     offline_site.write(gzip.compress(urlset(pages(2, prefix="/docs/")).encode()), "sitemaps/docs.xml.gz")
