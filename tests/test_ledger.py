@@ -115,3 +115,15 @@ def test_the_ledger_file_is_cut_to_the_newest_when_it_passes_twice_the_bound(tmp
         assert len(read_json_ledger(store.path)) == 4  # twice the bound: left as it is
         store.record_ledger([cast(LedgerEntry, _entry(4))], keep=2)
         assert [entry["urls"] for entry in read_json_ledger(store.path)] == [["http://a.org/3"], ["http://a.org/4"]]
+
+
+def test_the_ledgers_lines_are_counted_a_megabyte_at_a_time_whatever_falls_on_a_megabytes_edge(tmp_path: Path) -> None:
+    """The count decides when the ledger is trimmed; it is read a megabyte at a time, and a line
+    ending on the first byte of a later megabyte counts like any other."""
+    from notifier.store.jsonfile import _line_count
+
+    path = tmp_path / "state.json.ledger"
+    path.write_bytes(b"a" * (1 << 20) + b"\n" + b"b" * (1 << 20) + b"\nc\n")
+    assert _line_count(path) == 3
+    path.write_bytes(b"")
+    assert _line_count(path) == 0
