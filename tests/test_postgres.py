@@ -334,3 +334,41 @@ def test_a_delivered_row_naming_something_else_than_urls_is_damage(pg_url: str) 
         )
     with pytest.raises(StateError, match=r"damaged|malformed|delivered"):
         read_state(location)
+
+
+def test_runners_starting_at_once_on_a_new_database_make_its_tables_one_at_a_time(pg_url: str) -> None:
+    """Two runners' first runs may meet on an empty database: the one that makes the tables holds
+    a lock the other waits on, so the second never sees them half made (CREATE ... IF NOT EXISTS
+    of one table at once from two sessions can fail on PostgreSQL's catalog)."""
+    import threading
+
+    from notifier.store.postgres import _CREATING, PostgresStore
+
+    location = DatabaseURL(pg_url, site="shop")
+    done = threading.Event()
+    failed: list[BaseException] = []
+
+    def first_run() -> None:
+        try:
+            with PostgresStore(location):
+                pass
+        except BaseException as error:  # reported below, by the test's own thread
+            failed.append(error)
+        finally:
+            done.set()
+
+    waiting_query = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+    with psycopg.connect(pg_url, autocommit=True) as other:  # a runner busy making them
+        other.execute("SELECT pg_advisory_lock(%s)", (_CREATING,))
+        runner = threading.Thread(target=first_run)
+        runner.start()
+        seen_waiting = False
+        while not done.is_set() and not seen_waiting:  # until it waits, or (wrongly) goes on without waiting
+            seen_waiting = other.execute(waiting_query).fetchone() != (0,)
+        tables = other.execute("SELECT count(*) FROM information_schema.tables WHERE table_name LIKE 'notify_changes_%'").fetchone()
+        other.execute("SELECT pg_advisory_unlock(%s)", (_CREATING,))
+    runner.join()
+    assert seen_waiting and tables == (0,), (seen_waiting, tables)  # it waited, and made nothing meanwhile
+    assert failed == []
+    with psycopg.connect(pg_url) as connection:
+        assert connection.execute("SELECT version FROM notify_changes_schema").fetchall() == [(1,)]
