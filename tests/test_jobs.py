@@ -127,7 +127,7 @@ def test_an_index_of_xml_and_text_parts_reads_the_same_on_workers(offline_site: 
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores to start workers")
-def test_a_program_reading_an_index_on_workers_gets_the_report_it_gets_reading_here(offline_site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_api_caller_reading_an_index_on_workers_gets_the_report_read_here(offline_site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
     """The API in a one-thread program forks workers for an index's parts, as the command line
     does: what they hand back (each part's rows, their files and lines, its findings) makes the
     report that reading every part in this process makes."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import itertools
 import os
 from pathlib import Path
 
@@ -40,7 +41,7 @@ def test_a_sitemap_of_several_megabytes_reads_every_url_whole_across_its_chunks(
     assert [(e.loc, e.lastmod) for e in sitemap.entries] == [(BASE + loc, lastmod) for loc, lastmod in listed.items()]
     lines = [e.line for e in sitemap.entries]
     assert lines[:16_000] == list(range(3, 3 + 4 * 16_000, 4))  # (libxml2 names line 65,535 as 65,536)
-    assert all(earlier < later for earlier, later in zip(lines, lines[1:]))
+    assert all(earlier < later for earlier, later in itertools.pairwise(lines))
     assert sitemap.findings == []
 
 

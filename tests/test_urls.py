@@ -134,7 +134,8 @@ def test_a_url_no_endpoint_accepts_is_named_with_the_reason() -> None:
 
     assert unsendable("https://example.com/ok") is None
     assert unsendable("https://example.com/" + "é" + "a" * (MAX_URL_LENGTH - 21)) is None  # just at the limit, not plain
-    assert unsendable("https://example.com/" + "é" + "a" * (MAX_URL_LENGTH - 20)) == f"it is {MAX_URL_LENGTH + 1} characters long, over 2048"
+    too_long = "https://example.com/" + "é" + "a" * (MAX_URL_LENGTH - 20)
+    assert unsendable(too_long) == f"it is {MAX_URL_LENGTH + 1} characters long, over 2048"
     assert unsendable("ftp://example.com/file") == "it is not an absolute http(s) URL"
     assert unsendable("https:///no-host") == "it is not an absolute http(s) URL"
     assert unsendable("/relative") == "it is not an absolute http(s) URL"
