@@ -7,10 +7,12 @@ fastest first, instead of by the whole suite.
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
-import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import coverage
 import pytest
@@ -24,15 +26,26 @@ _DURATIONS: dict[str, float] = {}
 _FAILED: set[str] = set()  # a test that fails without a mutant would "kill" every mutant it runs
 
 
-# A second thread, idle: notifier.workers.usable_cores() then gives 1, so the work a run
-# would hand to worker processes runs here, where coverage sees which test ran it. (The
-# mutants themselves are judged with the worker processes, which fork with the mutant.)
-_IDLE = threading.Thread(target=threading.Event().wait, daemon=True, name="mutate-trace-idle")
+class _Here(concurrent.futures.Executor):
+    """A "pool" that does each task at once, in this process: coverage does not follow a fork,
+    and the lines only a worker runs (an index's parts read on workers, the rows they hand
+    back) are then mapped to the tests that run them. (The mutants themselves are judged with
+    real worker processes, which fork with the mutant in place.)"""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as error:  # the caller's .result() raises it, as a worker's would be
+            future.set_exception(error)
+        return future
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    _IDLE.start()
     _COVERAGE.start()
+    from notifier import workers
+
+    workers.fork_pool = lambda count: _Here()  # type: ignore[assignment,return-value]
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
