@@ -8,11 +8,12 @@ fastest first, instead of by the whole suite.
 from __future__ import annotations
 
 import concurrent.futures
+import concurrent.futures.process
 import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import coverage
 import pytest
@@ -34,11 +35,25 @@ class _Here(concurrent.futures.Executor):
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        real_exit = os._exit
+        os._exit = _died  # a task that ends "its worker" (a test's dying job) breaks the pool, not pytest
         try:
             future.set_result(fn(*args, **kwargs))
+        except _Died:
+            future.set_exception(concurrent.futures.process.BrokenProcessPool("a worker died"))
         except BaseException as error:  # the caller's .result() raises it, as a worker's would be
             future.set_exception(error)
+        finally:
+            os._exit = real_exit
         return future
+
+
+class _Died(BaseException):
+    """os._exit() called by a task _Here runs."""
+
+
+def _died(status: int) -> NoReturn:
+    raise _Died(status)
 
 
 def pytest_configure(config: pytest.Config) -> None:

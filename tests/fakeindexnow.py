@@ -7,6 +7,7 @@ answered from :attr:`FakeIndexNow.sites`. Nothing leaves the machine.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import struct
@@ -82,8 +83,7 @@ class FakeIndexNow:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         handler = _make_handler(self)
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.server.daemon_threads = True
+        self.server = _Server(("127.0.0.1", 0), handler)
         self.port = self.server.server_address[1]
         self._thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
@@ -107,6 +107,7 @@ class FakeIndexNow:
         self._stop.set()
         self.server.shutdown()
         self.server.server_close()
+        self.server.close_connections()
 
     # -- protocol ------------------------------------------------------------------
     def next_fault(self) -> Fault | None:
@@ -246,6 +247,40 @@ def _make_handler(fake: FakeIndexNow) -> type[BaseHTTPRequestHandler]:
                 fake.after_answer(record)
 
     return Handler
+
+
+class _Server(ThreadingHTTPServer):
+    """A threading server that, closed, also ends the connections it still serves: a client's
+    idle keep-alive connection would keep its handler thread alive into later tests, and a
+    program with threads running gets no worker processes (notifier.workers)."""
+
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]) -> None:
+        super().__init__(address, handler)
+        self._serving: dict[threading.Thread, socket.socket] = {}
+        self._serving_lock = threading.Lock()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        thread = threading.Thread(target=self.process_request_thread, args=(request, client_address), daemon=True)
+        with self._serving_lock:
+            self._serving[thread] = request
+        thread.start()
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self._serving_lock:
+                self._serving.pop(threading.current_thread(), None)
+
+    def close_connections(self) -> None:
+        with self._serving_lock:
+            serving = list(self._serving.items())
+        for thread, connection in serving:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+            thread.join(10)
 
 
 def wait_until(predicate: Any, timeout: float = 5.0) -> bool:

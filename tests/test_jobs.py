@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from typing import Any
 
 import pytest
 
@@ -131,6 +132,8 @@ def test_an_api_caller_reading_an_index_on_workers_gets_the_report_read_here(off
     """The API in a one-thread program forks workers for an index's parts, as the command line
     does: what they hand back (each part's rows, their files and lines, its findings) makes the
     report that reading every part in this process makes."""
+    import threading
+
     import notifier
     from notifier import workers
 
@@ -142,12 +145,18 @@ def test_an_api_caller_reading_an_index_on_workers_gets_the_report_read_here(off
     offline_site.write(urlset({loc: listed[loc] for loc in [*locs[600:], locs[400]]}), "part-2.xml")
     started: list[int] = []
     real = workers.fork_pool
-    monkeypatch.setattr(workers, "fork_pool", lambda count: started.append(count) or real(count))
 
-    def report(jobs: int) -> tuple[object, ...]:
+    def counted(count: int) -> Any:
+        started.append(count)
+        return real(count)
+
+    monkeypatch.setattr(workers, "fork_pool", counted)
+
+    def report(jobs: int) -> tuple[int, list[Any], list[Any], int]:
         done = notifier.check(str(offline_site.sitemap), state=str(offline_site.state), jobs=jobs)
-        return done.exit_code, list(done.added), sorted(done.violations), done.unchanged
+        return int(done.exit_code), list(done.added), sorted(done.violations), done.unchanged
 
+    assert threading.active_count() == 1, threading.enumerate()  # a one-thread program (no test's server left running)
     several = report(2)
     assert started == [2]  # the parts were read on workers
     one = report(1)
