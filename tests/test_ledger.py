@@ -128,3 +128,25 @@ def test_the_ledgers_lines_are_counted_a_megabyte_at_a_time_whatever_falls_on_a_
     assert _line_count(path) == 3
     path.write_bytes(b"")
     assert _line_count(path) == 0
+
+
+def test_the_ledgers_new_lines_are_written_out_before_they_are_synced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A power cut after a run must not lose the batches it recorded: what the fsync makes
+    durable is the whole file, the new lines included (not lines still in Python's buffer)."""
+    import os
+
+    from notifier.store import JsonStore, LedgerEntry
+
+    synced: list[int] = []
+    real = os.fsync
+
+    def watched(fd: int) -> None:
+        synced.append(os.fstat(fd).st_size)
+        real(fd)
+
+    with JsonStore(tmp_path / "s.json") as store:
+        monkeypatch.setattr(os, "fsync", watched)
+        store.record_ledger([cast(LedgerEntry, _entry(n)) for n in range(3)], keep=10)
+        monkeypatch.undo()
+        size = (tmp_path / "s.json.ledger").stat().st_size
+    assert size > 0 and synced == [size]
