@@ -95,13 +95,6 @@ IN_ANOTHER_PROCESS = {
     "notifier/sphinx.py": ("tests/test_plugins.py::", "sphinx"),
 }
 
-# Functions that run only on a run's worker processes (forked from the test, so a mutant put
-# in place before the fork reaches them, but the coverage map, which a fork does not save, never
-# sees them run): judged by the tests of that file whose names say they read in parallel.
-ON_WORKERS = {
-    ("notifier/sitemap/reader.py", "_read_part_job"): ("tests/test_incremental.py::", "parallel"),
-}
-
 _FLIPS: dict[type, type] = {
     ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
     ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is,
@@ -382,7 +375,8 @@ class TestOrder:
             chosen |= by_line.get(line, set())
         if not mutant.in_function:  # the map names only the test that happened to import the module first
             chosen = set().union(*by_line.values()) if by_line else set()
-        elsewhere = IN_ANOTHER_PROCESS.get(mutant.module) or ON_WORKERS.get((mutant.module, mutant.scope))
+        # (what a run's worker processes do is in the map: scripts/mutate_trace.py does it here)
+        elsewhere = IN_ANOTHER_PROCESS.get(mutant.module)
         if elsewhere is not None:
             file, word = elsewhere
             chosen |= {test for test in self.durations if test.startswith(file) and word in test}
