@@ -108,17 +108,23 @@ def test_jobs_in_a_threaded_program_is_one_process_and_says_so(offline_site: Sit
     assert not any("--jobs" in note for note in default.notes)
 
 
+def _mixed_index(site: Site) -> None:
+    """An index of an XML part, a text part and an XML part, 900 pages: one URL listed by two
+    parts (each file and line named), one with a space (it fails the check, exit 1)."""
+    listed = pages(900, lastmod="2024-05-{day:02d}T10:{minute:02d}:00Z")
+    locs = list(listed)
+    site.write(index({"/part-0.xml": None, "/part-1.txt": None, "/part-2.xml": None}))
+    site.write(urlset({loc: listed[loc] for loc in locs[:300]}), "part-0.xml")
+    text = [BASE + loc for loc in [*locs[300:600], locs[10]]]
+    site.write("\n".join([*text, BASE + "/a page"]) + "\n", "part-1.txt")
+    site.write(urlset({loc: listed[loc] for loc in [*locs[600:], locs[400]]}), "part-2.xml")
+
+
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores to start workers")
 def test_an_index_of_xml_and_text_parts_reads_the_same_on_workers(offline_site: Site) -> None:
     """A worker numbers a part's files and rows where they sit in the whole sitemap: a URL that
     two parts list is named by each file and line, a text part's lines included."""
-    listed = pages(900, lastmod="2024-05-{day:02d}T10:{minute:02d}:00Z")
-    locs = list(listed)
-    offline_site.write(index({"/part-0.xml": None, "/part-1.txt": None, "/part-2.xml": None}))
-    offline_site.write(urlset({loc: listed[loc] for loc in locs[:300]}), "part-0.xml")
-    text = [BASE + loc for loc in [*locs[300:600], locs[10]]]
-    offline_site.write("\n".join([*text, BASE + "/a page"]) + "\n", "part-1.txt")
-    offline_site.write(urlset({loc: listed[loc] for loc in [*locs[600:], locs[400]]}), "part-2.xml")
+    _mixed_index(offline_site)
     several, started = _report(offline_site, "2", code=1)  # the URL with a space fails it
     assert started and all(count == 2 for count in started)
     one, _ = _report(offline_site, "1", code=1)
@@ -137,12 +143,7 @@ def test_an_api_caller_reading_an_index_on_workers_gets_the_report_read_here(off
     import notifier
     from notifier import workers
 
-    listed = pages(900, lastmod="2024-05-{day:02d}T10:{minute:02d}:00Z")
-    locs = list(listed)
-    offline_site.write(index({"/part-0.xml": None, "/part-1.txt": None, "/part-2.xml": None}))
-    offline_site.write(urlset({loc: listed[loc] for loc in locs[:300]}), "part-0.xml")
-    offline_site.write("\n".join([BASE + loc for loc in [*locs[300:600], locs[10]]] + [BASE + "/a page"]) + "\n", "part-1.txt")
-    offline_site.write(urlset({loc: listed[loc] for loc in [*locs[600:], locs[400]]}), "part-2.xml")
+    _mixed_index(offline_site)
     started: list[int] = []
     real = workers.fork_pool
 
