@@ -252,9 +252,8 @@ def _make_handler(fake: FakeIndexNow) -> type[BaseHTTPRequestHandler]:
 class _Server(ThreadingHTTPServer):
     """A threading server that, closed, also ends the connections it still serves: a client's
     idle keep-alive connection would keep its handler thread alive into later tests, and a
-    program with threads running gets no worker processes (notifier.workers)."""
-
-    daemon_threads = True
+    program with threads running gets no worker processes (notifier.workers). Its handler
+    threads are daemons, joined when it closes."""
 
     def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]) -> None:
         super().__init__(address, handler)
