@@ -18,12 +18,14 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from notifier.pipeline.changes import Added, Change, Diff, PageFinding, same_instant
+from notifier.pipeline.condensed import Condensed, Listed, condense, may_list, without_lastmod
 from notifier.pipeline.unread import Known, consult
-from notifier.sitemap.files import Entry, Row, SitemapFile, facts_of
+from notifier.sitemap.files import Condense, Entry, Row, SitemapFile, facts_of
 from notifier.store import (
     NewPart,
     Part,
     Record,
+    RecordedPart,
     State,
     fingerprint_of,
     lastmod_of,
@@ -32,6 +34,7 @@ from notifier.store import (
     recorded_on,
     renew,
 )
+from notifier.urlhash import loc_hash
 
 __all__ = ["Added", "Change", "Diff", "DiffBuilder", "PageFinding", "compute_diff", "same_instant"]
 
@@ -59,6 +62,9 @@ class DiffBuilder:
     With ``makes_parts``, the state's parts after this deploy are made too (a ``run``), reusing
     the recorded records (updated in place); a ``check`` only counts and changes nothing.
     ``fingerprints`` gives a file's built-page fingerprints.
+
+    A check's workers compare the recorded files they parse (``ask``, ``take``; see
+    ``condensed``): only the rows that differ come here.
     """
 
     def __init__(
@@ -87,6 +93,9 @@ class DiffBuilder:
         # very lastmod (the text of nearly every URL is then held once, in the state: ten
         # million lastmods are most of a gigabyte)
         self.seen: dict[str, str | Part | None] = {}
+        self.listed = Listed(self.seen)  # seen, and the URLs of the files the workers compared
+        self.new_hashed: list[tuple[str, int]] = []  # loc_hash of unmatched_new's URLs, as far as worked out
+        self.pending_hashed: list[tuple[str, int]] | None = None
         self.records: dict[str, Record] = {}  # run: loc -> its record after this deploy
         self.redecoded: list[Part] = []  # parts decoded again to name a first listing's lastmod
         self.unmatched_new: list[_Unmatched] = []
@@ -120,6 +129,8 @@ class DiffBuilder:
         # check: seen maps a URL to its first lastmod; run: records maps it to its record as
         # this deploy leaves it (the first listing wins), and the new part lists its URLs
         seen, records, makes_parts = self.seen, self.records, self.makes_parts
+        if self.listed.condensed:  # its URLs new to it that a file compared on a worker lists: into seen
+            self.listed.reveal([entry[0] for entry in entries if entry[0] not in recorded])
         if not recorded and prints is None and self._all_new(info, entries, part_no):
             return
         if old is not None and prints is None and not makes_parts and self._compare_in_bulk(info, entries, old, recorded):
@@ -172,6 +183,56 @@ class DiffBuilder:
         while self.redecoded:
             self.redecoded.pop().unload()
 
+    # -- one file, compared on the worker that parsed it ------------------------------
+    def ask(self, key: str) -> Condense | None:
+        """What the worker that parses the file ``key`` does with its rows: a check without
+        page fingerprints compares them there with the file's recorded part, when that part
+        can be read there (``RecordedPart.reader``)."""
+        old = self.old_parts.get(key)
+        if self.makes_parts or self.fingerprints is not None or not isinstance(old, RecordedPart) or key in self.used:
+            return None
+        reader = old.reader()
+        if reader is None:
+            return None
+        if self.pending_hashed is None:
+            self.pending_hashed = [(loc, loc_hash(loc)) for loc in self.pending_since]
+        return Condense(condense, (reader, frozenset(may_list(old, self.pending_hashed))))
+
+    def take(self, info: SitemapFile, condensed: object) -> bool:
+        """A file its worker compared (``condense``). False, having changed nothing, when a
+        URL it lists may be listed by a file before it: then it is compared here, row by row."""
+        assert isinstance(condensed, Condensed), "a worker hands over what ask asked for"
+        old = self.old_parts.get(info.key)
+        seen, listed = self.seen, self.listed
+        others, records = condensed.others, condensed.records
+        if old is None or info.key in self.used or not seen.keys().isdisjoint(map(_LOC, others)):
+            return False
+        if listed.held([row[0] for row in others if row[0] not in records]):
+            return False  # new to this file, listed (as recorded) by a file compared before
+        new_hashed = self.new_hashed
+        new_hashed.extend((item.loc, loc_hash(item.loc)) for item in self.unmatched_new[len(new_hashed) :])
+        if any(loc not in condensed.unlisted for loc in may_list(old, new_hashed)):
+            return False  # a file before listed as new a URL this file may still list as recorded
+        self.used.add(info.key)
+        for row in others:
+            loc, lastmod = row[0], row[1]
+            seen[loc] = lastmod
+            record = records.get(loc)
+            if record is not None:
+                self._classify(loc, lastmod, record, None)
+            else:  # new to this file (the state has parts: this one's)
+                self.unmatched_new.append(_Unmatched(loc, lastmod, None, None, row[2], row[3]))
+        self.result.missing.extend(condensed.missing)
+        if info.news:
+            self.result.news_recorded += old.count
+        for loc, record in condensed.unlisted.items():  # recorded here, not listed here any more: moved or removed
+            self.unmatched_old[loc] = record
+            if info.news:
+                self.from_news.add(loc)
+        listed.add(old, condensed)
+        self._close_file(info, [], len(condensed.missing))
+        return True
+
     def _all_new(self, info: SitemapFile, entries: Sequence[Row], part_no: int) -> bool:
         """A file with no record of its own (a first run, a new file): one sweep at C speed.
         False, having changed nothing, when some URL is listed twice (the loop then decides)."""
@@ -189,7 +250,7 @@ class DiffBuilder:
         known.update(fresh)
         locs = list(fresh)
         lastmods = list(map(_LASTMOD, entries))
-        missing = _missing(entries)
+        missing = without_lastmod(entries)
         result.missing.extend(missing)
         if self.nothing_recorded:
             added = result.added
@@ -230,7 +291,7 @@ class DiffBuilder:
             else:  # new to this file (the state has parts: this one's)
                 unrecorded += 1
                 self.unmatched_new.append(_Unmatched(loc, lastmod, None, None, entry[2], entry[3]))
-        missing = _missing(entries)
+        missing = without_lastmod(entries)
         result.missing.extend(missing)
         if info.news:
             result.news_recorded += len(recorded)
@@ -306,14 +367,16 @@ class DiffBuilder:
         self._count(known, waiting_listed)
         result = self.result
         result.origins = list(self.origins)
-        result.listed, result.unread_files = self._listed(), len(self.kept)
+        result.listed, result.unread_files = self.records if self.makes_parts else self.listed, len(self.kept)
         if self.makes_parts:
             result.parts = [part for part in self.new_parts if part is not None]
             result.records = self.records
         return result
 
     def _listed(self) -> Collection[str]:
-        """The URLs the files read list (each once)."""
+        """The URLs the files read list (each once), as the steps of ``finish`` ask: each asks of
+        URLs recorded in some other part, or waiting, and a file compared on a worker hands
+        over those it lists (a URL's record is in one part; see ``condensed``)."""
         return self.records if self.makes_parts else self.seen
 
     def _release_unlisted_parts(self) -> None:
@@ -405,7 +468,7 @@ class DiffBuilder:
         from the sets, not adjusted along the way."""
         result = self.result
         listed = self._listed()
-        read = len(listed)
+        read = len(self.records if self.makes_parts else self.listed)
         in_unread = sum(part.count for part in self.kept) + known.uncounted
         both = sum(1 for loc in known.records if loc in listed)
         result.total = read + in_unread - both
@@ -415,11 +478,6 @@ class DiffBuilder:
 def _listed_once(fresh: Mapping[str, Any], entries: Sequence[Row], before: Mapping[str, Any]) -> bool:
     """Whether the file (``fresh``: its URLs) lists each once and none a file before listed."""
     return len(fresh) == len(entries) and before.keys().isdisjoint(fresh)
-
-
-def _missing(entries: Sequence[Row]) -> list[str]:
-    """The file's URLs without a lastmod, in order (most files have none: found at C speed)."""
-    return [entry[0] for entry in entries if entry[1] is None] if None in map(_LASTMOD, entries) else []
 
 
 def compute_diff(

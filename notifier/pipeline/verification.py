@@ -60,6 +60,7 @@ def diff_and_verify(run: Run, state: State) -> Verified:
         ),
         sink=builder.add_file,
         known=known,
+        condenser=builder,
     )
     diff = builder.finish()
     notes.extend(_what_is_not_announced(diff, built if site_dir is not None else None, records=run.records))

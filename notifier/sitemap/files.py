@@ -9,7 +9,7 @@ import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from notifier.dates import timestamps
 from notifier.urlhash import hash_index
@@ -60,6 +60,28 @@ class SitemapFile:
     news: bool = False  # a Google News sitemap (xmlns:news): it lists the last two days' articles only
     alternates: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # loc -> its (hreflang, href)
     facts: FileFacts = field(default_factory=lambda: FileFacts())  # worked out where it was parsed, for the diff and the rules
+
+
+@dataclass(frozen=True)
+class Condense:
+    """What the worker that reads one file does with its rows before handing them over:
+    ``work(info, rows, data)`` (a module-level function: it is pickled by name) returns what
+    to hand over instead, or None to hand over the rows."""
+
+    work: Callable[[SitemapFile, list[Row], Any], object | None]
+    data: Any
+
+
+class Condenser(Protocol):
+    """Lets the workers that read an index's parts hand over less than every row (a check's
+    comparison with the recorded file, done where the file was parsed)."""
+
+    def ask(self, key: str) -> Condense | None:
+        """Before the part whose file key is ``key`` is sent to a worker: what it does there."""
+
+    def take(self, info: SitemapFile, condensed: object) -> bool:
+        """What a worker made of a file; False, having changed nothing: read it again, here,
+        and hand its rows to the sink."""
 
 
 @dataclass(frozen=True)

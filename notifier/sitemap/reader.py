@@ -29,6 +29,8 @@ from notifier.paths import is_inside, is_url
 from notifier.paths import resolved as _real
 from notifier.sitemap.files import (
     MAX_URLS_PER_FILE,
+    Condense,
+    Condenser,
     Entry,
     Finding,
     IndexPart,
@@ -71,13 +73,15 @@ def read_sitemap(
     sink: Callable[[SitemapFile, Sequence[Row] | None], None] | None = None,
     *,
     known: Mapping[str, str] | None = None,
+    condenser: Condenser | None = None,
 ) -> Sitemap:
     """Read SITEMAP (a path or an http(s) URL) and, for an index, every part it lists.
 
     With ``sink``, each file's entries are handed over as soon as the file is read (see
     ``Sitemap.sink``) and ``entries`` stays empty: memory then holds one file at a time.
     ``known``: file key -> the digest recorded last deploy; a local file with those bytes
-    is not parsed (``SitemapFile.skipped``).
+    is not parsed (``SitemapFile.skipped``). ``condenser``: what the workers that read an
+    index's parts may hand over instead of a file's rows (see ``Condenser``).
     """
     sitemap = Sitemap(sink=sink)
     remote = is_url(location)
@@ -89,7 +93,7 @@ def read_sitemap(
         base_dir = _real(options.site_dir or path.parent)
         if options.site_dir is not None and not base_dir.is_dir():
             raise InputError(f"--site-dir {options.site_dir}: no such folder; pass the build output root")
-    _Walk(options, known or {}, base_dir, sitemap).read(location, None, 0, ())
+    _Walk(options, known or {}, base_dir, sitemap, condenser=condenser).read(location, None, 0, ())
     return sitemap
 
 
@@ -147,13 +151,21 @@ def _read_part_job(
     public_url: str | None,
     base: int,
     above: tuple[tuple[str, str], ...],
-) -> tuple[list[SitemapFile], list[Row], list[Finding]]:
-    """On a worker: read one part of an index into a Sitemap of its own."""
+    condense: Condense | None,
+) -> tuple[list[SitemapFile], list[Row], list[Finding], object | None]:
+    """On a worker: read one part of an index into a Sitemap of its own; a urlset or text
+    file read (not left unread) is then condensed when the main process asked for it."""
     options, known, base_dir, visited = walk
     part = Sitemap(plain=True, first_file=base)
     visited.discard(str(_real(location)))
     _Walk(options, known, base_dir, part, visited).read(location, public_url, 1, above)
-    return part.files, cast(list[Row], part.entries), part.findings
+    rows = cast(list[Row], part.entries)
+    files = part.files
+    if condense is not None and len(files) == 1 and files[0].kind != "index" and not files[0].skipped:
+        condensed = condense.work(files[0], rows, condense.data)
+        if condensed is not None:
+            return files, [], part.findings, condensed
+    return files, rows, part.findings, None
 
 
 def _file_key(location: str, base_dir: Path | None) -> str:
@@ -174,6 +186,7 @@ class _Walk:
     base_dir: Path | None  # the local build (None: a remote sitemap)
     sitemap: Sitemap  # what is read so far
     visited: set[str] = field(default_factory=set)
+    condenser: Condenser | None = None
 
     def read(self, location: str, public_url: str | None, depth: int, above: tuple[tuple[str, str], ...]) -> None:
         """Read one file; ``above``: (key, location) of each index that led here, the root first."""
@@ -264,12 +277,14 @@ class _Walk:
         # Part i most likely becomes file number ``first + i`` (one file a part): the worker
         # numbers its entries so, and they need no rebuilding here unless a part was an index.
         first = len(sitemap.files)
-        jobs: dict[int, concurrent.futures.Future[tuple[list[SitemapFile], list[Row], list[Finding]]]] = {}
+        jobs: dict[int, concurrent.futures.Future[tuple[list[SitemapFile], list[Row], list[Finding], object | None]]] = {}
+        condenser = self.condenser
 
         def submit(number: int) -> None:
             if number < len(resolved):
                 location, url = resolved[number]
-                jobs[number] = pool.submit(_read_part_job, walk, location, url, first + number, above)
+                condense = condenser.ask(_file_key(location, base_dir)) if condenser is not None else None
+                jobs[number] = pool.submit(_read_part_job, walk, location, url, first + number, above, condense)
 
         # a few parts ahead of the one being compared, not all: a finished part waits in memory
         # until its turn, and the pool may be hashing page files for the parts already in
@@ -281,7 +296,7 @@ class _Walk:
                 job = jobs.pop(number)  # a finished future holds its result: let it go
                 try:
                     submit(number + ahead)  # (a pool a worker's death broke refuses new work too)
-                    files, rows, findings = job.result()
+                    files, rows, findings, condensed = job.result()
                 except concurrent.futures.process.BrokenProcessPool:
                     # a worker died (killed for memory, say): read the rest here, one by one
                     workers.broken()
@@ -290,22 +305,35 @@ class _Walk:
                         self.read(location, url, 1, above)
                     return
                 offset = len(sitemap.files)
-                sitemap.files.extend(files)
-                if offset != first + number:
-                    shift = offset - first - number
-                    rows = [(loc, lastmod, file_no + shift, line) for loc, lastmod, file_no, line in rows]
-                sitemap.findings.extend(findings)
-                if sitemap.sink is None:
-                    sitemap.entries.extend(map(Entry._make, rows))
-                else:  # the sink takes plain tuples: no Entry object per URL
-                    _hand_over(sitemap, offset, rows)
+                urls = len(rows) if condensed is None else files[0].url_count
+                if condensed is None:
+                    self._take_rows(offset, files, rows, findings, shift=offset - first - number)
+                elif offset == first + number and condenser is not None and condenser.take(files[0], condensed):
+                    sitemap.files.extend(files)
+                    sitemap.findings.extend(findings)
+                else:  # refused (or its rows would need numbering again): read again here, and handed over row by row
+                    visited.discard(str(_real(resolved[number][0])))
+                    self.read(*resolved[number], 1, above)
                 if options.step is not None:
-                    count = f"{len(rows):,} URL" + "s" * (len(rows) != 1)
+                    count = f"{urls:,} URL" + "s" * (urls != 1)
                     what = "unchanged since the last deploy" if all(each.skipped for each in files) else count
                     options.step(f"read part {number + 1}/{len(resolved)}: {resolved[number][0]}, {what}")
         except BaseException:  # the pool's owner (the run's Workers) kills its workers: waiting could hang
             jobs.clear()
             raise
+
+    def _take_rows(self, offset: int, files: list[SitemapFile], rows: list[Row], findings: list[Finding], *, shift: int) -> None:
+        """A worker's files, findings and rows, merged in (its rows numbered again when an
+        earlier part turned out to be several files)."""
+        sitemap = self.sitemap
+        sitemap.files.extend(files)
+        if shift:
+            rows = [(loc, lastmod, file_no + shift, line) for loc, lastmod, file_no, line in rows]
+        sitemap.findings.extend(findings)
+        if sitemap.sink is None:
+            sitemap.entries.extend(map(Entry._make, rows))
+        else:  # the sink takes plain tuples: no Entry object per URL
+            _hand_over(sitemap, offset, rows)
 
     def _resolve_part(self, part: IndexPart, index_location: str, index_url: str | None) -> tuple[str, str | None]:
         """Where to read an index part from: the local build, or the web for a remote index."""

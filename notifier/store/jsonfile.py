@@ -7,6 +7,7 @@ The format is documented in ``state/README.md`` and ``state/schema.json``.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import weakref
 from collections.abc import Callable, Iterable, Iterator
@@ -100,12 +101,16 @@ def _decode_whole(data: bytes, name: str) -> State:
 
 # (offset, length) -> the bytes there: a slice of the bytes in memory, or a read of the file
 ReadAt = Callable[[int, int], bytes]
+# (offset, length) -> the same bytes read in another process, or None (see read_again)
+ReadElsewhere = Callable[[int, int], bytes | None]
 _RECORDS_START = b',"urls":{'
 _SCAN_CHUNK = 1 << 24
 _HEAD = 1 << 20  # read first of a part's line: its fields, with a 50,000-URL index, are 540 KB
 
 
-def _decode_lazily(read: ReadAt, size: int, name: str, *, view: memoryview | None = None) -> State | None:
+def _decode_lazily(
+    read: ReadAt, size: int, name: str, *, view: memoryview | None = None, elsewhere: ReadElsewhere | None = None
+) -> State | None:
     """The state from ``encode_chunks``' layout, or None for any other text (parsed whole).
 
     The file is scanned once, in chunks, for its line ends, and never held whole (a
@@ -157,6 +162,7 @@ def _decode_lazily(read: ReadAt, size: int, name: str, *, view: memoryview | Non
                 raw=view[offset : offset + length] if view is not None else None,
                 fetch=fetch if view is None else None,
                 row=len(spans) - 1 if view is None else None,
+                elsewhere=functools.partial(elsewhere, offset, length) if elsewhere is not None else None,
                 count=meta.count,
                 missing=meta.missing,
                 origins=meta.origins,
@@ -165,6 +171,20 @@ def _decode_lazily(read: ReadAt, size: int, name: str, *, view: memoryview | Non
             )
         )
     return state
+
+
+def read_again(path: str, identity: tuple[int, int, int, int], offset: int, length: int) -> bytes | None:
+    """A span of the state file read by another process (a worker comparing a part): None
+    unless the file is still the one loaded (a run that saved meanwhile replaced it)."""
+    try:
+        with open(path, "rb") as handle:
+            status = os.fstat(handle.fileno())
+            if (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns) != identity:
+                return None
+            data = os.pread(handle.fileno(), length, offset)
+    except OSError:
+        return None
+    return data if len(data) == length else None
 
 
 def _line_ends(read: ReadAt, size: int) -> list[int]:
@@ -387,7 +407,9 @@ def load_state(path: Path) -> State | None:
     name = str(path)
     try:
         fd = handle.fileno()
-        state = _decode_lazily(lambda offset, length: os.pread(fd, length, offset), os.fstat(fd).st_size, name)
+        status = os.fstat(fd)
+        again = functools.partial(read_again, str(path), (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns))
+        state = _decode_lazily(lambda offset, length: os.pread(fd, length, offset), status.st_size, name, elsewhere=again)
         if state is None:  # another layout: its lines were scanned already, so parse it whole
             handle.seek(0)
             state = _decode_whole(handle.read(), name)

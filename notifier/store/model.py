@@ -125,9 +125,11 @@ class RecordedPart(Part):
     or given as a dict (a state parsed whole, a converted older format, tests). A store may
     leave the bytes where they are (``fetch`` reads them when first needed, and again after
     ``unload``) and name the row that holds them (``row``: in a database a save keeps that
-    row while the part is untouched; in the JSON file, the part's line)."""
+    row while the part is untouched; in the JSON file, the part's line). ``elsewhere`` reads
+    those bytes in another process (a worker; picklable), or says None when they are no
+    longer where they were when the state was loaded."""
 
-    __slots__ = ("_fetch", "_raw", "_source", "_urls", "row")
+    __slots__ = ("_elsewhere", "_fetch", "_raw", "_source", "_urls", "row")
 
     def __init__(
         self,
@@ -143,6 +145,7 @@ class RecordedPart(Part):
         source: str = "",
         fetch: Callable[[int], bytes] | None = None,
         row: int | None = None,
+        elsewhere: Callable[[], bytes | None] | None = None,
     ) -> None:
         if urls is not None:  # counted here; an encoded part is told its counts
             count, missing = len(urls), sum(1 for record in urls.values() if lastmod_of(record) is None)
@@ -150,6 +153,7 @@ class RecordedPart(Part):
         super().__init__(name, digest, count=count, missing=missing, origins=origins or [], url_hash_index=url_hash_index)
         self._urls, self._raw, self._source = urls, raw, source
         self._fetch, self.row = fetch, row
+        self._elsewhere = elsewhere if fetch is not None and row is not None else None
 
     def _bytes(self) -> bytes | memoryview | None:
         """The encoded records, read from the store the first time they are needed."""
@@ -164,10 +168,15 @@ class RecordedPart(Part):
     def urls(self) -> dict[str, Record]:
         """Its records, decoded (and checked) on first use; changes to them need ``touch``."""
         if self._urls is None:
-            urls = _decode_records(self._bytes() or b"{}", self._source)
-            check_count(urls, self.count, self._source, self.name)
-            self._urls = urls
+            self._urls = decode_part(self._bytes() or b"{}", self._source, self.name, self.count)
         return self._urls
+
+    def reader(self) -> PartReader | None:
+        """How another process reads and decodes its records as this one would, or None (they
+        are in this process only: decoded, changed, or kept in no file)."""
+        if self._elsewhere is None or self._urls is not None:
+            return None
+        return PartReader(self._elsewhere, self._source, self.name, self.count)
 
     def unload(self) -> None:
         """Records that can be decoded again go; so do bytes the store can read again."""
@@ -181,12 +190,12 @@ class RecordedPart(Part):
         """Its records were changed or added to: encode them again at the next save. The file
         still lists the same URLs, so its URL-hash index stands."""
         urls = self.urls()  # decoded before the bytes go
-        self._raw, self._fetch, self.row = None, None, None
+        self._raw, self._fetch, self.row, self._elsewhere = None, None, None, None
         self._recount(urls)
 
     def hold(self) -> None:
         """Its row is about to go (the store writes every row again): read its bytes now, forget the row."""
-        self._raw, self._fetch, self.row = self._bytes(), None, None
+        self._raw, self._fetch, self.row, self._elsewhere = self._bytes(), None, None, None
 
     def adopt(self, loc: str, record: Record) -> None:
         """Hold the record of a URL its file lists but another part held (that part is gone)."""
@@ -379,6 +388,28 @@ class State:
             if hits:
                 part.touch()
         self.submitted = {}
+
+
+@dataclass(frozen=True, slots=True)
+class PartReader:
+    """A recorded part's records, read in another process (``RecordedPart.reader``): picklable."""
+
+    fetch: Callable[[], bytes | None]
+    source: str
+    name: str
+    count: int
+
+    def records(self) -> dict[str, Record] | None:
+        """Decoded and checked as on load; None when the bytes are no longer where they were."""
+        raw = self.fetch()
+        return decode_part(raw, self.source, self.name, self.count) if raw is not None else None
+
+
+def decode_part(raw: bytes | memoryview, source: str, name: str, count: int) -> dict[str, Record]:
+    """A part's records from their bytes, checked: each record, and that they are ``count``."""
+    urls = _decode_records(raw, source)
+    check_count(urls, count, source, name)
+    return urls
 
 
 def _decode_records(raw: bytes | memoryview, name: str) -> dict[str, Record]:

@@ -21,6 +21,7 @@ class Blob:
 
     row: int
     fetch: Callable[[int], bytes]  # the row -> its records' bytes
+    elsewhere: Callable[[], bytes | None] | None = None  # the same bytes read by another process (picklable), or None
 
 
 PendingRow = tuple[Any, Any, Any, Any]  # endpoint, reason, since, urls
@@ -74,6 +75,7 @@ def state_from_rows(
                 checked.digest,
                 fetch=urls.fetch,  # its records stay in the row until a run needs them (checked as they are decoded)
                 row=urls.row,
+                elsewhere=urls.elsewhere,
                 count=checked.count,
                 missing=checked.missing,
                 origins=checked.origins,

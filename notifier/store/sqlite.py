@@ -8,6 +8,7 @@ committed in a transaction of its own (no journal needed: SQLite's own is durabl
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import json
 import sqlite3
@@ -147,7 +148,15 @@ def _read(connection: sqlite3.Connection, path: Path) -> tuple[State | None, boo
         return state_from_rows(
             meta,
             (
-                (part_name, digest, count, missing, origins, prints, Blob(n, fetch))
+                (
+                    part_name,
+                    digest,
+                    count,
+                    missing,
+                    origins,
+                    prints,
+                    Blob(n, fetch, functools.partial(read_again, path, n, (part_name, digest))),
+                )
                 for n, part_name, digest, count, missing, origins, prints in rows
             ),
             connection.execute("SELECT endpoint, reason, since, urls FROM pending ORDER BY id"),
@@ -194,6 +203,20 @@ def _blob(connection: sqlite3.Connection, path: Path, parts: dict[int, tuple[str
         return urls.encode() if isinstance(urls, str) else urls
 
     return fetch
+
+
+def read_again(path: Path, row: int, loaded: tuple[str, str]) -> bytes | None:
+    """A part's records read by another process (a worker comparing the part), over a
+    connection of its own: None unless the row still holds the part that was loaded (its
+    name and digest, ``loaded``), or on any trouble (the main process then reads it, and
+    says what is wrong)."""
+    try:
+        with _connect(path, mode="ro", busy_timeout=0.0) as connection:  # busy: the main process waits for it instead
+            found = connection.execute("SELECT urls FROM parts WHERE id = ? AND name = ? AND digest = ?", (row, *loaded)).fetchall()
+    except (sqlite3.Error, StateError):
+        return None
+    urls = found[0][0] if found else None
+    return urls.encode() if isinstance(urls, str) else urls if isinstance(urls, bytes) else None
 
 
 def _version(meta: dict[str, str], name: str) -> int:
