@@ -127,6 +127,8 @@ def test_a_url_listed_in_two_parts_is_compared_here_and_named(recorded: Site, ta
     line, whichever part the worker handed in first."""
     parts = _three_parts()
     _baseline(recorded, parts)
+    for part in parts:  # every part read
+        part[list(part)[-1]] = "2024-07-01T10:00:00Z"
     if where == "later":
         twice = next(iter(parts[0]))
         parts[2][twice] = parts[0][twice]
@@ -167,9 +169,13 @@ def test_urls_waiting_at_an_endpoint_are_pending_as_here(recorded: Site, taken: 
     recorded.fake.plan = [status(500)] * 100
     assert recorded.run().code == 3  # the two changes wait
     recorded.fake.plan = []
+    for part in parts:  # every part read again
+        part[list(part)[-1]] = "2024-07-01T10:00:00Z"
+    _write(recorded, parts)
     report, answers = _both(recorded, taken)
     assert answers == [True, True, True]
     assert sorted(report["urls"]["pending"]) == sorted(BASE + next(iter(part)) for part in parts[1:])
+    assert sorted(report["urls"]["changed"]) == sorted(BASE + list(part)[-1] for part in parts)
 
 
 def test_an_alternate_a_worker_left_out_is_still_listed(recorded: Site, taken: list[bool]) -> None:
@@ -236,3 +242,19 @@ def test_an_sqlite_part_saved_again_is_not_read_by_the_workers(tmp_path: Path) -
     again.parts.append(RecordedPart("part.xml", "1" * 32, {f"{BASE}/{n}/": ["2024-05-02", None, None] for n in range(3)}))
     SqliteStore(path).save(again)  # another digest in that row
     assert records() is None
+
+
+def test_a_new_part_listing_a_url_a_compared_part_lists_names_it_twice(recorded: Site, taken: list[bool]) -> None:
+    """A part new to the state lists a URL an earlier part lists as recorded (its worker left it
+    out): the new part's listing is the second, with the lastmod the first one records."""
+    parts = _three_parts()
+    _baseline(recorded, parts)
+    for part in parts:
+        part[list(part)[-1]] = "2024-07-01T10:00:00Z"
+    twice = list(parts[1])[3]
+    _write(recorded, [*parts, {"/fresh/": "2024-07-02T10:00:00Z", twice: parts[1][twice]}])
+    report, answers = _both(recorded, taken)
+    assert answers == [True, True, True]  # the new part has no records to compare with: its rows came here
+    assert report["urls"]["added"] == [BASE + "/fresh/"]
+    duplicates = [violation for violation in report["violations"] if BASE + twice == violation["url"]]
+    assert duplicates and "part-3.xml line 4" in duplicates[0]["message"], report["violations"]
