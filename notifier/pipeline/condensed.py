@@ -17,8 +17,9 @@ it as new to itself: ``DiffBuilder`` looks for exactly those as each file comes 
 
 from __future__ import annotations
 
+import itertools
 import operator
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Container, Iterable, Iterator, Mapping, Sequence
 from typing import NamedTuple
 
 from notifier.sitemap.files import Row, SitemapFile
@@ -49,13 +50,20 @@ def condense(info: SitemapFile, rows: list[Row], data: tuple[PartReader, frozens
     recorded = reader.records()
     if recorded is None:
         return None
-    was = recorded_lastmods(recorded)
-    absent = _ABSENT
-    others = [row for row in rows if was.get(row[0], absent) != row[1] or row[0] in waiting]
+    others = differing(rows, fresh, recorded, waiting)
     records = {row[0]: recorded[row[0]] for row in others if row[0] in recorded}
     unrecorded = len(others) - len(records)
     unlisted = {loc: record for loc, record in recorded.items() if loc not in fresh} if len(fresh) - unrecorded < len(recorded) else {}
     return Condensed(others, records, unlisted, without_lastmod(rows), len(fresh))
+
+
+def differing(rows: Sequence[Row], locs: Iterable[str], recorded: Mapping[str, Record], waiting: Container[str]) -> list[Row]:
+    """The rows (their URLs ``locs``, in order) whose lastmod is not the one ``recorded`` (or
+    that have no record), and those ``waiting``, in order: at C speed, one sweep of each."""
+    differ: Iterator[bool] = map(operator.ne, recorded_lastmods(recorded, locs, _ABSENT), map(_LASTMOD, rows))
+    if waiting:
+        differ = map(operator.or_, differ, map(waiting.__contains__, locs))
+    return list(itertools.compress(rows, differ))
 
 
 def without_lastmod(rows: Sequence[Row]) -> list[str]:

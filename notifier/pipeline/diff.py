@@ -18,7 +18,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from notifier.pipeline.changes import Added, Change, Diff, PageFinding, same_instant
-from notifier.pipeline.condensed import Condensed, Listed, condense, may_list, without_lastmod
+from notifier.pipeline.condensed import Condensed, Listed, condense, differing, may_list, without_lastmod
 from notifier.pipeline.unread import Known, consult
 from notifier.sitemap.files import Condense, Entry, Row, SitemapFile, facts_of
 from notifier.store import (
@@ -30,7 +30,6 @@ from notifier.store import (
     fingerprint_of,
     lastmod_of,
     new_record,
-    recorded_lastmods,
     recorded_on,
     renew,
 )
@@ -39,7 +38,6 @@ from notifier.urlhash import loc_hash
 __all__ = ["Added", "Change", "Diff", "DiffBuilder", "PageFinding", "compute_diff", "same_instant"]
 
 
-_ABSENT = object()  # no record: unequal to any lastmod, None included
 _LOC, _LASTMOD = operator.itemgetter(0), operator.itemgetter(1)  # of a row
 
 
@@ -277,10 +275,7 @@ class DiffBuilder:
             return False
         seen.update(dict.fromkeys(fresh, old))  # as recorded; the others' lastmods are kept below
         result = self.result
-        was = recorded_lastmods(recorded)
-        pending = self.pending_since
-        absent = _ABSENT
-        others = [entry for entry in entries if was.get(entry[0], absent) != entry[1] or entry[0] in pending]
+        others = differing(entries, fresh, recorded, self.pending_since)
         unrecorded = 0
         for entry in others:
             loc, lastmod = entry[0], entry[1]

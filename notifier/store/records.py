@@ -6,8 +6,9 @@ checks aside): the list layout stays an implementation detail of this module.
 
 from __future__ import annotations
 
+import itertools
 import operator
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 # A URL's record is a list, not an object: a million of them must fit in memory and load
@@ -37,9 +38,10 @@ def fingerprint_of(record: Record) -> str | None:
     return record[FINGERPRINT] if len(record) > FINGERPRINT else None
 
 
-def recorded_lastmods(urls: Mapping[str, Record]) -> dict[str, str | None]:
-    """Each URL's lastmod as recorded, in one sweep at C speed (a check of a million URLs)."""
-    return dict(zip(urls, map(_LASTMOD_OF, urls.values()), strict=True))
+def recorded_lastmods(urls: Mapping[str, Record], locs: Iterable[str], absent: object) -> Iterator[object]:
+    """The lastmod recorded for each of ``locs`` in turn (``absent`` for a URL with no record),
+    in one sweep at C speed (a check of ten million URLs)."""
+    return map(_LASTMOD_OF, map(urls.get, locs, itertools.repeat((absent,) * (LASTMOD + 1))))
 
 
 _LASTMOD_OF = operator.itemgetter(LASTMOD)
