@@ -258,3 +258,24 @@ def test_a_new_part_listing_a_url_a_compared_part_lists_names_it_twice(recorded:
     assert report["urls"]["added"] == [BASE + "/fresh/"]
     duplicates = [violation for violation in report["violations"] if BASE + twice == violation["url"]]
     assert duplicates and "part-3.xml line 4" in duplicates[0]["message"], report["violations"]
+
+
+def test_articles_leaving_a_news_part_are_not_removals_as_here(recorded: Site, taken: list[bool]) -> None:
+    """A news part compared on its worker: the articles that left it are counted as having
+    left the news sitemap, not removed, and its recorded articles count as news."""
+    from tests.test_news import news_sitemap
+
+    parts = _three_parts()
+    articles = {f"/news/{n}/": f"2026-06-{n + 1:02d}T08:00:00Z" for n in range(30)}
+    recorded.write(index({**{f"/part-{n}.xml": None for n in range(3)}, "/news.xml": None}))
+    for number, part in enumerate(parts):
+        recorded.write(_urlset(part, {}), f"part-{number}.xml")
+    recorded.write(news_sitemap(articles), "news.xml")
+    assert recorded.run().code == 0
+    parts[0][next(iter(parts[0]))] = "2024-07-01T10:00:00Z"
+    recorded.write(_urlset(parts[0], {}), "part-0.xml")
+    recorded.write(news_sitemap(dict(list(articles.items())[20:]) | {"/news/new/": "2026-06-30T08:00:00Z"}), "news.xml")
+    report, answers = _both(recorded, taken)
+    assert answers == [True, True]  # parts 1 and 2 were not read
+    assert report["urls"]["removed"] == [] and report["urls"]["added"] == [BASE + "/news/new/"], report["urls"]
+    assert any("20 URLs left the news sitemap" in note for note in report["notes"]), report["notes"]

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import array
-from collections.abc import Collection, Container, Iterator, Sequence
+from collections.abc import Collection, Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple, overload
 
 from notifier.dates import parse_w3c
+from notifier.pipeline.condensed import Listed
 from notifier.sitemap.files import Entry
 from notifier.store import Part, Record
 
@@ -108,6 +109,14 @@ class Diff:
     # URLs that left a news sitemap (yesterday's articles) and no other file lists: not removals
     left_news: list[Change] = field(default_factory=list)
     news_recorded: int = 0  # URLs the news files read this deploy held at the last one (left out of mass-removal)
+
+    def listed_of(self, locs: Iterable[str]) -> set[str]:
+        """Those of ``locs`` the files read list, asked together: the URLs a check's workers
+        compared and left out are looked up one part at a time (see ``condensed.Listed``)."""
+        listed = self.listed
+        if isinstance(listed, Listed):
+            return listed.among(locs)
+        return {loc for loc in locs if loc in listed}
 
     @property
     def announced(self) -> list[Sequence[Change]]:

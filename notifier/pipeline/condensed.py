@@ -120,6 +120,14 @@ class Listed(Collection[str]):
             self.seen[loc] = part
             self.hidden -= 1
 
+    def among(self, locs: Iterable[str]) -> set[str]:
+        """Those of ``locs`` that are listed (many asked at once: each part hit decoded once)."""
+        seen = self.seen
+        wanted = dict.fromkeys(locs)
+        found = {loc for loc in wanted if loc in seen}
+        found.update(self.held([loc for loc in wanted if loc not in seen]))
+        return found
+
     def __contains__(self, loc: object) -> bool:
         return loc in self.seen or (isinstance(loc, str) and bool(self.held([loc])))
 

@@ -23,25 +23,28 @@ def _hreflang(context: Context, settings: RuleSettings) -> Iterator[Found]:
     diff = context.diff
     hosts = {where_host(origin).host for origin in diff.origins}
     both = "list each page in the other's alternates"
-    for change in itertools.chain(diff.added, diff.changed):
-        loc = change.loc
-        for language, href in alternates.get(loc, ()):
-            if href == loc or where_host(href).host not in hosts:
-                continue  # another site's pages are in its own sitemap (example.de, example.fr)
-            if href in alternates:
-                if not any(back == loc for _, back in alternates[href]):
-                    yield (
-                        "hreflang-broken",
-                        loc,
-                        f"its {language} alternate {href} does not name it back; {both}",
-                        None,
-                    )
-            elif href in diff.listed:
+    pairs = [
+        (change.loc, language, href)
+        for change in itertools.chain(diff.added, diff.changed)
+        for language, href in alternates.get(change.loc, ())
+        if href != change.loc and where_host(href).host in hosts  # another site's pages are in its own sitemap (example.de, example.fr)
+    ]
+    listed = diff.listed_of(href for _, _, href in pairs if href not in alternates)
+    for loc, language, href in pairs:
+        if href in alternates:
+            if not any(back == loc for _, back in alternates[href]):
                 yield (
                     "hreflang-broken",
                     loc,
-                    f"its {language} alternate {href} declares no alternates; {both}",
+                    f"its {language} alternate {href} does not name it back; {both}",
                     None,
                 )
-            elif not diff.unread_files:
-                yield "hreflang-broken", loc, f"its {language} alternate {href} is not in the sitemap; list it, or drop the alternate", None
+        elif href in listed:
+            yield (
+                "hreflang-broken",
+                loc,
+                f"its {language} alternate {href} declares no alternates; {both}",
+                None,
+            )
+        elif not diff.unread_files:
+            yield "hreflang-broken", loc, f"its {language} alternate {href} is not in the sitemap; list it, or drop the alternate", None
