@@ -279,3 +279,22 @@ def test_articles_leaving_a_news_part_are_not_removals_as_here(recorded: Site, t
     assert answers == [True, True]  # parts 1 and 2 were not read
     assert report["urls"]["removed"] == [] and report["urls"]["added"] == [BASE + "/news/new/"], report["urls"]
     assert any("20 URLs left the news sitemap" in note for note in report["notes"]), report["notes"]
+
+
+def test_a_damaged_record_read_on_a_worker_is_the_state_error_read_here(site: Site, forking: None) -> None:
+    """The worker checks a part's records as a load does: a damaged one is exit 2, with the
+    line reading the part here gives, and the state is left as it was."""
+    parts = _three_parts()
+    _baseline(site, parts)
+    text = site.state.read_text()
+    assert text.count(',null]') > 1000
+    site.state.write_text(text.replace(",null]", ',"soon"]', 1))
+    damaged = site.state.read_bytes()
+    for part in parts:
+        part[list(part)[-1]] = "2024-07-01T10:00:00Z"
+    _write(site, parts)
+    several = site.check("--jobs", "2")
+    one = site.check("--jobs", "1")
+    assert several.code == one.code == 2
+    assert _said(several.err) == _said(one.err) and "last_submitted that is not a timestamp" in several.err, several.err
+    assert site.state.read_bytes() == damaged
