@@ -287,7 +287,7 @@ def test_a_damaged_record_read_on_a_worker_is_the_state_error_read_here(site: Si
     parts = _three_parts()
     _baseline(site, parts)
     text = site.state.read_text()
-    assert text.count(',null]') > 1000
+    assert text.count(",null]") > 1000
     site.state.write_text(text.replace(",null]", ',"soon"]', 1))
     damaged = site.state.read_bytes()
     for part in parts:
@@ -298,3 +298,69 @@ def test_a_damaged_record_read_on_a_worker_is_the_state_error_read_here(site: Si
     assert several.code == one.code == 2
     assert _said(several.err) == _said(one.err) and "last_submitted that is not a timestamp" in several.err, several.err
     assert site.state.read_bytes() == damaged
+
+
+def test_many_urls_waiting_in_one_part_are_pending_as_here(recorded: Site, taken: list[bool]) -> None:
+    """Thirty waiting URLs against a part of 400: they are looked up in one set of its hashes."""
+    parts = _three_parts()
+    _write(recorded, parts)
+    assert recorded.fake is not None and recorded.run().code == 0
+    waiting = list(parts[1])[:30]
+    for loc in waiting:
+        parts[1][loc] = "2024-07-01T10:00:00Z"
+    _write(recorded, parts)
+    recorded.fake.plan = [status(500)] * 100
+    assert recorded.run().code == 3
+    recorded.fake.plan = []
+    for part in parts:
+        part[list(part)[-1]] = "2024-07-02T10:00:00Z"
+    _write(recorded, parts)
+    report, answers = _both(recorded, taken)
+    assert answers == [True, True, True]
+    assert sorted(report["urls"]["pending"]) == sorted(BASE + loc for loc in waiting)
+
+
+def test_a_url_listed_twice_among_many_new_urls_is_named(recorded: Site, taken: list[bool]) -> None:
+    """A later part gains thirty new URLs and one an earlier part still lists: the earlier
+    part's hashes are looked up as one set, and the second listing is named."""
+    parts = _three_parts()
+    _baseline(recorded, parts)
+    for part in parts:
+        part[list(part)[-1]] = "2024-07-01T10:00:00Z"
+    twice = list(parts[0])[2]
+    parts[2].update({f"/new/{n}/": "2024-07-03T10:00:00Z" for n in range(30)})
+    parts[2][twice] = parts[0][twice]
+    _write(recorded, parts)
+    report, answers = _both(recorded, taken)
+    assert answers == [True, True, False]
+    assert len(report["urls"]["added"]) == 30
+    assert any(violation["url"] == BASE + twice and "part-2.xml line 433" in violation["message"] for violation in report["violations"])
+
+
+def test_a_new_url_added_to_two_parts_at_once_is_named_twice(recorded: Site, taken: list[bool]) -> None:
+    parts = _three_parts()
+    _baseline(recorded, parts)
+    for part in parts:
+        part[list(part)[-1]] = "2024-07-01T10:00:00Z"
+    parts[0]["/both/"] = "2024-07-04T10:00:00Z"
+    parts[2]["/both/"] = "2024-07-04T10:00:00Z"
+    _write(recorded, parts)
+    report, answers = _both(recorded, taken)
+    assert answers == [True, True, False]
+    assert report["urls"]["added"] == [BASE + "/both/"]
+    assert any(violation["url"] == BASE + "/both/" and "part-2.xml line 403" in violation["message"] for violation in report["violations"])
+
+
+def test_what_a_compared_part_found_is_reported_as_here(recorded: Site, taken: list[bool]) -> None:
+    """A part its worker compared still hands over what the reader found in it (a changefreq
+    the protocol does not know)."""
+    parts = _three_parts()
+    _baseline(recorded, parts)
+    for part in parts:
+        part[list(part)[-1]] = "2024-07-01T10:00:00Z"
+    _write(recorded, parts)
+    path = recorded.public / "part-1.xml"
+    path.write_text(path.read_text().replace("</url>", "<changefreq>sometimes</changefreq></url>", 1))
+    report, answers = _both(recorded, taken)
+    assert answers == [True, True, True]
+    assert any(violation["rule"] == "sitemap-values" and "sometimes" in violation["message"] for violation in report["violations"])

@@ -154,3 +154,13 @@ def test_a_urlset_outside_the_sitemaps_namespace_is_a_warning(offline_site: Site
     assert result.code == 0 and ("warn[sitemap-namespace]" in result.out) is warned, result.out
     if warned:
         assert 'write <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">' in result.out
+
+
+def test_hreflang_broken_in_a_run_that_records(site: Site) -> None:
+    """A run that records the state judges the alternates against the URLs it records."""
+    site.write(urls(row("/en/", alternate("es", "/es/") + alternate("fr", "/fr/")) + row("/es/")))
+    result = site.run()
+    messages = re.findall(r"^warn\[hreflang-broken\] .*$", result.out, re.MULTILINE)
+    assert result.code == 0 and len(messages) == 2, result.out
+    assert any("its es alternate" in m and "declares no alternates" in m for m in messages)
+    assert any("its fr alternate" in m and "is not in the sitemap" in m for m in messages)

@@ -104,7 +104,7 @@ class Diff:
     irregular: set[str] = field(default_factory=set)  # URLs of the files read that are not plain (urls.irregular)
     parts: list[Part] = field(default_factory=list)  # the state's parts after this deploy (when built)
     records: dict[str, Record] | None = None  # loc -> record, for every URL of the parts this run made
-    listed: Collection[str] = ()  # the URLs of the files read this deploy
+    listed: Collection[str] | Listed = ()  # the URLs of the files read this deploy (ask listed_of)
     unread_files: int = 0  # files not read (same bytes as recorded): their URLs are in ``parts`` only
     # URLs that left a news sitemap (yesterday's articles) and no other file lists: not removals
     left_news: list[Change] = field(default_factory=list)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 import operator
-from collections.abc import Collection, Container, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from typing import NamedTuple
 
 from notifier.sitemap.files import Row, SitemapFile
@@ -82,7 +82,7 @@ def may_list(part: Part, hashed: list[tuple[str, int]]) -> list[str]:
     return [loc for loc, value in hashed if part.may_list_hash(value)]
 
 
-class Listed(Collection[str]):
+class Listed:
     """The URLs the files read list, each once: ``seen`` (URL -> its first lastmod, or the
     part that records that lastmod) and the URLs of the condensed files left out of it (each
     listed with the lastmod its file's part records; ``hidden`` of them)."""
@@ -128,16 +128,5 @@ class Listed(Collection[str]):
         found.update(self.held([loc for loc in wanted if loc not in seen]))
         return found
 
-    def __contains__(self, loc: object) -> bool:
-        return loc in self.seen or (isinstance(loc, str) and bool(self.held([loc])))
-
     def __len__(self) -> int:
         return len(self.seen) + self.hidden
-
-    def __iter__(self) -> Iterator[str]:
-        seen = self.seen
-        yield from seen
-        for part, unlisted in self.condensed:
-            hidden = [loc for loc in part.urls() if loc not in unlisted and loc not in seen]
-            part.unload()
-            yield from hidden

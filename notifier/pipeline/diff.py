@@ -142,10 +142,10 @@ class DiffBuilder(Matching):
         URL it lists may be listed by a file before it: then it is compared here, row by row."""
         assert isinstance(condensed, Condensed), "a worker hands over what ask asked for"
         old = self.old_parts.get(info.key)
-        seen, listed = self.seen, self.listed
-        others, records = condensed.others, condensed.records
-        if old is None or info.key in self.used or not seen.keys().isdisjoint(map(_LOC, others)):
-            return False
+        assert old is not None and info.key not in self.used, "ask condenses a recorded file, read once"
+        listed, others, records = self.listed, condensed.others, condensed.records
+        if not self.seen.keys().isdisjoint(map(_LOC, others)):
+            return False  # listed by a file before (new to both, say)
         if listed.held([row[0] for row in others if row[0] not in records]):
             return False  # new to this file, listed (as recorded) by a file compared before
         new_hashed = self.new_hashed
