@@ -143,3 +143,15 @@ def test_a_state_with_an_empty_part_is_still_read_lazily(tmp_path: Path) -> None
     assert loaded is not None and not any(part.decoded for part in loaded.parts)
     assert records(loaded) == records(decode_state(path.read_bytes(), "whole"))
     assert [part.count for part in loaded.parts] == [40, 0, 40, 40]
+
+
+def test_a_lazily_read_state_checks_its_header() -> None:
+    """The lazy reader checks the first line's fields as a whole parse does: "runs" must be a list."""
+    from notifier.errors import StateError
+
+    state = State(parts=[RecordedPart("a.xml", "0" * 32, {"http://e/1": new_record("2024-01-01")})], updated="2024-05-01T00:00:00Z")
+    data = encode_state(state)
+    first = data.split(b"\n")[0]
+    assert b'"runs":[]' in first and first.endswith(b',"parts":[')
+    with pytest.raises(StateError, match='"runs" is not a list'):
+        decode_state(data.replace(b'"runs":[]', b'"runs":5', 1), "s")
