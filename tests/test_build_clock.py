@@ -335,3 +335,17 @@ def test_a_page_file_beside_a_new_page_is_no_listing(site: Site) -> None:
     result = deploy(site, added)
     warned = re.findall(r"^warn\[change-without-lastmod\] (\S+):", result.out, re.MULTILINE)
     assert result.code == 0 and warned == [f"{BASE}/posts/tea.html"], result.out
+
+
+def test_pages_are_fingerprinted_only_with_site_dir(site: Site) -> None:
+    """Without --site-dir a check reads the pages it announces, not every page: a page whose
+    bytes changed under an unchanged lastmod is judged only where every page is fingerprinted."""
+    listed = {"/": "2024-05-01", "/posts/tea/": "2024-05-01", "/about/": "2024-05-01"}
+    site.build_pages(listed)
+    assert deploy(site, listed).code == 0
+    (site.public / "about" / "index.html").write_text("<html><head></head><body>about, now longer</body></html>")
+    site.write(urlset(listed))
+    without = site.check("--rule", "page-noindex=warn")  # a page rule on: the announced pages are read
+    assert without.code == 0 and "change-without-lastmod" not in without.out, without.out
+    with_dir = site.check("--site-dir", str(site.public))
+    assert re.findall(r"^warn\[change-without-lastmod\] (\S+):", with_dir.out, re.MULTILINE) == [f"{BASE}/about/"], with_dir.out
