@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 import operator
-from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Container, Iterable, Iterator, Mapping, Sequence
 from typing import NamedTuple
 
 from notifier.sitemap.files import Row, SitemapFile
@@ -57,7 +57,7 @@ def condense(info: SitemapFile, rows: list[Row], data: tuple[PartReader, frozens
     return Condensed(others, records, unlisted, without_lastmod(rows), len(fresh))
 
 
-def differing(rows: Sequence[Row], locs: Iterable[str], recorded: Mapping[str, Record], waiting: Container[str]) -> list[Row]:
+def differing(rows: Sequence[Row], locs: Collection[str], recorded: Mapping[str, Record], waiting: Container[str]) -> list[Row]:
     """The rows (their URLs ``locs``, in order) whose lastmod is not the one ``recorded`` (or
     that have no record), and those ``waiting``, in order: at C speed, one sweep of each."""
     differ: Iterator[bool] = map(operator.ne, recorded_lastmods(recorded, locs, _ABSENT), map(_LASTMOD, rows))
