@@ -519,3 +519,13 @@ def test_a_delivery_out_of_step_with_the_runs_records_is_stamped_all_the_same() 
         "http://a.org/2": None,
         "http://a.org/3": "2024-03-02T00:00:00Z",
     }
+
+
+def test_a_json_state_keeps_the_last_twenty_runs(tmp_path: Path) -> None:
+    """The log of recent runs holds twenty (state/schema.json's maxItems), the newest last."""
+    from tests.conftest import run_records
+
+    store = JsonStore(tmp_path / "state.json")
+    store.save(State(runs=run_records(25), updated="2024-05-01T00:00:00Z"))
+    loaded = store.load()
+    assert loaded is not None and [run["added"] for run in loaded.runs] == list(range(5, 25))
