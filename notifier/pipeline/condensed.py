@@ -71,17 +71,6 @@ def without_lastmod(rows: Sequence[Row]) -> list[str]:
     return [row[0] for row in rows if row[1] is None] if None in map(_LASTMOD, rows) else []
 
 
-def may_list(part: Part, hashed: list[tuple[str, int]]) -> list[str]:
-    """Those of ``hashed`` (URL and ``loc_hash``) whose hash ``part``'s URL-hash index holds:
-    many against a part, one set of its hashes; few, a binary search each."""
-    if not hashed:
-        return []
-    if len(hashed) * 16 > part.count:
-        hashes = set(part.url_hashes())
-        return [loc for loc, value in hashed if value in hashes]
-    return [loc for loc, value in hashed if part.may_list_hash(value)]
-
-
 class Listed:
     """The URLs the files read list, each once: ``seen`` (URL -> its first lastmod, or the
     part that records that lastmod) and the URLs of the condensed files left out of it (each
@@ -106,7 +95,7 @@ class Listed:
             return found
         hashed = [(loc, loc_hash(loc)) for loc in locs]
         for part, unlisted in self.condensed:
-            hits = [loc for loc in may_list(part, hashed) if loc not in unlisted and loc not in found]
+            hits = [loc for loc in part.may_list_among(hashed) if loc not in unlisted and loc not in found]
             if hits:
                 urls = part.urls()
                 found.update((loc, part) for loc in hits if loc in urls)

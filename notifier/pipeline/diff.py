@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from notifier.pipeline.changes import Added, Change, Diff, PageFinding, same_instant
-from notifier.pipeline.condensed import Condensed, condense, differing, may_list, without_lastmod
+from notifier.pipeline.condensed import Condensed, condense, differing, without_lastmod
 from notifier.pipeline.matching import Matching, Unmatched
 from notifier.sitemap.files import Condense, Entry, Row, SitemapFile, facts_of
 from notifier.store import (
@@ -135,7 +135,7 @@ class DiffBuilder(Matching):
             return None
         if self.pending_hashed is None:
             self.pending_hashed = [(loc, loc_hash(loc)) for loc in self.pending_since]
-        return Condense(condense, (reader, frozenset(may_list(old, self.pending_hashed))))
+        return Condense(condense, (reader, frozenset(old.may_list_among(self.pending_hashed))))
 
     def take(self, info: SitemapFile, condensed: object) -> bool:
         """A file its worker compared (``condense``). False, having changed nothing, when a
@@ -150,7 +150,7 @@ class DiffBuilder(Matching):
             return False  # new to this file, listed (as recorded) by a file compared before
         new_hashed = self.new_hashed
         new_hashed.extend((item.loc, loc_hash(item.loc)) for item in self.unmatched_new[len(new_hashed) :])
-        if any(loc not in condensed.unlisted for loc in may_list(old, new_hashed)):
+        if any(loc not in condensed.unlisted for loc in old.may_list_among(new_hashed)):
             return False  # a file before listed as new a URL this file may still list as recorded
         self.used.add(info.key)
         self._take_differing(others, records)

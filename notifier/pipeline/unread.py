@@ -43,9 +43,7 @@ def look_up(locs: Iterable[str], parts: list[Part]) -> tuple[dict[str, Record], 
     listed: dict[str, RecordedPart] = {}
     for part in parts:
         assert isinstance(part, RecordedPart), "an unread file's part comes from the state"
-        # many candidates against a part: one set of its hashes; few: a binary search each
-        hashes = set(part.url_hashes()) if len(hashed) * 16 > part.count else None
-        hits = [loc for loc, value in hashed if loc not in found and (value in hashes if hashes is not None else part.may_list_hash(value))]
+        hits = [loc for loc in part.may_list_among(hashed) if loc not in found]
         if not hits:
             continue
         urls = part.urls()

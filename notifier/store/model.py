@@ -103,6 +103,16 @@ class Part:
         position = bisect.bisect_left(hashes, value)
         return position < len(hashes) and hashes[position] == value
 
+    def may_list_among(self, hashed: list[tuple[str, int]]) -> list[str]:
+        """Those of ``hashed`` (URL and ``loc_hash``) it may list: many against a part, one set
+        of its hashes; few, a binary search each."""
+        if not hashed:
+            return []
+        if len(hashed) * 16 > self.count:
+            hashes = set(self.url_hashes())
+            return [loc for loc, value in hashed if value in hashes]
+        return [loc for loc, value in hashed if self.may_list_hash(value)]
+
     def _recount(self, urls: Mapping[str, Record]) -> None:
         self.count = len(urls)
         self.missing = sum(1 for record in urls.values() if lastmod_of(record) is None)
