@@ -104,10 +104,7 @@ class Part:
         return position < len(hashes) and hashes[position] == value
 
     def may_list_among(self, hashed: list[tuple[str, int]]) -> list[str]:
-        """Those of ``hashed`` (URL and ``loc_hash``) it may list: many against a part, one set
-        of its hashes; few, a binary search each."""
-        if not hashed:
-            return []
+        """Those of ``hashed`` (URL, ``loc_hash``) it may list: many, one set of its hashes; few, a search each."""
         if len(hashed) * 16 > self.count:
             hashes = set(self.url_hashes())
             return [loc for loc, value in hashed if value in hashes]
@@ -162,8 +159,7 @@ class RecordedPart(Part):
             origins = origins if origins is not None else origins_of(urls)
         super().__init__(name, digest, count=count, missing=missing, origins=origins or [], url_hash_index=url_hash_index)
         self._urls, self._raw, self._source = urls, raw, source
-        self._fetch, self.row = fetch, row
-        self._elsewhere = elsewhere if fetch is not None and row is not None else None
+        self._fetch, self.row, self._elsewhere = fetch, row, (elsewhere if fetch is not None and row is not None else None)
 
     def _bytes(self) -> bytes | memoryview | None:
         """The encoded records, read from the store the first time they are needed."""
@@ -182,8 +178,7 @@ class RecordedPart(Part):
         return self._urls
 
     def reader(self) -> PartReader | None:
-        """How another process reads and decodes its records as this one would, or None (they
-        are in this process only: decoded, changed, or kept in no file)."""
+        """How another process reads and decodes its records, or None (decoded here, changed, or in no file)."""
         if self._elsewhere is None or self._urls is not None:
             return None
         return PartReader(self._elsewhere, self._source, self.name, self.count)
