@@ -26,7 +26,8 @@ from notifier.database import DatabaseURL
 from notifier.errors import ExitCode, NotifierError, UsageError
 from notifier.github import mask_secrets, write_github, write_github_error
 from notifier.options import OPTIONS, RUN_ONLY, Option
-from notifier.protocol import redact_all
+from notifier.protocol import Keys, redact_all
+from notifier.redaction import Secrets, gathered
 from notifier.report import Report, printable, render_json, render_text
 from notifier.rules import RULES
 from notifier.settings import build_settings, key_options, state_options
@@ -156,6 +157,7 @@ class _Current:
         self.reset([])
 
     def reset(self, args: list[str]) -> None:
+        self.args, self.keys = args, list[Keys]()  # what no output may show: the keys each site uses
         self.state: Path | str | DatabaseURL | None = None  # the crash log goes beside a state file
         given = [word.split("=", 1)[1] for word in args if word.startswith("--format=")]
         given += [args[n + 1] for n, word in enumerate(args[:-1]) if word == "--format"]
@@ -163,20 +165,24 @@ class _Current:
         self.github = style == "github"  # errors as annotations and in the job summary too
         self.report: Report | None = None  # the last one, let go only when the process ends (see _launch._leave)
 
+    def secrets(self) -> Secrets:
+        return gathered((key for keys in self.keys for key in keys.secrets), self.args, os.environ, self.state)
+
 
 _current = _Current()
 
 
 def _failed(error: NotifierError) -> int:
     """The one error boundary's output: what went before on stdout, then one line on stderr
-    (and under ``--format github`` an annotation and a line of the job summary)."""
+    (and under ``--format github`` an annotation and a line of the job summary), each secret cut."""
+    message = _current.secrets().redact(str(error))
     try:
         sys.stdout.flush()
         if _current.github:
-            write_github_error(str(error), error.exit_code, sys.stdout, os.environ)
+            write_github_error(message, error.exit_code, sys.stdout, os.environ)
     except BrokenPipeError:
         _silence_stdout()
-    write_quietly(sys.stderr, f"notify-changes: error: {printable(str(error))}\n")
+    write_quietly(sys.stderr, f"notify-changes: error: {printable(message)}\n")
     return error.exit_code
 
 
@@ -210,7 +216,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if caused_by_a_cancel(error):  # a cancel Python wrapped on its way out (class creation: "Error calling __set_name__")
             sys.stderr.write(INTERRUPTED)
             return ExitCode.INTERRUPTED
-        line = report_crash(error, args, _current.state, sys.stderr)
+        line = report_crash(error, args, _current.state, sys.stderr, _current.secrets())
         if _current.github:
             write_github_error(line, ExitCode.INTERNAL_ERROR, sys.stdout, os.environ)
         return ExitCode.INTERNAL_ERROR
@@ -263,7 +269,7 @@ def _main(command: str, args: list[str], word: str | None = None) -> int:
         cli = {name.replace("_", "-"): value for name, value in vars(namespace).items()}
         runs = build_runs(command, cli)  # one site, or each of the config's [[sites]]
         settings = runs[0]
-        _current.state, _current.github = settings.state, settings.format == "github"
+        _current.state, _current.github, _current.keys = settings.state, settings.format == "github", [each.keys for each in runs]
         if settings.format == "github":  # before anything else is printed: GitHub hides it in logs
             for each in runs:
                 mask_secrets(each.keys, sys.stdout)

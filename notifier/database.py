@@ -1,37 +1,134 @@
 """A state in a database server: ``--state postgresql://USER@HOST/DB`` (a libpq connection
-URI). The value keeps the whole URI for the connection and shows it without its password:
-every message that names the state names it this way. A leaf: no database driver."""
+URI) or a libpq ``key=value`` connection string (``host=db dbname=states user=ci``). The
+value keeps the whole text for the connection and shows it without its passwords: every
+message that names the state names it this way. A leaf: no database driver.
+
+Passwords are found by parsing, as libpq reads the text (RFC 3986 userinfo, query
+parameters whose percent-decoded names are ``password`` or ``sslpassword``, the
+``key=value`` form's quoting), never by the text's shape: ``?pass%77ord=`` is a password."""
 
 from __future__ import annotations
 
+import re
 import urllib.parse
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 SCHEMES = ("postgresql://", "postgres://")
+SECRET_PARAMETERS = frozenset({"password", "sslpassword"})  # libpq's keywords that hold a secret
+# libpq's connection keywords (PostgreSQL 17, "Parameter Key Words"): a text made only of
+# these ``key=value`` pairs is a connection string, never a file name
+# fmt: off
+KEYWORDS = frozenset({
+    "host", "hostaddr", "port", "dbname", "user", "password", "passfile", "require_auth", "channel_binding", "connect_timeout",
+    "client_encoding", "options", "application_name", "fallback_application_name", "keepalives", "keepalives_idle", "keepalives_interval",
+    "keepalives_count", "tcp_user_timeout", "replication", "gssencmode", "sslmode", "requiressl", "sslnegotiation", "sslcompression",
+    "sslcert", "sslkey", "sslkeylogfile", "sslpassword", "sslcertmode", "sslrootcert", "sslcrl", "sslcrldir", "sslsni",
+    "requirepeer", "ssl_min_protocol_version", "ssl_max_protocol_version", "min_protocol_version", "max_protocol_version",
+    "krbsrvname", "gsslib", "gssdelegation", "service", "target_session_attrs", "load_balance_hosts",
+})
+# fmt: on
+# one ``key = value`` pair of the key=value form: a bare value, or one in single quotes
+# where a backslash escapes the next character (libpq's conninfo_parse)
+_PAIR = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*('(?:[^'\\]|\\.)*'|(?:[^\s'\\]|\\.)+)\s*", re.DOTALL)
 
 
 def is_database_url(location: object) -> bool:
-    return isinstance(location, str) and location.startswith(SCHEMES)
+    """Whether ``location`` names a database rather than a file: a postgresql:// URI, or a
+    libpq ``key=value`` connection string of libpq's own keywords."""
+    if not isinstance(location, str):
+        return False
+    return location.startswith(SCHEMES) or _keyword_pairs(location) is not None
 
 
 @dataclass(frozen=True)
 class DatabaseURL:
-    """A PostgreSQL state's URI and the site whose rows it reads and writes."""
+    """A PostgreSQL state's connection text, the site whose rows it reads and writes, and
+    how long any exchange with the server may take."""
 
     dsn: str = field(repr=False)  # may hold the password: only the driver sees it
     site: str | None = None  # --site-name: every row carries it
+    lock_timeout: float = field(default=60.0, compare=False)  # --lock-timeout: a lock on its tables is waited for this long
+    request_timeout: float = field(default=30.0, compare=False)  # --request-timeout: the server answers within this
 
     def __str__(self) -> str:
         return without_password(self.dsn) + (f" (site {self.site})" if self.site else "")
 
+    @property
+    def passwords(self) -> list[str]:
+        return passwords(self.dsn)
+
 
 def without_password(dsn: str) -> str:
-    """The URI as it may be printed: ``postgresql://user@host/db``, no password, in the netloc
-    or in the query (``?password=``)."""
-    split = urllib.parse.urlsplit(dsn)
-    netloc = split.netloc
-    if "@" in netloc:
-        user, _, host = netloc.rpartition("@")
-        netloc = f"{user.partition(':')[0]}@{host}"
-    query = "&".join(part for part in split.query.split("&") if part and not part.lower().startswith("password="))
-    return urllib.parse.urlunsplit((split.scheme, netloc, split.path, query, ""))
+    """The connection text as it may be printed: ``postgresql://user@host/db`` with no
+    password, neither in the userinfo nor in the query; ``host=db user=ci`` without its
+    ``password=`` pair. It never raises, however malformed the text."""
+    pairs = _keyword_pairs(dsn) if not dsn.startswith(SCHEMES) else None
+    if pairs is not None:
+        return " ".join(f"{key}={value}" for key, value, _ in pairs if key.lower() not in SECRET_PARAMETERS)
+    if not dsn.startswith(SCHEMES):
+        return dsn
+    scheme, userinfo, rest, query = _uri_parts(dsn)
+    user = (userinfo.partition(":")[0] + "@") if userinfo is not None else ""
+    kept = [part for part in query.split("&") if part and _decoded(part.partition("=")[0]).lower() not in SECRET_PARAMETERS]
+    return f"{scheme}{user}{rest}" + (f"?{'&'.join(kept)}" if kept else "")
+
+
+def passwords(dsn: str) -> list[str]:
+    """Every spelling of every secret in ``dsn`` that a driver's message may quote: as
+    written and percent-decoded, longest first (so a shorter one never leaves a piece of a
+    longer one). A userinfo with an unescaped ``@`` is read both ways libpq and RFC 3986 may
+    split it."""
+    found: list[str] = []
+    pairs = _keyword_pairs(dsn) if not dsn.startswith(SCHEMES) else None
+    if pairs is not None:
+        found.extend(text for key, written, value in pairs if key.lower() in SECRET_PARAMETERS for text in (written.strip("'"), value))
+    elif dsn.startswith(SCHEMES):
+        found.extend(_uri_passwords(dsn))
+    every = {spelling for secret in found if secret for spelling in (secret, _decoded(secret))}
+    return sorted(every, key=len, reverse=True)
+
+
+def _uri_passwords(dsn: str) -> Iterator[str]:
+    _, userinfo, _, query = _uri_parts(dsn)
+    if userinfo is not None:
+        yield userinfo.partition(":")[2]
+        authority = dsn.split("://", 1)[1].split("/", 1)[0]
+        yield authority.partition("@")[0].partition(":")[2]  # libpq's reading: the first "@" ends the userinfo
+    for part in query.split("&"):
+        name, _, value = part.partition("=")
+        if _decoded(name).lower() in SECRET_PARAMETERS:
+            yield value
+
+
+def _uri_parts(dsn: str) -> tuple[str, str | None, str, str]:
+    """scheme://, the userinfo (None: none), hosts and path, the query: split by hand, as no
+    bracket, port or percent sign can make it fail (``urlsplit`` raises on ``[::1``)."""
+    scheme, _, rest = dsn.partition("://")
+    rest = rest.partition("#")[0]
+    userinfo: str | None = None
+    at = rest.rfind("@", 0, rest.find("/") if "/" in rest else len(rest))  # libpq looks for the "@" up to the first "/"
+    if at >= 0:
+        userinfo, rest = rest[:at], rest[at + 1 :]
+    rest, _, query = rest.partition("?")
+    return f"{scheme}://", userinfo, rest, query
+
+
+def _keyword_pairs(text: str) -> list[tuple[str, str, str]] | None:
+    """The (keyword, value as written, value) pairs of a libpq ``key=value`` string, or None
+    when ``text`` is not one (a pair whose keyword libpq does not know, or anything else)."""
+    pairs: list[tuple[str, str, str]] = []
+    position = 0
+    while position < len(text):
+        match = _PAIR.match(text, position)
+        if match is None or match.end() == position or match.group(1) not in KEYWORDS:
+            return None
+        written = match.group(2)
+        value = written[1:-1] if written.startswith("'") else written
+        pairs.append((match.group(1), written, re.sub(r"\\(.)", r"\1", value, flags=re.DOTALL)))
+        position = match.end()
+    return pairs or None
+
+
+def _decoded(text: str) -> str:
+    return urllib.parse.unquote(text, errors="replace")

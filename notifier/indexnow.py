@@ -30,10 +30,10 @@ from notifier.protocol import (
     Keys,
     key_scope,
     make_batches,
-    redact,
     redact_all,
     validate_key,
 )
+from notifier.redaction import redact
 
 _ANSWER_LIMIT = 64 * 1024  # an endpoint's answer or a key file: more is never needed
 MAX_BACKOFF = 7 * 86_400.0  # seconds: a Retry-After of a year is a server's mistake; a week at most is kept

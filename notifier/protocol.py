@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
 from notifier.errors import UsageError
+from notifier.redaction import Secrets
 from notifier.urls import by_origin, locate, site, split_url
 
 DEFAULT_ENDPOINT = "https://api.indexnow.org/indexnow"
@@ -101,17 +102,10 @@ def validate_key(key: str, where: str) -> None:
         )
 
 
-def redact(text: str, key: str) -> str:
-    """Never print a whole key: its first four characters say which one it is."""
-    return text.replace(key, key[:4] + "…") if key else text
-
-
 def redact_all(text: str, keys: Keys) -> str:
     """``text`` with every configured key cut to its first four characters (a key file's path
-    names its key: ``public/KEY.txt``)."""
-    for key in keys.secrets:
-        text = redact(text, key)
-    return text
+    names its key: ``public/KEY.txt``): the redactor of every channel (``redaction.py``)."""
+    return Secrets(keys=tuple(keys.secrets)).redact(text) if keys.secrets else text
 
 
 def key_scope(key_location: str | None) -> str:

@@ -231,7 +231,9 @@ def _state(values: Mapping[str, Any], cwd: Path, site_name: str | None) -> Path 
             f"--state {without_password(given)}: a PostgreSQL state holds many sites; name this one with --site-name NAME "
             "(or site-name in the config), so that two sites never mix"
         )
-    return DatabaseURL(given, site=name)
+    bounds = {"lock_timeout": values.get("lock-timeout", default("lock-timeout"))}
+    bounds["request_timeout"] = values.get("request-timeout", default("request-timeout"))
+    return DatabaseURL(given, site=name, **bounds)
 
 
 def state_options(
@@ -241,7 +243,7 @@ def state_options(
     commands that need nothing else (``notify-changes state``)."""
     cwd = Path.cwd() if cwd is None else cwd
     merged = read_layers(cli, environ, cwd, api=False).merged
-    wanted = ("state", "lock-timeout", "site-name")
+    wanted = ("state", "lock-timeout", "request-timeout", "site-name")
     values = {name: CONVERTERS[name](label)(value) for name, (value, label) in merged.items() if name in wanted}
     return _state(values, cwd, None), values.get("lock-timeout", default("lock-timeout"))
 

@@ -244,11 +244,13 @@ def test_the_tables_are_made_at_schema_version_1_and_a_newer_site_format_is_refu
 
 
 def test_a_driver_error_is_said_in_its_first_line() -> None:
-    from notifier.store.postgres import _first_line
+    from notifier.store.server import reason
 
-    assert _first_line(Exception("connection refused\n\tIs the server running on that host?")) == "connection refused"
-    assert _first_line(Exception("one line")) == "one line"
-    assert _first_line(Exception("")) == "Exception"
+    where = DatabaseURL("postgresql://u:pw-1234@h/d")
+    assert reason(Exception("connection refused\n\tIs the server running on that host?"), where) == "connection refused"
+    assert reason(Exception("one line"), where) == "one line"
+    assert reason(Exception(""), where) == "Exception"
+    assert reason(Exception('invalid percent-encoded token: "pw-1234"'), where) == 'invalid percent-encoded token: "•••"'
 
 
 def test_a_reader_sees_one_snapshot_while_a_run_saves(pg_url: str) -> None:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from notifier.database import DatabaseURL
-from notifier.errors import LockTimeout, StateError, UsageError
+from notifier.errors import LockTimeout, StateError
 from notifier.store.checks import damaged
 from notifier.store.durable import DeliveryNotRecorded, SaveFailed, StateStore
 from notifier.store.jsonfile import encoded_parts
@@ -35,6 +35,7 @@ from notifier.store.ledger import LedgerEntry
 from notifier.store.migrate import FORMAT_VERSION, check_version
 from notifier.store.model import MAX_RUNS_KEPT, Part, RecordedPart, State, apply_delivery, grouped_pending
 from notifier.store.rows import Blob, ledger_rows, state_from_rows
+from notifier.store.server import connected, driver, failure, said
 
 if TYPE_CHECKING:
     import psycopg
@@ -71,41 +72,14 @@ CREATE TABLE IF NOT EXISTS notify_changes_backoff (endpoint text PRIMARY KEY, no
 CREATE TABLE IF NOT EXISTS notify_changes_ledger (site text NOT NULL, id bigserial PRIMARY KEY, entry text NOT NULL);
 CREATE INDEX IF NOT EXISTS notify_changes_ledger_site ON notify_changes_ledger (site, id)
 """
+_LEDGER = "notify_changes_ledger"
 _CREATING = 7_140_311_202  # an advisory lock key: one run at a time creates the tables
 
 
-def _driver() -> Any:
-    try:
-        import psycopg
-    except ImportError:
-        raise UsageError("a postgresql:// state needs the PostgreSQL driver: pip install 'notify-changes[postgres]' (psycopg 3)") from None
-    return psycopg
-
-
-@contextmanager
-def _connected(location: DatabaseURL) -> Iterator[psycopg.Connection[Any]]:
-    """A connection (autocommit: each change in a transaction of its own), or one line that
-    says why there is none; the password never appears in it."""
-    driver = _driver()
-    try:
-        connection = driver.connect(location.dsn, autocommit=True, connect_timeout=30)
-    except driver.Error as error:
-        raise StateError(f"{location}: cannot connect to the PostgreSQL state ({_first_line(error)})") from None
-    try:
-        yield connection
-    except driver.Error as error:
-        raise StateError(f"{location}: the PostgreSQL state failed ({_first_line(error)})") from None
-    finally:
-        connection.close()
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip().splitlines()
-    return text[0] if text else type(error).__name__
-
-
-def _schema(connection: psycopg.Connection[Any], location: DatabaseURL) -> bool:
-    """Whether the tables exist, checked: each with its documented columns, the schema not newer."""
+def _schema(connection: psycopg.Connection[Any], location: DatabaseURL) -> frozenset[str]:
+    """The tables there are (none: a new database), checked: each with its documented columns,
+    the schema not newer. Only the ledger may be missing: nothing depends on it, and the next
+    run that takes the lock makes it again (``_create``)."""
     found: dict[str, set[str]] = {}
     for table, column in connection.execute(
         "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ANY(%s)",
@@ -113,9 +87,9 @@ def _schema(connection: psycopg.Connection[Any], location: DatabaseURL) -> bool:
     ):
         found.setdefault(table, set()).add(column)
     if not found:
-        return False
+        return frozenset()
     for table, columns in TABLES.items():
-        if found.get(table) != set(columns):
+        if found.get(table) != set(columns) and not (table == _LEDGER and table not in found):
             raise damaged(str(location), f"table {table} has the columns {sorted(found.get(table, ()))}, not {list(columns)}")
     row = connection.execute("SELECT max(version) FROM notify_changes_schema").fetchone()
     version = row[0] if row else None
@@ -124,17 +98,20 @@ def _schema(connection: psycopg.Connection[Any], location: DatabaseURL) -> bool:
             f"{location}: the tables are of schema version {version}, newer than this notify-changes knows ({SCHEMA_VERSION}); "
             "upgrade notify-changes (nothing was changed)"
         )
-    return True
+    return frozenset(found)
 
 
 def _create(connection: psycopg.Connection[Any], location: DatabaseURL) -> None:
     with connection.transaction():
         connection.execute("SELECT pg_advisory_xact_lock(%s)", (_CREATING,))
-        if _schema(connection, location):
+        found = _schema(connection, location)
+        if _LEDGER in found:
             return
-        for statement in filter(str.strip, _SCHEMA.split(";")):
-            connection.execute(statement)  # fixed text, no user input
-        connection.execute("INSERT INTO notify_changes_schema (version) VALUES (%s)", (SCHEMA_VERSION,))
+        for statement in filter(str.strip, _SCHEMA.split(";")):  # a new database's every table, or the ledger alone
+            if not found or _LEDGER in statement:
+                connection.execute(statement)  # fixed text, no user input
+        if not found:
+            connection.execute("INSERT INTO notify_changes_schema (version) VALUES (%s)", (SCHEMA_VERSION,))
 
 
 def _blob(connection: psycopg.Connection[Any], location: DatabaseURL) -> Callable[[int], bytes]:
@@ -142,7 +119,10 @@ def _blob(connection: psycopg.Connection[Any], location: DatabaseURL) -> Callabl
     never sent over the wire (nor, with an untouched save, back)."""
 
     def fetch(row: int) -> bytes:
-        found = connection.execute("SELECT urls FROM notify_changes_parts WHERE site = %s AND n = %s", (location.site, row)).fetchone()
+        try:
+            found = connection.execute("SELECT urls FROM notify_changes_parts WHERE site = %s AND n = %s", (location.site, row)).fetchone()
+        except driver().Error as error:  # read while the diff runs: a dropped connection is a state error there too
+            raise failure(error, connection, location) from None
         if found is None:
             raise damaged(str(location), f"parts row {row} went missing while the run read it")
         return bytes(found[0])
@@ -179,8 +159,8 @@ def _read(connection: psycopg.Connection[Any], location: DatabaseURL) -> tuple[S
 
 def read_postgres_ledger(location: DatabaseURL) -> list[LedgerEntry]:
     """The site's ledger, oldest first."""
-    with _connected(location) as connection:
-        if not _schema(connection, location):
+    with connected(location) as connection:
+        if _LEDGER not in _schema(connection, location):
             return []
         rows = connection.execute("SELECT entry FROM notify_changes_ledger WHERE site = %s ORDER BY id", (location.site,)).fetchall()
     return ledger_rows(row[0] for row in rows)
@@ -191,9 +171,9 @@ def read_postgres_state(location: DatabaseURL) -> State | None:
     Its parts' records are read when first needed, from one snapshot (a repeatable-read
     transaction kept open while the state lives): a run saving meanwhile does not mix in."""
     with contextlib.ExitStack() as stack:
-        connection = stack.enter_context(_connected(location))
+        connection = stack.enter_context(connected(location))
         connection.autocommit = False
-        connection.isolation_level = _driver().IsolationLevel.REPEATABLE_READ
+        connection.isolation_level = driver().IsolationLevel.REPEATABLE_READ
         state = _read(connection, location)[0]
         if state is not None and state.parts:  # its parts' records are read later: the snapshot stays open
             weakref.finalize(state, stack.pop_all().close)
@@ -223,10 +203,10 @@ class PostgresStore(StateStore):
     def acquire(self) -> None:
         """Connect, make the tables on first use, and take the site's lock, waiting up to ``lock_timeout``."""
         with contextlib.ExitStack() as stack:
-            connection = stack.enter_context(_connected(self.location))
+            connection = stack.enter_context(connected(self.location))
             _create(connection, self.location)
             deadline = self._clock() + self.lock_timeout
-            while not connection.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (self._lock_name,)).fetchone()[0]:  # type: ignore[index]
+            while not connection.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (self._lock_name,)).fetchone()[0]:
                 if self._clock() >= deadline:
                     raise LockTimeout(
                         f"{self.location}: another notify-changes run of this site holds its lock after waiting "
@@ -251,11 +231,21 @@ class PostgresStore(StateStore):
 
     def shared_waits(self) -> dict[str, str]:
         """The waits endpoints asked any site of this database for: one egress, one wait."""
-        return dict(self.connection.execute("SELECT endpoint, not_before FROM notify_changes_backoff").fetchall())
+        with self._said():
+            return dict(self.connection.execute("SELECT endpoint, not_before FROM notify_changes_backoff").fetchall())
+
+    @contextmanager
+    def _said(self) -> Iterator[None]:
+        """A driver error here as the one line a user reads (``server.failure``)."""
+        try:
+            yield
+        except driver().Error as error:
+            raise failure(error, self.connection, self.location) from None
 
     def load(self) -> State | None:
         """The site's state; batches a killed run acknowledged are folded in and saved."""
-        state, folded = _read(self.connection, self.location)
+        with self._said():
+            state, folded = _read(self.connection, self.location)
         if state is not None and folded:
             self.save(state)
         return state
@@ -263,7 +253,7 @@ class PostgresStore(StateStore):
     def save(self, state: State) -> None:
         """Replace the site's rows in one transaction: a crash leaves the old state or the new one."""
         state.settle()
-        site, driver = self.location.site, _driver()
+        site, psycopg = self.location.site, driver()
         try:
             with self.connection.transaction():
                 for table in ("meta", "pending", "delivered", "runs"):
@@ -288,8 +278,8 @@ class PostgresStore(StateStore):
                         "INSERT INTO notify_changes_runs (site, record) VALUES (%s, %s)",
                         [(site, json.dumps(run)) for run in state.runs[-MAX_RUNS_KEPT:]],
                     )
-        except driver.Error as error:
-            raise SaveFailed(self.location, _first_line(error)) from None
+        except psycopg.Error as error:
+            raise SaveFailed(self.location, said(error, self.connection, self.location)) from None
         for part, n in kept:  # committed: each kept row is where the save moved it
             part.row = n
 
@@ -320,7 +310,7 @@ class PostgresStore(StateStore):
 
     def record_ledger(self, entries: list[LedgerEntry], keep: int) -> None:
         """The batches sent, a row each, in one transaction; the site's newest ``keep`` stay."""
-        site, driver = self.location.site, _driver()
+        site, psycopg = self.location.site, driver()
         try:
             with self.connection.transaction(), self.connection.cursor() as cursor:
                 cursor.executemany(
@@ -332,15 +322,15 @@ class PostgresStore(StateStore):
                     "(SELECT id FROM notify_changes_ledger WHERE site = %s ORDER BY id DESC LIMIT %s)",
                     (site, site, keep),
                 )
-        except driver.Error as error:
-            raise StateError(f"{self.location}: cannot add to the ledger ({_first_line(error)})") from None
+        except psycopg.Error as error:
+            raise StateError(f"{self.location}: cannot add to the ledger ({said(error, self.connection, self.location)})") from None
 
     def record_delivered(self, state: State, endpoint: str, urls: Iterable[str], at: str) -> None:
         """One transaction per acknowledged batch: a delivered row, which takes the batch out of
         the pending set for every later reader (the next full save folds it in)."""
         urls = list(urls)
         apply_delivery(state, endpoint, urls, at, live=True)
-        site, driver = self.location.site, _driver()
+        site, psycopg = self.location.site, driver()
         try:
             with self.connection.transaction():
                 self.connection.execute(
@@ -350,8 +340,8 @@ class PostgresStore(StateStore):
                 self.connection.execute(
                     "UPDATE notify_changes_meta SET value = %s WHERE site = %s AND key = 'updated' AND value < %s", (at, site, at)
                 )
-        except driver.Error as error:
-            raise DeliveryNotRecorded(self.location, endpoint, len(urls), _first_line(error)) from None
+        except psycopg.Error as error:
+            raise DeliveryNotRecorded(self.location, endpoint, len(urls), said(error, self.connection, self.location)) from None
 
 
 def _stored(part: Part) -> bool:
