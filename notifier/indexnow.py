@@ -58,6 +58,13 @@ class RetryPolicy:
     jitter: float = 1.0  # up to this many seconds added at random to each backoff
 
 
+def received(status: int) -> bool:
+    """A 2xx answer: the request was received and accepted (RFC 9110, section 15.3). 200 and
+    202 are what IndexNow documents; Bing has been seen answering 203, and any other 2xx is a
+    success too, never a failure that keeps the URLs pending for ever."""
+    return 200 <= status <= 299
+
+
 def server_error(status: int) -> bool:
     """A 5xx answer: the server's trouble, worth another try (500 to 599, nothing above)."""
     return 500 <= status <= 599
@@ -215,7 +222,7 @@ class Client:
         with response:
             if 300 <= response.status_code < 400:
                 return f"key file {url} redirects to {response.headers.get('Location', '?')}; serve it at that URL directly"
-            if response.status_code != 200:
+            if not received(response.status_code):
                 return f"key file {url} answered HTTP {response.status_code}; publish {key[:4]}….txt with the key as its content"
             served = response.content.decode("utf-8", "replace").strip()  # at most _ANSWER_LIMIT and a chunk
         if served != key:
@@ -261,12 +268,13 @@ class Client:
         if problem:
             not_before = self._not_before(response) if status in (429, 503) else None
             return BatchResult(endpoint, batch.host, count, "failed", status, problem, attempts, exhausted=True, not_before=not_before)
-        if status == 200:
-            return BatchResult(endpoint, batch.host, count, "delivered", status, "OK", attempts)
         if status == 202:
             return BatchResult(
                 endpoint, batch.host, count, "accepted", status, "accepted; the endpoint will validate the key later", attempts
             )
+        if received(status):  # the exact code stays in the result, so in the report and the ledger
+            message = "OK" if status == 200 else f"HTTP {status}: received (every 2xx is a success)"
+            return BatchResult(endpoint, batch.host, count, "delivered", status, message, attempts)
         message = redact(explain(status, text, response, batch), batch.key)
         return BatchResult(endpoint, batch.host, count, "failed", status, message, attempts)
 
@@ -323,6 +331,7 @@ __all__ = [
     "key_scope",
     "make_batches",
     "parse_retry_after",
+    "received",
     "redact",
     "redact_all",
     "server_error",

@@ -77,7 +77,8 @@ class FakeIndexNow:
         self.get_faults: dict[str, Fault] = {}  # path -> a drip for every GET of it
         self.posts: list[Received] = []
         self.gets: list[str] = []
-        self.success_status = 200
+        self.success_status = 200  # what a good POST is answered: any code (Bing has answered 203)
+        self.get_status = 200  # what a GET of a file the site serves (a key file) is answered
         self.on_post: Callable[[Received], None] | None = None  # called as a POST arrives, before the answer
         self.after_answer: Callable[[Received], None] | None = None  # called once the answer is sent
         self._lock = threading.Lock()
@@ -101,7 +102,7 @@ class FakeIndexNow:
 
     def delivered(self) -> list[str]:
         """Every URL of every accepted POST, in order."""
-        return [url for post in self.posts if post.answer in (200, 202) for url in post.json["urlList"]]
+        return [url for post in self.posts if post.answer is not None and 200 <= post.answer <= 299 for url in post.json["urlList"]]
 
     def close(self) -> None:
         self._stop.set()
@@ -175,7 +176,7 @@ def _make_handler(fake: FakeIndexNow) -> type[BaseHTTPRequestHandler]:
             elif content is None:
                 self._send(404, "not found")
             else:
-                self.send_response(200)
+                self.send_response(fake.get_status)
                 kind = "application/xml" if split.path.endswith(".xml") else "text/plain; charset=utf-8"
                 self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(content)))

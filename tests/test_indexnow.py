@@ -354,7 +354,7 @@ def test_a_missing_key_file_says_which_file_to_publish(site: Site) -> None:
 @pytest.mark.parametrize(
     ("code", "said"),
     [(300, "redirects to"), (302, "redirects to"), (307, "redirects to"), (308, "redirects to"), (399, "redirects to"),
-     (400, "answered HTTP 400"), (403, "answered HTTP 403"), (410, "answered HTTP 410"), (204, "answered HTTP 204")],
+     (400, "answered HTTP 400"), (403, "answered HTTP 403"), (410, "answered HTTP 410"), (204, "serves 'nothing'")],
 )  # fmt: skip
 def test_what_a_key_file_answer_says(site: Site, code: int, said: str) -> None:
     site.write(urlset(pages(2)))
@@ -457,3 +457,21 @@ def test_the_status_line_says_which_key_file_is_checked_with_the_key_cut(site: S
     report = execute(build_settings("run", cli, cwd=site.root), Environment(progress=shown.append))
     assert report.exit_code == 0
     assert f"checking key file http://{HOST}/{KEY[:4]}….txt" in shown, shown
+
+
+@pytest.mark.parametrize("code", [201, 203, 204, 206, 299])
+def test_any_2xx_is_a_received_batch_and_keeps_its_code(fake: FakeIndexNow, code: int) -> None:
+    """RFC 9110, section 15.3: every 2xx is a success (Bing's endpoint has answered 203)."""
+    fake.success_status = code
+    result = send(fake, FakeTime(NOW))
+    assert (result.status, result.http_status, result.attempts) == ("delivered", code, 1)
+    assert f"HTTP {code}" in result.message and fake.delivered() == BATCH.urls
+
+
+def test_a_key_file_served_with_another_2xx_matches(fake: FakeIndexNow) -> None:
+    fake.get_status = 203  # a proxy that transformed nothing but the status line
+    the_client = client(FakeTime(NOW))
+    try:
+        assert the_client.check_key_file(f"http://{HOST}/{KEY}.txt", KEY) is None
+    finally:
+        the_client.close()

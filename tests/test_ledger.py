@@ -150,3 +150,30 @@ def test_the_ledgers_new_lines_are_written_out_before_they_are_synced(tmp_path: 
         monkeypatch.undo()
         size = (tmp_path / "s.json.ledger").stat().st_size
     assert size > 0 and synced == [size]
+
+
+def test_an_unusual_2xx_is_received_recorded_with_its_code_and_named_once(store_site: Site, capsys: pytest.CaptureFixture[str]) -> None:
+    """Bing's endpoint has answered 203: received (RFC 9110), so nothing stays pending and the
+    next run has nothing to send; the ledger and the report keep the code, one note names it."""
+    site = store_site
+    assert site.fake is not None
+    site.write(urlset(pages(1)))
+    assert site.run().code == 0
+    site.write(urlset(pages(4)))
+    site.fake.success_status = 203
+    result = site.run("--batch-size", "2", "--format", "json")
+    assert result.code == 0, result.out + result.err
+    report = json.loads(result.out)
+    assert report["pending"] == 0 and report["submitted"] == 3
+    assert [(batch["status"], batch["http_status"]) for batch in report["batches"]] == [("delivered", 203)] * 2
+    assert [note for note in report["notes"] if "203" in note] == [
+        f"127.0.0.1:{site.fake.port} answered HTTP 203 to 2 batches: an unusual success code, "
+        "counted as received (every 2xx is a success); the ledger keeps the code"
+    ]
+    assert [(each["status"], each["http_status"], each["error"]) for each in read_ledger(site.state)] == [("delivered", 203, "")] * 2
+    posts = len(site.fake.posts)
+    again = site.run()
+    assert again.code == 0 and len(site.fake.posts) == posts and "203" not in again.out
+    capsys.readouterr()
+    assert main(["state", "history", *site.state_args]) == 0
+    assert capsys.readouterr().out.count("delivered (HTTP 203, 1 attempt)") == 2

@@ -50,7 +50,18 @@ def submit_pending(run: Run, state: State, store: StateStore) -> Deliveries:
         if env.session is None:
             client.close()
         notes = _record_ledger(store, sent, settings.keep_batches)
-    return Deliveries(batches, delivered, notes)
+    return Deliveries(batches, delivered, _unusual_successes(batches) + notes)
+
+
+def _unusual_successes(batches: list[BatchResult]) -> list[str]:
+    """One note an endpoint and code for a success IndexNow does not document (Bing has
+    answered 203): received like a 200, and said once, so that a change at an endpoint is seen."""
+    unusual = Counter((batch.endpoint, batch.http_status) for batch in batches if batch.status == "delivered" and batch.http_status != 200)
+    return [
+        f"{host_of(endpoint)} answered HTTP {code} to {count} batch{'es' * (count != 1)}: an unusual success code, counted as received "
+        "(every 2xx is a success); the ledger keeps the code"
+        for (endpoint, code), count in unusual.items()
+    ]
 
 
 def _record_ledger(store: StateStore, sent: list[LedgerEntry], keep: int) -> list[str]:
