@@ -10,17 +10,19 @@ import argparse
 import difflib
 import functools
 import os
+import re
 import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from notifier import __version__
+from notifier.commands import state_request
 from notifier.commands.key import new_key, write_key_file
-from notifier.commands.state import ACTIONS, StateRequest, run_state_command
-from notifier.config_sites import build_runs
+from notifier.commands.state import run_state_sites
+from notifier.config_sites import build_runs, site_states
 from notifier.crash import caused_by_a_cancel, report_crash
 from notifier.database import DatabaseURL
 from notifier.errors import ExitCode, NotifierError, UsageError
@@ -30,19 +32,28 @@ from notifier.protocol import Keys, redact_all
 from notifier.redaction import Secrets, gathered
 from notifier.report import Report, printable, render_json, render_text
 from notifier.rules import RULES
-from notifier.settings import build_settings, key_options, state_options
+from notifier.settings import build_settings, key_options
 from notifier.terminal import notice_printer, on_a_terminal, progress_printer, use_colour, write_quietly
 
 COMMANDS = ("run", "check")
+_INVALID_CHOICE = re.compile(r"argument \S+: invalid choice: '(?P<given>[^']*)' \(choose from (?P<choices>.*)\)")
 TOOLS = ("key", "state", "stamp", "deploy-hook")  # the commands beside a run, each with its own options
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, **options: Any) -> None:
+        # no abbreviations: `--site docs` once was taken as `--site-name docs`; a prefix means nothing
+        super().__init__(allow_abbrev=False, **options)
+
     def error(self, message: str) -> NoReturn:  # one line, our exit code, no usage dump
         raise UsageError(f"{message}{self._did_you_mean(message)}; see `{self.prog} --help`")
 
     def _did_you_mean(self, message: str) -> str:
-        """For a mistyped option (``--dyr-run``), the option it most likely meant."""
+        """For a mistyped option (``--dyr-run``) or choice (``state shwo``), what it most likely meant."""
+        choice = _INVALID_CHOICE.match(message)
+        if choice is not None:
+            near = difflib.get_close_matches(choice["given"], re.findall(r"'([^']*)'", choice["choices"]), n=1, cutoff=0.6)
+            return f" (did you mean {near[0]}?)" if near else ""
         if not message.startswith("unrecognized arguments: "):
             return ""
         options = [option for action in self._actions for option in action.option_strings if option.startswith("--")]
@@ -343,58 +354,21 @@ def _key_file(host: str | None, folder: str | None, config: str | None) -> int:
 
 
 def _state_command(args: list[str]) -> int:
-    """``notify-changes state show|url|pending|forget|export``: inspect and repair the state."""
-    parser = _Parser(
-        prog="notify-changes state",
-        description=(
-            "Inspect and repair the recorded state. show: counts, pending per endpoint, the last runs. url URL: one "
-            "URL's record (lastmod, first seen, last submitted, fingerprint, sitemap file) and where it is pending. "
-            "pending: every pending URL. forget URL... --yes: drop URLs from the pending set (they are never sent). "
-            "export: every record, as JSON or CSV. history [URL]: the last batches the endpoints answered (of that URL). "
-            "Works on every store; only forget takes the state lock."
-        ),
-        epilog="Exit codes: 0 done, 2 usage or input error (no state, an unknown URL, forget without --yes), 4 state locked.",
-    )
-    parser.add_argument("action", nargs="?", choices=ACTIONS, help="what to do")
-    parser.add_argument("urls", nargs="*", metavar="URL", help="url: the URL; forget: the URLs to drop")
-    parser.add_argument(
-        "--state", metavar="PATH", help="the state file or postgresql:// URL (default state/notify-changes.json, or the config's)"
-    )
-    parser.add_argument("--site-name", metavar="NAME", help="with a postgresql:// state: the site whose rows to read")
-    parser.add_argument("--config", metavar="PATH", help="a TOML config file (default notify-changes.toml, else pyproject.toml)")
-    parser.add_argument("--format", choices=("text", "json", "csv"), help="output: text (default), json; export: json (default) or csv")
-    parser.add_argument("--endpoint", metavar="URL", action="append", help="forget: only at this endpoint (repeatable; default all)")
-    parser.add_argument("--yes", action="store_true", help="forget: really drop them")
-    parser.add_argument("--lock-timeout", metavar="SECONDS", help="forget: wait this long for a run's lock (default 60)")
+    """``notify-changes state show|url|pending|forget|export|history``: inspect and repair the state."""
+    parser = _Parser(prog="notify-changes state", description=state_request.DESCRIPTION, epilog=state_request.EPILOG)
+    state_request.add_arguments(parser)
     try:
         namespace = parser.parse_args(args)
-        if namespace.action is None:
-            raise UsageError(f"state: say what to do: {', '.join(ACTIONS)} (see `notify-changes state --help`)")
-        style = namespace.format or ("json" if namespace.action == "export" else "text")
-        if style == "csv" and namespace.action != "export":
-            raise UsageError("--format csv: only `state export` writes CSV; use text or json")
-        if style == "text" and namespace.action == "export":
-            raise UsageError("state export: --format json or csv")
         given = {
             "state": namespace.state,
             "config": namespace.config,
             "lock-timeout": namespace.lock_timeout,
             "site-name": namespace.site_name,
+            "site": namespace.site,
         }
-        state, lock_timeout = state_options(given)
-        _current.state = state
-        request = StateRequest(
-            namespace.action,
-            state,
-            urls=namespace.urls,
-            endpoints=namespace.endpoint or (),
-            yes=namespace.yes,
-            format=style,
-            lock_timeout=lock_timeout,
-        )
-        if namespace.urls and namespace.action not in ("url", "forget", "history"):
-            raise UsageError(f"state {namespace.action} takes no URL; `state url URL` shows one")
-        run_state_command(request, sys.stdout)
+        requests = state_request.state_requests(namespace, site_states(given))
+        _current.state = requests[0].state
+        run_state_sites(requests, sys.stdout)
     except NotifierError as error:
         return _failed(error)
     return ExitCode.OK

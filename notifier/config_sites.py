@@ -23,14 +23,27 @@ own. The command line applies to every site; ``--site NAME`` picks one.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
+import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
+from notifier.database import DatabaseURL
 from notifier.errors import UsageError
-from notifier.settings import CONVERTERS, DEFAULT_STATE, RULE_IN_A_FILE, Layers, Settings, merge_values, read_layers, resolve
+from notifier.settings import (
+    CONVERTERS,
+    DEFAULT_STATE,
+    RULE_IN_A_FILE,
+    Layers,
+    Settings,
+    merge_values,
+    read_layers,
+    resolve,
+    state_from,
+)
 
 SITE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 MERGED_TABLES = ("rules", "keys", "history", "bulk")  # a site's table merges over the top level's, key by key
@@ -44,25 +57,62 @@ def build_runs(
     one ``--site`` names), else the one site of ``build_settings``."""
     cwd = Path.cwd() if cwd is None else cwd
     layers = read_layers(cli, environ, cwd, api=api)
+    tables = _chosen_tables(cli, layers)
+    if tables is None:
+        return [resolve(command, cli, environ, cwd, layers, api=api)]
+    if cli.get("sitemap"):
+        raise UsageError(
+            f"SITEMAP {cli['sitemap']}: {layers.where} lists [[sites]], each with its own sitemap; run them all, or one with --site NAME"
+        )
+    environ = os.environ if environ is None else environ
+    runs = [_site(command, cli, environ, cwd, layers, name, table, api=api) for name, table in tables.items()]
+    _refuse_shared_states([(each.site_name or "", each.state) for each in runs])
+    return runs
+
+
+class SiteState(NamedTuple):
+    """Where one site's state is, for the commands that need nothing else (``state``)."""
+
+    name: str | None  # None: the config lists no [[sites]]
+    state: Path | DatabaseURL
+    lock_timeout: float
+
+
+def site_states(cli: Mapping[str, Any], environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> list[SiteState]:
+    """The state of every site of the config's ``[[sites]]`` (or the one ``--site`` names), else
+    the one state of the top level: as a run finds them, without resolving what a run needs
+    beside (a build folder that is not there yet is no matter to ``state show``)."""
+    cwd = Path.cwd() if cwd is None else cwd
+    layers = read_layers(cli, environ, cwd, api=False)
+    tables = _chosen_tables(cli, layers)
+    if tables is None:
+        return [SiteState(None, *state_from(layers.merged, cwd, None))]
+    environ = os.environ if environ is None else environ
+    found = [
+        SiteState(name, *state_from(_site_layers(cli, environ, cwd, layers, name, table, api=False).merged, cwd, name))
+        for name, table in tables.items()
+    ]
+    _refuse_shared_states([(each.name or "", each.state) for each in found])
+    return found
+
+
+def _chosen_tables(cli: Mapping[str, Any], layers: Layers) -> dict[str, dict[str, Any]] | None:
+    """The ``[[sites]]`` tables the command covers: every one, or the one ``--site`` names;
+    None when the config lists none."""
     chosen = cli.get("site")
     sites = layers.file_values.get("sites")
     if sites is None:
         if chosen:
             raise UsageError(f"--site {chosen}: {layers.where} lists no [[sites]]; drop --site, or list the sites there")
-        return [resolve(command, cli, environ, cwd, layers, api=api)]
+        return None
     tables = _site_tables(sites, layers.where)
-    if cli.get("sitemap"):
-        raise UsageError(
-            f"SITEMAP {cli['sitemap']}: {layers.where} lists [[sites]], each with its own sitemap; run them all, or one with --site NAME"
-        )
-    if chosen:
-        if chosen not in tables:
-            raise UsageError(f"--site {chosen}: no such site in {layers.where}; the sites are {', '.join(tables)}")
-        tables = {chosen: tables[chosen]}
-    environ = os.environ if environ is None else environ
-    runs = [_site(command, cli, environ, cwd, layers, name, table, api=api) for name, table in tables.items()]
-    _refuse_shared_states(runs)
-    return runs
+    if not chosen:
+        return tables
+    if chosen not in tables:
+        near = difflib.get_close_matches(str(chosen), list(tables), n=1, cutoff=0.6)
+        guess = f"did you mean {near[0]}? " if near else ""
+        raise UsageError(f"--site {chosen}: no such site in {layers.where}; {guess}the sites are {', '.join(tables)}")
+    return {chosen: tables[chosen]}
 
 
 def _site_tables(sites: Any, where: str) -> dict[str, dict[str, Any]]:
@@ -104,6 +154,14 @@ def _site(
     api: bool,
 ) -> Settings:
     """One site's Settings: the top level's values with the site's over them."""
+    site_layers = _site_layers(cli, environ, cwd, layers, name, table, api=api)
+    return resolve(command, cli, environ, cwd, site_layers, api=api, site_name=name)
+
+
+def _site_layers(
+    cli: Mapping[str, Any], environ: Mapping[str, str], cwd: Path, layers: Layers, name: str, table: dict[str, Any], *, api: bool
+) -> Layers:
+    """One site's layers: the top level's values with the site's over them."""
     inherited = dict(layers.file_values)  # the [[sites]] array among them is no option: merge_values passes over it
     for key, value in table.items():
         if key in _OWN:
@@ -120,23 +178,61 @@ def _site(
             raise UsageError(f"{where}: key-env = {variable!r}: name the environment variable that holds this site's key")
         if environ.get(variable):
             merged["key"] = (environ[variable], variable)
-    site_layers = Layers(inherited, where, layers.base, layers.config_path, merged)
-    return resolve(command, cli, environ, cwd, site_layers, api=api, site_name=name)
+    return Layers(inherited, where, layers.base, layers.config_path, merged)
 
 
 def _given(cli: Mapping[str, Any]) -> set[str]:
     return {name for name, value in cli.items() if value is not None}
 
 
-def _refuse_shared_states(runs: list[Settings]) -> None:
-    """Two sites in one state file would each take the other's URLs for removed ones."""
+def _refuse_shared_states(states: list[tuple[str, Path | DatabaseURL]]) -> None:
+    """Two sites in one state would each take the other's URLs for removed ones: refused
+    before anything is read or sent, however the one state is written (a link, a hard link,
+    the same database by another host name or port)."""
     seen: dict[object, str] = {}
-    for settings in runs:
-        state = settings.state.resolve() if isinstance(settings.state, Path) else settings.state
-        other = seen.setdefault(state, settings.site_name or "")
-        if other != settings.site_name:
-            default = " (the default)" if isinstance(settings.state, Path) and settings.state.name == DEFAULT_STATE.name else ""
+    for name, state in states:
+        other = seen.setdefault(_identity(state), name)
+        if other != name:
+            default = " (the default)" if isinstance(state, Path) and state.name == DEFAULT_STATE.name else ""
+            what = "the state file" if isinstance(state, Path) else "the PostgreSQL rows of"
             raise UsageError(
-                f"[[sites]] {other} and {settings.site_name} share the state file {settings.state}{default}: "
-                'give each site its own, e.g. state = "state/NAME.json"'
+                f"[[sites]] {other} and {name} share {what} {state}{default}: "
+                'give each site its own, e.g. state = "state/NAME.json" (or its own site-name in a database)'
             )
+
+
+def _identity(state: Path | DatabaseURL) -> object:
+    """What makes two states one: a file's device and inode when it exists (a hard link is
+    one file under two names), else its resolved path; a database's server, port, database
+    and user as libpq reads the URI, with the site name."""
+    if isinstance(state, DatabaseURL):
+        return (database_identity(state.dsn), state.site)
+    try:
+        found = os.stat(state)
+    except OSError:
+        return state.resolve()
+    return (found.st_dev, found.st_ino)
+
+
+_LOOPBACK = ("localhost", "127.0.0.1", "::1", "")  # "": libpq's default, the local server
+
+
+def database_identity(dsn: str) -> tuple[str, int, str, str]:
+    """(host, port, database, user) of a ``postgresql://`` URI: the query's ``host=``,
+    ``port=``, ``dbname=`` and ``user=`` over the URI's own parts, the local server's names
+    (and a socket folder) taken as one, libpq's defaults (port 5432, the database named as
+    the user) filled in. Never the password."""
+    split = urllib.parse.urlsplit(dsn)
+    query = {key.lower(): value for key, value in urllib.parse.parse_qsl(split.query)}
+    try:
+        host, port = urllib.parse.unquote(split.hostname or ""), split.port
+    except ValueError:  # several hosts (host1,host2:5433): compared as written
+        host, port = split.netloc.rpartition("@")[2], None
+    host = query.get("host", host).lower()
+    user = query.get("user", urllib.parse.unquote(split.username or ""))
+    database = query.get("dbname", urllib.parse.unquote(split.path.lstrip("/"))) or user
+    try:
+        number = int(query.get("port") or port or 5432)
+    except ValueError:
+        number = -1
+    return ("localhost" if host in _LOOPBACK or host.startswith("/") else host, number, database, user)

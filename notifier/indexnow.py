@@ -34,9 +34,10 @@ from notifier.protocol import (
     validate_key,
 )
 from notifier.redaction import redact
+from notifier.waits import MAX_WAIT
 
 _ANSWER_LIMIT = 64 * 1024  # an endpoint's answer or a key file: more is never needed
-MAX_BACKOFF = 7 * 86_400.0  # seconds: a Retry-After of a year is a server's mistake; a week at most is kept
+MAX_BACKOFF = MAX_WAIT.total_seconds()  # a Retry-After of a year is a server's mistake; a week at most is kept
 
 #: Exceptions that mean "the network hiccuped, try again". Nothing else is retried:
 #: KeyboardInterrupt and every programming error propagate at once.

@@ -21,6 +21,7 @@ from notifier.errors import UsageError
 from notifier.paths import is_url
 from notifier.protocol import DEFAULT_ENDPOINT, MAX_BATCH
 from notifier.site.hosting import DEFAULT_PLATFORM, PLATFORMS
+from notifier.waits import endpoint_key
 
 FORMATS = ("text", "json", "github")
 INITIAL_CHOICES = ("baseline", "submit", "fail")  # and since:DURATION
@@ -139,7 +140,10 @@ def endpoint_urls(label: str) -> Callable[[Any], tuple[str, ...]]:
         if not items:
             raise UsageError(f"{label}: give at least one endpoint URL")
         one = url(label)
-        return tuple(dict.fromkeys(one(item) for item in items))
+        written: dict[str, str] = {}  # one form -> as first written: an endpoint given twice is sent to once
+        for item in items:
+            written.setdefault(endpoint_key(one(item)), one(item))
+        return tuple(written.values())
 
     return convert
 

@@ -35,6 +35,7 @@ class PlannedBatch(NamedTuple):
     endpoint: str
     host: str
     urls: list[Change]
+    held_until: str | None = None  # the endpoint asked to wait (Retry-After): a run would send nothing there before this
 
 
 @dataclass
@@ -110,7 +111,11 @@ class Report:
                 }
                 for batch in self.batches
             ]
-            + [{"endpoint": plan.endpoint, "host": plan.host, "count": len(plan.urls), "status": "dry-run"} for plan in self.planned],
+            + [
+                {"endpoint": plan.endpoint, "host": plan.host, "count": len(plan.urls), "status": "dry-run"}
+                | ({"status": "held", "not_before": plan.held_until} if plan.held_until else {})
+                for plan in self.planned
+            ],
             "notes": list(self.notes),
             "exit_code": int(self.exit_code),
         } | ({"sites": {name: report.to_json() for name, report in self.sites.items()}} if self.sites else {})
@@ -175,7 +180,10 @@ def render_text(report: Report, *, cap_per_rule: int = 20, colour: bool = False)
         where = printable(f"{batch.endpoint} {batch.host}")
         lines.append(f"batch {where}: {plural(batch.url_count, 'URL')} {batch.status}{code}: {printable(batch.message)}")
     for plan in report.planned:
-        lines.append(f"would send to {printable(plan.endpoint)}: host {printable(plan.host)}, {plural(len(plan.urls), 'URL')}")
+        what = f"{printable(plan.endpoint)}: host {printable(plan.host)}, {plural(len(plan.urls), 'URL')}"
+        if plan.held_until:
+            what = f"held until {plan.held_until} (the endpoint asked to wait, Retry-After), not sent to {what}"
+        lines.append(what if plan.held_until else f"would send to {what}")
         lines.extend(f"  {printable(reason_line(change))}" for change in plan.urls)
     if report.errors:
         lines.append(f"verification failed: {plural(len(report.errors), 'error')}; nothing was submitted and the state is unchanged")

@@ -29,7 +29,17 @@ from notifier.rules import LEVELS, RULES, WARN, BulkThresholds
 from notifier.rules.table import Level
 from notifier.site.hosting import DEFAULT_PLATFORM, detect_platform
 
-__all__ = ["CONVERTERS", "FORMATS", "INITIAL_CHOICES", "RUN_ONLY", "Settings", "build_settings", "find_config", "state_options"]
+__all__ = [
+    "CONVERTERS",
+    "FORMATS",
+    "INITIAL_CHOICES",
+    "RUN_ONLY",
+    "Settings",
+    "build_settings",
+    "find_config",
+    "state_from",
+    "state_options",
+]
 
 DEFAULT_STATE = Path("state/notify-changes.json")
 DEFAULT_CONFIG = "notify-changes.toml"
@@ -116,7 +126,11 @@ def _read_toml(path: Path, *, pyproject: bool) -> dict[str, Any]:
     except OSError as error:
         raise UsageError(f"{path}: cannot read it ({error.strerror})") from None
     if pyproject:
-        table = document.get("tool", {}).get("notify-changes", {})
+        tool = document.get("tool", {})
+        tool = tool if isinstance(tool, dict) else {}
+        if "notify-changes" in tool and "notify_changes" in tool:  # TOML keys are exact; people write both spellings
+            raise UsageError(f"{path}: both [tool.notify-changes] and [tool.notify_changes]: they are one table; keep one of them")
+        table = tool.get("notify-changes", tool.get("notify_changes", {}))
         return table if isinstance(table, dict) else {}
     return document
 
@@ -242,10 +256,14 @@ def state_options(
     """The state file and the lock timeout, as ``build_settings`` resolves them, for the
     commands that need nothing else (``notify-changes state``)."""
     cwd = Path.cwd() if cwd is None else cwd
-    merged = read_layers(cli, environ, cwd, api=False).merged
+    return state_from(read_layers(cli, environ, cwd, api=False).merged, cwd, None)
+
+
+def state_from(merged: Mapping[str, tuple[Any, str]], cwd: Path, site_name: str | None) -> tuple[Path | DatabaseURL, float]:
+    """The state and the lock timeout of merged values (``read_layers``; a site of [[sites]])."""
     wanted = ("state", "lock-timeout", "request-timeout", "site-name")
     values = {name: CONVERTERS[name](label)(value) for name, (value, label) in merged.items() if name in wanted}
-    return _state(values, cwd, None), values.get("lock-timeout", default("lock-timeout"))
+    return _state(values, cwd, site_name), values.get("lock-timeout", default("lock-timeout"))
 
 
 def key_options(cli: Mapping[str, Any], environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> Keys:

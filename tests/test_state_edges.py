@@ -95,8 +95,6 @@ def damaged_json(site: Site, edit: str) -> None:
         "document['pending'] = {'https://e/': [{'reason': 'added', 'since': '2024-05-01T00:00:00Z', 'urls': ['']}]}",
         "document['pending'] = {'https://e/': [{'reason': 'added', 'since': '2024-05-01T00:00:00Z', 'urls': [BASE + '/p/1/', 5]}]}",
         "document['backoff'] = []",
-        "document['backoff'] = {'https://e/': 'soon'}",
-        "document['backoff'] = {'https://e/': 1700000000}",
         "del document['parts'][0]['urls'][BASE + '/p/1/']",  # fewer records than "count" says
         "document['parts'][0]['count'] += 1; document['parts'][0]['missing'] = 0",  # more URLs than the index has hashes
     ],

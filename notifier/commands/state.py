@@ -12,10 +12,10 @@ import csv
 import difflib
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from notifier.commands.state_request import StateRequest
 from notifier.errors import InputError, UsageError
 from notifier.report import plural, printable
 from notifier.store import (
@@ -30,26 +30,39 @@ from notifier.store import (
     read_ledger,
     read_state,
 )
+from notifier.waits import bounded, endpoint_key, wait_for
 
-ACTIONS = ("show", "url", "pending", "forget", "export", "history")
 HISTORY_SHOWN = 20  # the last batches (of one URL, or of all) that history prints
 
 
-@dataclass(frozen=True)
-class StateRequest:
-    action: str
-    state: Path | DatabaseURL
-    urls: Sequence[str] = ()
-    endpoints: Sequence[str] = ()  # forget: only at these endpoints (default: all)
-    yes: bool = False
-    format: str = "text"
-    lock_timeout: float = 60.0
+def run_state_sites(requests: Sequence[StateRequest], out: TextIO) -> None:
+    """Do each request; several (``state show`` of every site) are a section a site, or one
+    JSON object with a member a site. A site with no state yet is said, not an error."""
+    if len(requests) == 1:
+        run_state_command(requests[0], out)
+        return
+    shown: dict[str, Any] = {}
+    for number, request in enumerate(requests):
+        state = read_state(request.state)
+        if request.format == "json":
+            shown[str(request.site)] = None if state is None else _summary(request, state)
+            continue
+        out.write(("\n" if number else "") + f"== {request.site}\n")
+        if state is None:
+            out.write(f"{printable(str(request.state))}: no state yet; the first `notify-changes run` records one\n")
+        else:
+            _show(request, state, out)
+    if shown:
+        out.write(json.dumps({"sites": shown}, ensure_ascii=False, indent=2) + "\n")
 
 
 def run_state_command(request: StateRequest, out: TextIO) -> None:
     """Do ``request``; a NotifierError says what went wrong (the caller prints it)."""
     if request.action == "forget":
-        _forget(request, out)
+        if request.backoff:
+            forget_waits(request, out)
+        else:
+            _forget(request, out)
         return
     if request.action == "history":
         _history(request, out)
@@ -98,35 +111,53 @@ def _store_kind(location: Path | DatabaseURL) -> str:
     return "SQLite" if location.suffix in SQLITE_SUFFIXES else "JSON"
 
 
-def _show(request: StateRequest, state: State, out: TextIO) -> None:
-    store = _store_kind(request.state)
+def _summary(request: StateRequest, state: State) -> dict[str, Any]:
+    """What ``state show`` says, as data: the JSON output, and what the text is written from."""
     pending = {endpoint: items for endpoint, items in state.pending.items() if items}
-    summary = {
+    waits, notes = bounded(state.backoff.items(), request.now())
+    return {
         "state": str(request.state),
-        "store": store.lower(),
+        "store": _store_kind(request.state).lower(),
         "version": FORMAT_VERSION,
         "created": state.created or None,
         "updated": state.updated or None,
         "urls": state.url_count(),
         "files": [{"name": part.name, "urls": part.count, "without_lastmod": part.missing} for part in state.parts],
-        "pending": {endpoint: {"urls": len(items), "oldest_since": _oldest(items)} for endpoint, items in pending.items()},
+        "pending": {
+            endpoint: {"urls": len(items), "oldest_since": _oldest(items), "not_before": wait_for(waits, endpoint)}
+            for endpoint, items in pending.items()
+        },
+        "backoff": waits,  # endpoint -> not before: what a run waits for
+        "notes": notes,
         "runs": [dict(run) for run in state.runs],
     }
+
+
+def _show(request: StateRequest, state: State, out: TextIO) -> None:
+    summary = _summary(request, state)
     if request.format == "json":
         out.write(json.dumps(summary, ensure_ascii=False, indent=2) + "\n")
         return
-    out.write(f"{printable(str(request.state))} ({store} store, format {FORMAT_VERSION})\n")
+    out.write(f"{printable(str(request.state))} ({_store_kind(request.state)} store, format {FORMAT_VERSION})\n")
     out.write(f"  created {state.created or 'unknown'}, last updated {state.updated or 'unknown'}\n")
     out.write(f"  {plural(state.url_count(), 'URL')} in {plural(len(state.parts), 'sitemap file')}\n")
     for part in state.parts:
         missing = f", {part.missing} without lastmod" if part.missing else ""
         out.write(f"    {printable(part.name or '(unnamed)')}: {plural(part.count, 'URL')}{missing}\n")
+    pending, waits = summary["pending"], summary["backoff"]
     if pending:
-        out.write("pending (sent by the next run):\n")
-        for endpoint, items in pending.items():
-            out.write(f"  {printable(endpoint)}: {plural(len(items), 'URL')}, waiting since {_oldest(items)}\n")
+        out.write("pending:\n")
+        for endpoint, each in pending.items():
+            when = f"held: not sent before {each['not_before']}" if each["not_before"] else "sent by the next run"
+            out.write(f"  {printable(endpoint)}: {plural(each['urls'], 'URL')}, waiting since {each['oldest_since']}; {when}\n")
     else:
         out.write("pending: nothing\n")
+    if waits:
+        out.write("waits (the endpoint asked to wait, Retry-After; `state forget --backoff --yes` clears them):\n")
+        for endpoint, until in waits.items():
+            out.write(f"  {printable(endpoint)}: not before {until}\n")
+    for note in summary["notes"]:
+        out.write(f"note: {printable(note)}\n")
     if state.runs:
         out.write("last runs (newest last):\n")
         for run in state.runs[-10:]:
@@ -295,8 +326,9 @@ def _forget(request: StateRequest, out: TextIO) -> None:
 def _drop(state: State, request: StateRequest) -> list[tuple[str, str]]:
     """Drop the request's URLs from the pending set (at its endpoints, or all); what went."""
     wanted = set(request.urls)
-    endpoints = list(request.endpoints) or list(state.pending)
-    unknown = [endpoint for endpoint in request.endpoints if endpoint not in state.pending]
+    named = {endpoint_key(each): each for each in request.endpoints}
+    endpoints = [each for each in state.pending if not named or endpoint_key(each) in named]
+    unknown = [each for key, each in named.items() if key not in {endpoint_key(pending) for pending in state.pending}]
     if unknown:
         raise UsageError(f"state forget: nothing is pending at {unknown[0]}; pending endpoints: {', '.join(state.pending) or 'none'}")
     dropped: list[tuple[str, str]] = []
@@ -311,3 +343,42 @@ def _drop(state: State, request: StateRequest) -> list[tuple[str, str]]:
     if missing:
         raise InputError(f"{sorted(missing)[0]}: not pending in {request.state}; `notify-changes state pending` lists what is")
     return dropped
+
+
+def forget_waits(request: StateRequest, out: TextIO) -> None:
+    """``state forget --backoff [--endpoint URL] --yes``: clear the waits endpoints asked for
+    (all, or those named, in any spelling), whatever they hold: a time, or garbage."""
+    if request.urls:
+        raise UsageError("state forget --backoff takes no URL: it clears endpoints' waits (--endpoint URL: only that one)")
+    preview = read_state(request.state)
+    if preview is None:
+        raise InputError(f"{request.state}: no state yet; no endpoint is waited for")
+    if not request.yes:
+        chosen = _chosen_waits(preview, request)
+        for endpoint in chosen:
+            out.write(f"would clear the wait at {printable(endpoint)} (not before {printable(preview.backoff[endpoint])})\n")
+        raise UsageError(
+            f"state forget --backoff: {plural(len(chosen), 'wait')} would be cleared, and batches sent there by the next run; "
+            "nothing changed: add --yes to clear them"
+        )
+    with open_store(request.state, lock_timeout=request.lock_timeout) as store:
+        state = store.load()
+        if state is None:
+            raise InputError(f"{request.state}: no state yet; no endpoint is waited for")
+        chosen = _chosen_waits(state, request)
+        cleared = {endpoint: state.backoff[endpoint] for endpoint in chosen}
+        if chosen:
+            store.clear_waits(state, chosen)
+    for endpoint, until in cleared.items():
+        out.write(f"cleared the wait at {printable(endpoint)} (not before {printable(until)})\n")
+    out.write(f"{plural(len(cleared), 'wait')} cleared in {printable(str(request.state))}; the next run sends there again\n")
+
+
+def _chosen_waits(state: State, request: StateRequest) -> list[str]:
+    """The stored waits (as spelled there) of the request's endpoints, or all of them."""
+    named = {endpoint_key(each): each for each in request.endpoints}
+    unknown = [each for key, each in named.items() if key not in {endpoint_key(stored) for stored in state.backoff}]
+    if unknown:
+        waited = ", ".join(state.backoff) or "none"
+        raise UsageError(f"state forget --backoff: {unknown[0]} is not waited for; the endpoints waited for: {waited}")
+    return [each for each in state.backoff if not named or endpoint_key(each) in named]

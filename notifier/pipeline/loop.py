@@ -26,6 +26,7 @@ from notifier.report import Report, plural
 from notifier.rules import Violation
 from notifier.settings import Settings
 from notifier.store import Part, RunRecord, SaveFailed, State, StateStore, open_store, read_state
+from notifier.waits import bounded
 from notifier.workers import Workers
 
 __all__ = ["Environment", "execute"]
@@ -99,10 +100,9 @@ def begin(settings: Settings, env: Environment, workers: Workers, recorded: Stat
             "restore the state from the last deploy, or pick --initial baseline|submit|since:DURATION"
         )
     state = recorded or State()
-    for endpoint, until in (waits or {}).items():
-        state.backoff[endpoint] = max(until, state.backoff.get(endpoint, ""))
+    state.backoff, unbelieved = bounded([*state.backoff.items(), *(waits or {}).items()], run.now)
     recorded_parts = list(state.parts)
-    tidied = hand_over_orphans(state, run.endpoints) + drop_unsendable(state)
+    tidied = unbelieved + hand_over_orphans(state, run.endpoints) + drop_unsendable(state)
     return Begun(run, state, recorded_parts, tidied, diff_and_verify(run, state))
 
 

@@ -16,23 +16,28 @@ from notifier.pipeline.changes import Added, Change, Diff
 from notifier.report import plural
 from notifier.store import PendingItem, State
 from notifier.urls import unsendable
+from notifier.waits import endpoint_key
 
 
 def hand_over_orphans(state: State, endpoints: Sequence[str]) -> list[str]:
     """Move the pending URLs of endpoints not in ``endpoints`` to each of them; one note each."""
     notes: list[str] = []
+    configured = {endpoint_key(each): each for each in endpoints}
     for endpoint in [each for each in state.pending if each not in endpoints]:
         items = state.pending.pop(endpoint)
         if not items:
             continue
-        for target in endpoints:
+        same = configured.get(endpoint_key(endpoint))  # the same endpoint, written otherwise now (a trailing slash)
+        for target in endpoints if same is None else [same]:
             waiting = state.pending.setdefault(target, {})
             for loc, item in items.items():
                 waiting.setdefault(loc, item)
-        notes.append(
-            f"{plural(len(items), 'URL')} pending for {endpoint}, which is no longer configured; "
-            f"{'it goes' if len(items) == 1 else 'they go'} to {', '.join(endpoints)} instead (IndexNow endpoints share what they receive)"
-        )
+        if same is None:
+            notes.append(
+                f"{plural(len(items), 'URL')} pending for {endpoint}, which is no longer configured; "
+                f"{'it goes' if len(items) == 1 else 'they go'} to {', '.join(endpoints)} instead "
+                "(IndexNow endpoints share what they receive)"
+            )
     return notes
 
 

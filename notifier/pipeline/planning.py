@@ -19,6 +19,7 @@ from notifier.report import PlannedBatch, plural
 from notifier.settings import Settings
 from notifier.store import State
 from notifier.urls import host_of, origins_in, site
+from notifier.waits import wait_for
 
 
 def plan_announcements(run: Run, diff: Diff, state: State) -> Plan:
@@ -110,9 +111,10 @@ def _explainer(diff: Diff, to_submit: list[Sequence[Change]], state: State, endp
 def _plan(settings: Settings, state: State, endpoints: list[str], reasons: dict[str, Change]) -> list[PlannedBatch]:
     planned: list[PlannedBatch] = []
     for endpoint in endpoints:
+        held = wait_for(state.backoff, endpoint)  # the waits still ahead (loop.begin bounded them)
         batches, unsendable = make_batches(state.pending.get(endpoint, {}), settings.keys, settings.batch_size)
         for batch in batches:
-            planned.append(PlannedBatch(endpoint, batch.host, [reasons[loc] for loc in batch.urls]))
+            planned.append(PlannedBatch(endpoint, batch.host, [reasons[loc] for loc in batch.urls], held))
         if unsendable and not settings.keys.configured:
             # a dry run without a key still shows what would be sent, grouped by host
             by_host: dict[str, list[Change]] = {}
@@ -120,7 +122,7 @@ def _plan(settings: Settings, state: State, endpoints: list[str], reasons: dict[
                 by_host.setdefault(host_of(loc), []).append(reasons[loc])
             for host, changes in by_host.items():
                 for start in range(0, len(changes), settings.batch_size):
-                    planned.append(PlannedBatch(endpoint, host, changes[start : start + settings.batch_size]))
+                    planned.append(PlannedBatch(endpoint, host, changes[start : start + settings.batch_size], held))
     return planned
 
 

@@ -17,6 +17,7 @@ from notifier.settings import Settings
 from notifier.store import State, StateStore
 from notifier.store.ledger import LedgerEntry, entry
 from notifier.urls import host_of
+from notifier.waits import endpoint_key, wait_for
 
 
 def submit_pending(run: Run, state: State, store: StateStore) -> Deliveries:
@@ -114,11 +115,11 @@ class _Submissions:
     def _waiting(self, endpoint: str, name: str) -> str | None:
         """Why nothing goes to ``endpoint`` now: an earlier run (or, in PostgreSQL, another site)
         was asked to wait until a time still ahead. A wait that is over is forgotten."""
-        until = self.state.backoff.get(endpoint)
+        until = wait_for(self.state.backoff, endpoint)
         if until is None:
             return None
         if until <= format_utc(self.env.now()):
-            del self.state.backoff[endpoint]
+            self.state.backoff.pop(endpoint_key(endpoint), None)
             return None
         return f"not sent: {name} asked to wait until {until} (Retry-After, at an earlier run); they stay pending"
 
@@ -141,7 +142,8 @@ class _Submissions:
                     if result.http_status == 403:  # the key will not work for the other batches either
                         stop_reason = f"not sent after the 403 above: {result.message}"
                     elif result.not_before is not None:  # asked to wait past the budget: every run waits with it
-                        self.state.backoff[endpoint] = max(result.not_before, self.state.backoff.get(endpoint, ""))
+                        key = endpoint_key(endpoint)
+                        self.state.backoff[key] = max(result.not_before, self.state.backoff.get(key, ""))
                         stop_reason = f"not sent: {name} asked to wait until {result.not_before} (Retry-After); they stay pending"
                     elif result.exhausted:  # down for this run: its other batches must not each spend the budget
                         stop_reason = f"not sent: {name} failed {label} after its retries; they stay pending for the next run"

@@ -48,10 +48,12 @@ def check_header(document: Mapping[str, Any], name: str, *, required: tuple[str,
 
 
 def check_backoff(value: object, name: str) -> dict[str, str]:
-    """``backoff``: endpoint -> the time before which nothing is sent to it."""
-    if type(value) is not dict or not all(type(endpoint) is str and is_timestamp(when) for endpoint, when in value.items()):
+    """``backoff``: endpoint -> the time before which nothing is sent to it. A value that is
+    not a time is kept as text: the run that reads it drops it with a note (``waits.bounded``),
+    as it drops a wait beyond a week, rather than refuse the whole state for it."""
+    if type(value) is not dict:
         raise damaged(name, '"backoff" is not an object of endpoint URL -> timestamp')
-    return dict(value)
+    return {str(endpoint): when if type(when) is str else orjson.dumps(when).decode() for endpoint, when in value.items()}
 
 
 def is_timestamp(value: object) -> bool:

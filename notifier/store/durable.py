@@ -124,6 +124,12 @@ class StateStore:
         """Endpoint -> not-before times other sites' runs were told (a shared database); a file has none."""
         return {}
 
+    def clear_waits(self, state: State, endpoints: Iterable[str]) -> None:
+        """Forget the waits of ``endpoints`` (as the state spells them): ``state forget --backoff``."""
+        for endpoint in endpoints:
+            state.backoff.pop(endpoint, None)
+        self.save(state)
+
     def load(self) -> State | None:
         raise NotImplementedError
 

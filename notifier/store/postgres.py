@@ -17,6 +17,7 @@ releases it with its connection.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import json
 import time
 import weakref
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from notifier.database import DatabaseURL
+from notifier.dates import format_utc
 from notifier.errors import LockTimeout, StateError
 from notifier.store.checks import damaged
 from notifier.store.durable import DeliveryNotRecorded, SaveFailed, StateStore
@@ -36,6 +38,7 @@ from notifier.store.migrate import FORMAT_VERSION, check_version
 from notifier.store.model import MAX_RUNS_KEPT, Part, RecordedPart, State, apply_delivery, grouped_pending
 from notifier.store.rows import Blob, ledger_rows, state_from_rows
 from notifier.store.server import connected, driver, failure, said
+from notifier.waits import MAX_WAIT
 
 if TYPE_CHECKING:
     import psycopg
@@ -141,6 +144,8 @@ def _read(connection: psycopg.Connection[Any], location: DatabaseURL) -> tuple[S
         check_version(int(meta.get("version", "")), name)
     except (TypeError, ValueError):
         raise damaged(name, "no valid format version") from None
+    # every site's waits: one egress, one wait; believed or dropped by the reader (waits.bounded)
+    meta = {**meta, "backoff": json.dumps(dict(connection.execute("SELECT endpoint, not_before FROM notify_changes_backoff").fetchall()))}
     return state_from_rows(
         meta,
         (
@@ -242,6 +247,14 @@ class PostgresStore(StateStore):
         except driver().Error as error:
             raise failure(error, self.connection, self.location) from None
 
+    def clear_waits(self, state: State, endpoints: Iterable[str]) -> None:
+        """The waits are every site's (one egress, one wait): their rows go, for all of them."""
+        endpoints = list(endpoints)
+        for endpoint in endpoints:
+            state.backoff.pop(endpoint, None)
+        with self._said():
+            self.connection.execute("DELETE FROM notify_changes_backoff WHERE endpoint = ANY(%s)", (endpoints,))
+
     def load(self) -> State | None:
         """The site's state; batches a killed run acknowledged are folded in and saved."""
         with self._said():
@@ -264,7 +277,10 @@ class PostgresStore(StateStore):
                         "INSERT INTO notify_changes_meta VALUES (%s, %s, %s)",
                         [(site, "version", str(FORMAT_VERSION)), (site, "created", state.created), (site, "updated", state.updated)],
                     )
-                    self.connection.execute("DELETE FROM notify_changes_backoff WHERE not_before <= %s", (state.updated,))  # over
+                    self.connection.execute(  # over, or never to be believed (not a time, beyond a week: waits.bounded)
+                        "DELETE FROM notify_changes_backoff WHERE not_before <= %s OR not_before > %s OR not_before !~ %s",
+                        (state.updated, _week_after(state.updated), _A_TIME),
+                    )
                     cursor.executemany(  # every site's runs share an endpoint's wait: the latest time wins
                         "INSERT INTO notify_changes_backoff VALUES (%s, %s) ON CONFLICT (endpoint) "
                         "DO UPDATE SET not_before = greatest(notify_changes_backoff.not_before, excluded.not_before)",
@@ -342,6 +358,18 @@ class PostgresStore(StateStore):
                 )
         except psycopg.Error as error:
             raise DeliveryNotRecorded(self.location, endpoint, len(urls), said(error, self.connection, self.location)) from None
+
+
+_A_TIME = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$"  # a wait as notify-changes writes it (PostgreSQL's regex)
+
+
+def _week_after(stamp: str) -> str:
+    """The latest wait a save keeps: a week after ``stamp`` (the run's time), as the reader bounds it."""
+    try:
+        instant = dt.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC)
+    except ValueError:
+        return "9999"  # no time to measure from (a state saved by hand): nothing is dropped for being far
+    return format_utc(instant + MAX_WAIT)
 
 
 def _stored(part: Part) -> bool:

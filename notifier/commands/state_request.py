@@ -1,0 +1,97 @@
+"""What ``notify-changes state`` is asked: its options, and one checked request a site.
+
+The command covers the config's ``[[sites]]``: ``--site NAME`` picks one; ``show`` shows every
+site when none is named, the others ask for ``--site`` when there are several (each works on
+one site's records, and ``forget`` writes them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from notifier.config_sites import SiteState
+from notifier.database import DatabaseURL
+from notifier.errors import UsageError
+
+ACTIONS = ("show", "url", "pending", "forget", "export", "history")
+DESCRIPTION = (
+    "Inspect and repair the recorded state. show: counts, pending per endpoint, the endpoints waited for (not before T), "
+    "the last runs. url URL: one URL's record (lastmod, first seen, last submitted, fingerprint, sitemap file) and where it "
+    "is pending. pending: every pending URL. forget URL... --yes: drop URLs from the pending set (they are never sent); "
+    "forget --backoff --yes: clear the waits endpoints asked for (Retry-After). export: every record, as JSON or CSV. "
+    "history [URL]: the last batches the endpoints answered (of that URL). With [[sites]] in the config, --site NAME "
+    "picks a site; show shows every site, the others need --site when there are several. Works on every store; only "
+    "forget takes the state lock."
+)
+EPILOG = "Exit codes: 0 done, 2 usage or input error (no state, an unknown URL or site, forget without --yes), 4 state locked."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``notify-changes state``."""
+    parser.add_argument("action", nargs="?", choices=ACTIONS, help="what to do")
+    parser.add_argument("urls", nargs="*", metavar="URL", help="url: the URL; forget: the URLs to drop")
+    parser.add_argument(
+        "--state", metavar="PATH", help="the state file or postgresql:// URL (default state/notify-changes.json, or the config's)"
+    )
+    parser.add_argument("--site", metavar="NAME", help="with [[sites]] in the config: that site's state (show: default every site)")
+    parser.add_argument("--site-name", metavar="NAME", help="with a postgresql:// state: the site whose rows to read")
+    parser.add_argument("--config", metavar="PATH", help="a TOML config file (default notify-changes.toml, else pyproject.toml)")
+    parser.add_argument("--format", choices=("text", "json", "csv"), help="output: text (default), json; export: json (default) or csv")
+    parser.add_argument("--endpoint", metavar="URL", action="append", help="forget: only at this endpoint (repeatable; default all)")
+    parser.add_argument("--backoff", action="store_true", help="forget: clear the endpoints' waits (Retry-After) instead of URLs")
+    parser.add_argument("--yes", action="store_true", help="forget: really drop them")
+    parser.add_argument("--lock-timeout", metavar="SECONDS", help="forget: wait this long for a run's lock (default 60)")
+
+
+@dataclass(frozen=True)
+class StateRequest:
+    action: str
+    state: Path | DatabaseURL
+    urls: Sequence[str] = ()
+    endpoints: Sequence[str] = ()  # forget: only at these endpoints (default: all)
+    yes: bool = False
+    format: str = "text"
+    lock_timeout: float = 60.0
+    backoff: bool = False  # forget: the endpoints' waits, not URLs
+    site: str | None = None  # one of the config's [[sites]]
+    now: Callable[[], dt.datetime] = functools.partial(dt.datetime.now, dt.UTC)  # what a stored wait is measured against
+
+
+def state_requests(namespace: argparse.Namespace, sites: Sequence[SiteState]) -> list[StateRequest]:
+    """The request for each site the command covers, its options checked."""
+    if namespace.action is None:
+        raise UsageError(f"state: say what to do: {', '.join(ACTIONS)} (see `notify-changes state --help`)")
+    style = namespace.format or ("json" if namespace.action == "export" else "text")
+    if style == "csv" and namespace.action != "export":
+        raise UsageError("--format csv: only `state export` writes CSV; use text or json")
+    if style == "text" and namespace.action == "export":
+        raise UsageError("state export: --format json or csv")
+    if namespace.urls and namespace.action not in ("url", "forget", "history"):
+        raise UsageError(f"state {namespace.action} takes no URL; `state url URL` shows one")
+    if namespace.backoff and namespace.action != "forget":
+        raise UsageError(f"--backoff: only `state forget --backoff` takes it; `state {namespace.action}` shows the waits in `state show`")
+    if len(sites) > 1 and namespace.action != "show":
+        names = ", ".join(str(each.name) for each in sites)
+        raise UsageError(
+            f"state {namespace.action}: the config lists {len(sites)} sites ({names}): name one with --site NAME "
+            "(`state show` shows them all)"
+        )
+    return [
+        StateRequest(
+            namespace.action,
+            each.state,
+            urls=namespace.urls,
+            endpoints=namespace.endpoint or (),
+            yes=namespace.yes,
+            format=style,
+            lock_timeout=each.lock_timeout,
+            backoff=namespace.backoff,
+            site=each.name,
+        )
+        for each in sites
+    ]
