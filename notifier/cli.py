@@ -20,7 +20,7 @@ from typing import Any, NoReturn
 
 from notifier import __version__
 from notifier.commands import state_request
-from notifier.commands.key import new_key, write_key_file
+from notifier.commands.key import host_key, new_key, write_key_file
 from notifier.commands.state import run_state_sites
 from notifier.config_sites import build_runs, site_states
 from notifier.crash import caused_by_a_cancel, report_crash
@@ -32,7 +32,6 @@ from notifier.protocol import Keys, redact_all
 from notifier.redaction import Secrets, gathered
 from notifier.report import Report, printable, render_json, render_text
 from notifier.rules import RULES
-from notifier.settings import build_settings, key_options
 from notifier.terminal import notice_printer, on_a_terminal, progress_printer, use_colour, write_quietly
 
 COMMANDS = ("run", "check")
@@ -324,12 +323,13 @@ def _key_command(args: list[str]) -> int:
     parser.add_argument("--write", metavar="DIR", help="write KEY.txt into DIR (the site's static folder)")
     parser.add_argument("--host", metavar="HOST", help="file: the host whose key ([keys] derive, [keys] HOST, or INDEXNOW_KEY) to write")
     parser.add_argument("--config", metavar="PATH", help="file: a TOML config file (default notify-changes.toml, else pyproject.toml)")
+    parser.add_argument("--site", metavar="NAME", help="file: with [[sites]] in the config, the keys of that site")
     try:
         if not [each for each in args if not each.startswith("-")] and not {"-h", "--help"} & set(args):
             raise UsageError("key: say what to do: `notify-changes key new` makes a key, `--write DIR` also its key file")
         namespace = parser.parse_args(args)
         if namespace.action == "file":
-            return _key_file(namespace.host, namespace.write, namespace.config)
+            return _key_file(namespace.host, namespace.write, namespace.config, namespace.site)
         key = new_key()
         if namespace.write is not None:
             path = write_key_file(key, namespace.write)
@@ -341,13 +341,10 @@ def _key_command(args: list[str]) -> int:
     return ExitCode.OK
 
 
-def _key_file(host: str | None, folder: str | None, config: str | None) -> int:
+def _key_file(host: str | None, folder: str | None, config: str | None, site: str | None) -> int:
     if not host or folder is None:
         raise UsageError("key file: give --host HOST and --write DIR, e.g. `notify-changes key file --host www.example.org --write public`")
-    keys = key_options({"config": config})
-    key = keys.key_for(host.strip().lower())
-    if key is None:
-        raise UsageError(f"key file: no key for {host}: set [keys] derive (and its variable), a [keys] entry for the host, or INDEXNOW_KEY")
+    key, keys = host_key(host.strip().lower(), {"config": config, "site": site})
     path = write_key_file(key, folder, reuse=True)
     sys.stdout.write(f"{redact_all(path, keys)}: the key file of {host}; publish it with the site\n")
     return ExitCode.OK
@@ -390,17 +387,21 @@ def _stamp_command(args: list[str]) -> int:
     parser.add_argument("--site-dir", metavar="DIR", help="the build output root (default: the sitemap's folder)")
     parser.add_argument("--config", metavar="PATH", help="a TOML config file (default notify-changes.toml, else pyproject.toml)")
     parser.add_argument("--dry-run", action="store_true", help="print the dates it would change, as a diff; write nothing")
+    parser.add_argument("--site", metavar="NAME", help="with [[sites]] in the config: only that site (default: every site)")
     try:
         namespace = parser.parse_args(args)
-        cli = {"sitemap": namespace.sitemap, "site-dir": namespace.site_dir, "config": namespace.config}
-        settings = build_settings("check", cli)
+        cli = {"sitemap": namespace.sitemap, "site-dir": namespace.site_dir, "config": namespace.config, "site": namespace.site}
+        runs = build_runs("check", cli)  # one site, or each of the config's [[sites]]
         from notifier.commands.stamp import describe, stamp_sitemap
 
-        result = stamp_sitemap(settings, dry_run=namespace.dry_run)
+        for number, settings in enumerate(runs):
+            result = stamp_sitemap(settings, dry_run=namespace.dry_run)
+            if settings.site_name is not None and len(runs) > 1:
+                sys.stdout.write(("\n" if number else "") + f"== {settings.site_name}\n")
+            for line in describe(result, dry_run=namespace.dry_run):
+                sys.stdout.write(printable(line) + "\n")
     except NotifierError as error:
         return _failed(error)
-    for line in describe(result, dry_run=namespace.dry_run):
-        sys.stdout.write(printable(line) + "\n")
     return ExitCode.OK
 
 

@@ -78,21 +78,28 @@ class SiteState(NamedTuple):
     lock_timeout: float
 
 
-def site_states(cli: Mapping[str, Any], environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> list[SiteState]:
-    """The state of every site of the config's ``[[sites]]`` (or the one ``--site`` names), else
-    the one state of the top level: as a run finds them, without resolving what a run needs
-    beside (a build folder that is not there yet is no matter to ``state show``)."""
+def site_layers(
+    cli: Mapping[str, Any], environ: Mapping[str, str] | None = None, cwd: Path | None = None
+) -> list[tuple[str | None, Layers]]:
+    """Each site's layers, for the commands that need a part of its settings (``state``, ``key
+    file``): of every site of the config's ``[[sites]]`` (or the one ``--site`` names), else
+    (name None) of the top level. Nothing a run needs beside is resolved (a build folder that
+    is not there yet is no matter to ``state show``)."""
     cwd = Path.cwd() if cwd is None else cwd
     layers = read_layers(cli, environ, cwd, api=False)
     tables = _chosen_tables(cli, layers)
     if tables is None:
-        return [SiteState(None, *state_from(layers.merged, cwd, None))]
+        return [(None, layers)]
     environ = os.environ if environ is None else environ
-    found = [
-        SiteState(name, *state_from(_site_layers(cli, environ, cwd, layers, name, table, api=False).merged, cwd, name))
-        for name, table in tables.items()
-    ]
-    _refuse_shared_states([(each.name or "", each.state) for each in found])
+    return [(name, _site_layers(cli, environ, cwd, layers, name, table, api=False)) for name, table in tables.items()]
+
+
+def site_states(cli: Mapping[str, Any], environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> list[SiteState]:
+    """The state of each site the command covers (``site_layers``), two sites in one refused."""
+    cwd = Path.cwd() if cwd is None else cwd
+    found = [SiteState(name, *state_from(layers.merged, cwd, name)) for name, layers in site_layers(cli, environ, cwd)]
+    if len(found) > 1 or found[0].name is not None:
+        _refuse_shared_states([(each.name or "", each.state) for each in found])
     return found
 
 

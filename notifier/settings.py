@@ -270,7 +270,11 @@ def key_options(cli: Mapping[str, Any], environ: Mapping[str, str] | None = None
     """The keys, as a run that sends resolves them (a ``derive`` needs its secret), for
     ``notify-changes key file``."""
     cwd = Path.cwd() if cwd is None else cwd
-    layers = read_layers(cli, environ, cwd, api=False)
+    return keys_from(read_layers(cli, environ, cwd, api=False), environ)
+
+
+def keys_from(layers: Layers, environ: Mapping[str, str] | None) -> Keys:
+    """The keys of ``layers`` (the top level's, or a site's of [[sites]]) as a run that sends resolves them."""
     values = {name: CONVERTERS[name](label)(value) for name, (value, label) in layers.merged.items() if name in ("key", "key-location")}
     environ = os.environ if environ is None else environ
     blame = layers.merged.get("key", (None, ""))[1]

@@ -212,7 +212,15 @@ def test_a_garbage_wait_of_another_site_holds_no_site_of_the_database(site: Site
     site.state = DatabaseURL(pg_url, site="shop")  # type: ignore[assignment]
     site.write(urlset(pages(1)))
     assert _deploy(site, _now()).exit_code == 0
-    _store_a_wait(site, site.fake.endpoint + "/", "zzz")
+    _store_a_wait(site, site.fake.endpoint, "zzz")
     site.state = DatabaseURL(pg_url, site="blog")  # type: ignore[assignment]
     report = _deploy(site, _now())
     assert report.exit_code == 0 and len(site.fake.delivered()) == 2, report.notes
+
+
+def test_an_endpoint_given_twice_in_two_spellings_is_sent_to_once(site: Site) -> None:
+    assert site.fake is not None
+    site.write(urlset(pages(1)))
+    endpoint = site.fake.endpoint
+    settings = build_settings("run", {"sitemap": str(site.sitemap), "endpoint": [endpoint, endpoint + "/"]}, cwd=site.root)
+    assert settings.endpoints == (endpoint,)

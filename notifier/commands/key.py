@@ -7,8 +7,10 @@ import contextlib
 import os
 import secrets
 
-from notifier.errors import UsageError
-from notifier.protocol import KEY_PATTERN
+from notifier.config_sites import site_layers
+from notifier.errors import NotifierError, UsageError
+from notifier.protocol import KEY_PATTERN, Keys
+from notifier.settings import keys_from
 
 
 def new_key() -> str:
@@ -53,3 +55,30 @@ def existing_key_files(folder: str) -> list[str]:
                     if handle.read(200).strip() == stem:
                         found.append(stem)
     return sorted(found)
+
+
+def host_key(host: str, cli: dict[str, str | None]) -> tuple[str, Keys]:
+    """The key ``host`` uses, and the keys it is one of (to cut from what is printed): the
+    top level's, or with ``[[sites]]`` the site's ``--site`` names, else the one key the sites
+    agree on for it (sites that give it two keys: name one with ``--site``)."""
+    found: dict[str, tuple[str, Keys]] = {}  # key -> the first site that gives it
+    problems: list[NotifierError] = []
+    sites = site_layers(cli)
+    for name, layers in sites:
+        try:
+            keys = keys_from(layers, None)
+        except NotifierError as error:  # a site whose secret is not set here: its hosts are not this one's
+            problems.append(error)
+            continue
+        key = keys.key_for(host)
+        if key is not None:
+            found.setdefault(key, (str(name), keys))
+    if len(found) > 1:
+        names = " and ".join(name for name, _ in found.values())
+        raise UsageError(f"key file: the sites {names} give {host} different keys; name one with --site NAME")
+    if found:
+        key, (_, keys) = next(iter(found.items()))
+        return key, keys
+    if problems and len(problems) == len(sites):
+        raise problems[0]
+    raise UsageError(f"key file: no key for {host}: set [keys] derive (and its variable), a [keys] entry for the host, or INDEXNOW_KEY")
