@@ -75,8 +75,11 @@ def _told_to_wait(site: Site, now: dt.datetime) -> str:
     assert site.fake is not None
     site.write(urlset(pages(2)))
     site.fake.plan = [status(429, "slow down", **{"Retry-After": "3600"})]
-    assert _deploy(site, now).exit_code == 3 and len(site.fake.posts) == 1
-    return _stamp(now + dt.timedelta(hours=1))
+    report = _deploy(site, now)
+    assert report.exit_code == 3 and len(site.fake.posts) == 1
+    until = _stamp(now + dt.timedelta(hours=1))
+    assert any(f"they stay pending and go out with the first run after {until}" in note for note in report.notes), report.notes
+    return until
 
 
 def test_state_show_says_the_pending_urls_are_held_until_the_wait_is_over(each_store: Site) -> None:

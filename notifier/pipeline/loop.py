@@ -26,7 +26,7 @@ from notifier.report import Report, plural
 from notifier.rules import Violation
 from notifier.settings import Settings
 from notifier.store import Part, RunRecord, SaveFailed, State, StateStore, open_store, read_state
-from notifier.waits import bounded
+from notifier.waits import bounded, wait_for
 from notifier.workers import Workers
 
 __all__ = ["Environment", "execute"]
@@ -245,5 +245,8 @@ def _record_run(run: Run, store: StateStore, state: State, verified: Verified, d
     if pending:
         failed = [batch for batch in deliveries.batches if batch.status not in ("delivered", "accepted")]
         detail = f"; first problem: {failed[0].message}" if failed else ""
-        notes.append(f"{plural(len(pending), 'URL')} not delivered; they stay pending and go out with the next run{detail}")
+        waiting = [endpoint for endpoint in run.endpoints if state.pending.get(endpoint)]
+        held = [until for until in (wait_for(state.backoff, endpoint) for endpoint in waiting) if until]
+        when = f"the first run after {min(held)}" if held and len(held) == len(waiting) else "the next run"  # every endpoint waits
+        notes.append(f"{plural(len(pending), 'URL')} not delivered; they stay pending and go out with {when}{detail}")
     return Recorded(submitted, pending, notes, incomplete)
