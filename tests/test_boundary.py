@@ -70,7 +70,7 @@ def test_a_bug_with_nowhere_to_write_a_log_prints_the_traceback(site: Site, monk
 def test_a_bug_in_a_tool_command_is_exit_70(site: Site, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     site.write(urlset(pages(2)))
     assert site.run().code == 0
-    monkeypatch.setattr(notifier.cli, "run_state_command", _bug)
+    monkeypatch.setattr(notifier.cli, "run_state_sites", _bug)
     assert notifier.cli.main(["state", "show", "--state", str(site.state)]) == 70
     assert "internal error (ZeroDivisionError)" in capsys.readouterr().err
     assert (site.state.parent / LOG_NAME).is_file()
