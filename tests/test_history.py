@@ -233,3 +233,25 @@ def test_a_page_whose_source_has_no_commit_yet_is_counted_not_failed(offline_sit
     result = check(offline_site)
     assert result.code == 0, result.out
     assert "lastmod-vs-history: 1 page(s) have a source file with no commit yet and no date in its front matter" in result.out
+
+
+def test_pages_held_back_at_their_sources_commit_are_no_mark_of_lastmod_bulk(offline_site: Site, repo: Repo) -> None:
+    """A commit that touches twelve sources without changing what they build (a comment, a
+    field the theme does not show): each page's new date is its source's commit, its built
+    page byte-identical. They are held back (not announced), and git backs every date: no
+    mark of the build clock."""
+    sources = {f"content/p{n}.md": f"page {n}" for n in range(12)}
+    repo.commit(sources, "2024-02-01T10:00:00Z")
+    locs = [f"/p{n}/" for n in range(12)]
+    offline_site.build_pages(locs)
+    site_dir = ("--site-dir", str(offline_site.public), "--rule", "lastmod-missing=off", "--rule", "key-file-missing=off")
+    offline_site.write(urlset(dict.fromkeys(locs, "2024-02-01T10:00:00Z")))
+    assert offline_site.run(*site_dir).code == 0
+    repo.commit({name: text + "\n<!-- reviewed -->\n" for name, text in sources.items()}, "2024-04-02T09:00:00Z")
+    offline_site.write(urlset(dict.fromkeys(locs, "2024-04-02T09:00:00Z")))
+    result = offline_site.check(*site_dir)
+    assert result.code == 0 and "lastmod-bulk" not in result.out, result.out
+    assert "12 URLs held back, not announced" in result.out
+    offline_site.write(urlset(dict.fromkeys(locs, "2024-05-02T09:00:00Z")))  # a date no commit gives: the build's
+    unbacked = offline_site.check(*site_dir, "--rule", "lastmod-vs-history=off")
+    assert unbacked.code == 1 and "error[lastmod-bulk]" in unbacked.out and "byte-identical" in unbacked.out, unbacked.out

@@ -25,11 +25,30 @@ def _moved(repo: Repo) -> None:
 
 
 def test_a_moved_file_keeps_the_history_it_had_under_its_old_name(tmp_path: Path) -> None:
+    """The move itself (the content as it was) is no change of the page: its last change is the March edit."""
     repo = Repo(tmp_path / "r")
     _moved(repo)
     span = read_history(repo.root)["docs/guide/new.md"]
-    assert (span.first.isoformat(), span.last.isoformat()) == ("2025-01-10T10:00:00+00:00", "2025-06-01T09:00:00+00:00")
+    assert (span.first.isoformat(), span.last.isoformat()) == ("2025-01-10T10:00:00+00:00", "2025-03-05T12:00:00+00:00")
+    assert span.newest[0].isoformat() == "2025-03-05T12:00:00+00:00"
     assert "docs/old.md" not in read_history(repo.root)
+
+
+def test_a_move_with_an_edit_is_a_change_and_a_pure_move_never_is(tmp_path: Path) -> None:
+    """`git mv docs content` moves every page and changes none; a file moved and edited in one
+    commit (git still sees the rename, R0xx) changed then."""
+    repo = Repo(tmp_path / "r")
+    text = "".join(f"line {n} of a page long enough for git to see a rename\n" for n in range(20))
+    repo.commit({"docs/a.md": text, "docs/b.md": text + "b\n"}, "2025-01-01T00:00:00Z")
+    repo.git("mv", "docs", "content", when="2025-05-01T00:00:00Z")
+    (repo.root / "content" / "b.md").write_text(text + "b, edited\n")
+    repo.git("add", "content/b.md", when="2025-05-01T00:00:00Z")
+    repo.git("commit", "-q", "-m", "move", when="2025-05-01T00:00:00Z")
+    statuses = repo.git("log", "-1", "-M", "--name-status", "--format=").split()
+    assert "R100" in statuses and any(status.startswith("R0") or status.startswith("R09") for status in statuses), statuses
+    spans = read_history(repo.root)
+    assert spans["content/a.md"].last.month == 1 and spans["content/a.md"].first.month == 1
+    assert spans["content/b.md"].last.month == 5 and spans["content/b.md"].first.month == 1
 
 
 def test_an_honest_lastmod_from_before_a_move_is_backed(offline_site: Site) -> None:
@@ -52,7 +71,7 @@ def test_renames_chain_and_a_reused_path_is_a_new_file(tmp_path: Path) -> None:
     repo.git("commit", "-q", "-m", "b to c", when="2025-03-01T00:00:00Z")
     repo.commit({"a.md": "a new page where the old one was"}, "2025-04-01T00:00:00Z")
     spans = read_history(repo.root)
-    assert spans["c.md"].first.month == 1 and spans["c.md"].last.month == 3
+    assert spans["c.md"].first.month == 1 and spans["c.md"].last.month == 1  # two moves, no edit
     assert spans["a.md"].first.month == 4 and "b.md" not in spans
 
 

@@ -126,7 +126,8 @@ def ignored_revisions(top: Path, setting: Path | bool) -> frozenset[str]:
 def read_history(top: Path, ignored: frozenset[str] = frozenset()) -> dict[str, Span]:
     """path (relative to ``top``, as it is named now) -> first and last commit instants, from
     one ``git log``. Renames are followed (a moved file keeps the history it had under its
-    old name); the commits in ``ignored`` do not count."""
+    old name), and a pure rename (``R100``: the content as it was) is no change of the file
+    (`git mv docs content` dates no page); the commits in ``ignored`` do not count."""
     try:
         output = _git(top, "log", "-M", "--name-status", "-z", f"--format={_COMMIT_MARK}%H %at %ct")
     except HistoryError as error:
@@ -150,7 +151,8 @@ def read_history(top: Path, ignored: frozenset[str] = frozenset()) -> dict[str, 
         if status[0] in "RC":  # a rename (or a copy): old path, new path
             old, new = next(tokens, ""), next(tokens, "")
             now = renamed.get(new, new)
-            _count(spans, now, times)
+            if status != "R100":
+                _count(spans, now, times)
             if status[0] == "R" and old:
                 renamed[old] = now
             continue

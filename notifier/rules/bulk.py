@@ -14,7 +14,8 @@ A build leaves one of four marks, each judged here in turn (the first that fits 
 4. a crowd: many changed pages whose lastmods, all distinct, lie within minutes of each
    other in the hour before the run (a plugin stamping each file's creation time).
 
-Dates that git history backs (``[history]``) are left out: one big commit is honest.
+Dates that git history backs (``[history]``) are left out of every mark: one big commit is
+honest, and so is a page held back whose new date is its source's commit.
 Every mark needs the thresholds of ``[bulk]``: at least ``min-urls`` pages, ``ratio`` of
 the changed pages with a date, ``site-ratio`` of the site (the held-back mark: the first two).
 """
@@ -72,9 +73,11 @@ class _Judged:
 def lastmod_bulk(context: Context, settings: RuleSettings) -> Iterator[Found]:
     bulk = settings.bulk
     what = "added" if context.first_run else "changed"
-    held = len(context.diff.held_back)
+    backed = context.backed_by_history
+    held_back = [change for change in context.diff.held_back if change.loc not in backed] if backed else context.diff.held_back
+    held = len(held_back)
     if held >= bulk.min_urls and held >= bulk.ratio * (held + len(context.diff.changed)):
-        example = context.diff.held_back[0]
+        example = held_back[0]
         yield (
             "lastmod-bulk",
             example.loc,
