@@ -114,13 +114,16 @@ def stamp(
     site_dir: str | os.PathLike[str] | None = None,
     config: str | os.PathLike[str] | None = None,
     history: Mapping[str, Any] | None = None,
+    sitemap_url: str | None = None,
     environ: Mapping[str, str] | None = None,
     cwd: str | os.PathLike[str] | None = None,
 ) -> StampResult:
     """Rewrite the built sitemap's lastmods from the content's history, like ``notify-changes
     stamp``: each file replaced atomically, only the dates changed. ``history``: keys of the
     ``[history]`` table (``{"preset": "mkdocs", "repo": ...}``), each taking the place of the
-    config file's. ``result.lines()`` are what the command prints.
+    config file's. ``sitemap_url``: the sitemap's public URL; a site served under a path
+    (``https://host/project/sitemap.xml``) maps its pages to sources without it.
+    ``result.lines()`` are what the command prints.
 
     Raises:
         notifier.NotifierError: no ``[history]``, a malformed sitemap, a file it cannot
@@ -129,7 +132,7 @@ def stamp(
     """
     if not isinstance(dry_run, bool):
         raise UsageError(f"dry_run={dry_run!r}: give True or False")
-    given: dict[str, Any] = {"sitemap": sitemap, "site-dir": site_dir, "config": config, "history": history}
+    given: dict[str, Any] = {"sitemap": sitemap, "site-dir": site_dir, "config": config, "history": history, "sitemap-url": sitemap_url}
     if cwd is not None and not isinstance(cwd, (str, os.PathLike)):
         raise UsageError(f"cwd={cwd!r}: give a folder path")
     cli = {name: os.fspath(value) if isinstance(value, os.PathLike) else value for name, value in given.items() if value is not None}

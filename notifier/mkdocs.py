@@ -5,6 +5,7 @@ In ``mkdocs.yml``::
     plugins:
       - search
       - notify-changes:
+          enabled: !ENV [NOTIFY_CHANGES, true]   # MkDocs' own switch of any plugin (default: on)
           stamp: true    # rewrite sitemap.xml(.gz)'s lastmods from each page's source (default)
           check: true    # fail the build when the dates lie (default)
           state: state/notify-changes.json
@@ -12,7 +13,9 @@ In ``mkdocs.yml``::
 After the build (``on_post_build``) the plugin stamps ``site/sitemap.xml`` and its ``.gz``
 copy from the history of the Markdown files (the ``mkdocs`` preset in the repository that
 holds ``mkdocs.yml``, ``docs_dir`` as configured), then checks the build against the state
-the last deploy recorded. Findings are MkDocs log lines; an error fails the build (MkDocs'
+the last deploy recorded. A ``site_url`` with a path (``https://host/project/``) is the
+path the build is served under: pages are mapped to their sources and files without it.
+Findings are MkDocs log lines (``notify-changes: ...``); an error fails the build (MkDocs'
 ``PluginError``). ``mkdocs serve`` does neither: a dev server's sitemap is not a deploy.
 Submitting stays a deploy step: ``notify-changes run`` after the publish.
 
@@ -22,6 +25,7 @@ else comes from ``notify-changes.toml`` or ``[tool.notify-changes]``, as for the
 
 from __future__ import annotations
 
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +66,8 @@ class NotifyChangesPlugin(BasePlugin[NotifyChangesConfig]):  # type: ignore[no-u
             return
         root = Path(config.config_file_path).resolve().parent
         common: dict[str, Any] = {"site_dir": site, "history": _history(config, root), "cwd": root}
+        if config.site_url:  # served under a path (site_url: https://host/project/): pages are mapped without it
+            common["sitemap_url"] = urllib.parse.urljoin(config.site_url, "sitemap.xml")
         if self.config.config:
             common["config"] = self.config.config
         try:

@@ -27,6 +27,7 @@ from notifier.paths import is_url
 from notifier.protocol import Keys, validate_key
 from notifier.rules import LEVELS, RULES, WARN, BulkThresholds
 from notifier.rules.table import Level
+from notifier.site.folder import served_under
 from notifier.site.hosting import DEFAULT_PLATFORM, detect_platform
 
 __all__ = [
@@ -78,6 +79,13 @@ class Settings:
     config_path: Path | None = None
     found_sitemap: bool = False  # no SITEMAP was given: it was found in the build's usual folder
     site_name: str | None = None  # one of the config's [[sites]]
+
+    @property
+    def base_path(self) -> str:
+        """The URL path the build is served under ("project" for https://host/project/), from
+        --sitemap-url and where the sitemap lies in the build; page files and [history]
+        sources are found without it."""
+        return served_under(self.sitemap, self.site_dir, self.sitemap_url)
 
     @property
     def since(self) -> dt.timedelta | None:

@@ -233,3 +233,12 @@ def by_origin(urls: Iterable[str]) -> dict[str, list[str]]:
         if "://" not in last:
             bucket = None  # not absolute: never take the next URL by its prefix
     return groups
+
+
+def under_base(path: str, base: str) -> str:
+    """A URL ``path`` (without its outer slashes) relative to ``base``, the path a site is
+    served under ("project" for https://host/project/): ``project/tea`` is ``tea``; a path
+    outside ``base`` is as it was."""
+    if base and (path == base or path.startswith(base + "/")):
+        return path[len(base) + 1 :]
+    return path

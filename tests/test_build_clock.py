@@ -104,6 +104,33 @@ def test_a_page_changed_past_its_first_mebibyte_is_changed(site: Site) -> None:
     assert site.fake.delivered() == [f"{BASE}/p/0/"]
 
 
+@pytest.mark.parametrize(
+    ("stamp", "next_stamp"),
+    [
+        (  # MkDocs' own themes, on the home page, every build
+            "<!--\nMkDocs version : 1.6.1\nBuild Date UTC : 2025-06-01 12:00:00+00:00\n-->",
+            "<!--\nMkDocs version : 1.6.1\nBuild Date UTC : 2025-06-02 08:30:12.123456+00:00\n-->",
+        ),
+        ("<!-- Begin Jekyll SEO tag v2.8.0 -->", "<!-- Begin Jekyll SEO tag v2.8.1 -->"),  # a new release of the plugin
+    ],
+)
+def test_a_generators_own_stamp_in_a_page_is_no_change_of_it(site: Site, stamp: str, next_stamp: str) -> None:
+    """A rebuild that changed nothing but the generator's build-date (or version) comment
+    leaves the page as it was: no change-without-lastmod; an edit beside it is still one."""
+    listed = pages(3) | {"/": "2024-05-01T10:00:00Z"}
+    site.build_pages(listed)
+    home = site.public / "index.html"
+    page = home.read_text()
+    home.write_text(page + stamp + "\n")
+    assert deploy(site, listed).code == 0
+    home.write_text(page + next_stamp + "\n")
+    result = site.check("--site-dir", str(site.public), "--rule", "change-without-lastmod=error")
+    assert result.code == 0 and "change-without-lastmod" not in result.out, result.out
+    home.write_text(page.replace("<body>", "<body>an edit") + next_stamp + "\n")
+    edited = site.check("--site-dir", str(site.public), "--rule", "change-without-lastmod=error")
+    assert edited.code == 1 and f"error[change-without-lastmod] {BASE}/:" in edited.out, edited.out
+
+
 def test_an_honest_edit_with_its_lastmod_is_announced(site: Site) -> None:
     listed = pages(30)
     site.build_pages(listed)

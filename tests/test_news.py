@@ -4,6 +4,7 @@ articles, so what leaves it is not removed; RFC 2822's trailing comments are dat
 from __future__ import annotations
 
 import gzip
+import json
 
 import pytest
 
@@ -137,3 +138,31 @@ def test_a_feed_date_with_a_comment_is_no_lastmod_invalid(offline_site: Site) ->
     offline_site.write(feed)
     result = offline_site.check()
     assert result.code == 0 and "lastmod-invalid" not in result.out, result.out
+
+
+# -- the same for any sitemap: a URL is removed only when its page left the build too ----
+def test_with_site_dir_a_url_that_left_the_sitemap_while_its_page_is_built_is_unlisted_not_removed(site: Site) -> None:
+    """A sitemap that lists some of the pages (an incremental build's): the URLs it dropped
+    whose page files are still in the build are unlisted, said so, and never announced as
+    removed; the one whose page is gone too is removed."""
+    assert site.fake is not None
+    listed = pages(12)
+    site.build_pages(["/", *listed])
+    site.write(urlset(listed))
+    assert site.run("--site-dir", str(site.public)).code == 0
+    site.fake.posts.clear()
+    dropped = [f"/p/{n}/" for n in range(3)]
+    (site.public / "p" / "0" / "index.html").unlink()  # deleted: its page is gone from the build
+    site.write(urlset({loc: lastmod for loc, lastmod in listed.items() if loc not in dropped}))
+    checked = site.check("--site-dir", str(site.public), "--format", "json")
+    report = json.loads(checked.out)
+    assert checked.code == 0 and report["urls"]["removed"] == [f"{BASE}/p/0/"], checked.out
+    said = f"2 URLs left the sitemap while the build still has their pages (e.g. {BASE}/p/1/): unlisted, not announced as removed"
+    assert any(note.startswith(said) for note in report["notes"]), report["notes"]
+    result = site.run("--site-dir", str(site.public))
+    assert result.code == 0 and said in result.out, result.out
+    assert site.fake.delivered() == [f"{BASE}/p/0/"]
+    assert "1 removed" in result.out, result.out
+    site.fake.posts.clear()
+    again = site.run("--site-dir", str(site.public))  # no longer recorded: said once, never announced later
+    assert again.code == 0 and "unlisted" not in again.out and site.fake.delivered() == [], again.out

@@ -624,3 +624,26 @@ def test_from_twenty_urls_a_build_with_none_of_their_pages_is_one_finding(offlin
         assert found == [] and said in result.out and result.out.count("page-missing") == 1, result.out
     else:
         assert found == [f"{BASE}/p/{n}/" for n in range(count)], result.out
+
+
+def test_the_path_a_build_is_served_under_comes_from_the_sitemaps_public_url(tmp_path: Path) -> None:
+    """The build's sitemap.xml at https://host/project/sitemap.xml: the build is served under
+    project/, and its pages are found without it; a URL outside it, or a public URL that does
+    not end as the sitemap lies in the build, changes nothing."""
+    from notifier.site.folder import SiteFolder, served_under
+
+    build = tmp_path / "site"
+    (build / "maps").mkdir(parents=True)
+    (build / "green").mkdir()
+    (build / "green" / "index.html").write_text("<html></html>")
+    sitemap = str(build / "maps" / "sitemap.xml")
+    assert served_under(sitemap, build, "https://h.org/project/maps/sitemap.xml") == "project"
+    assert served_under(sitemap, build, "https://h.org/maps/sitemap.xml") == ""
+    assert served_under(sitemap, build, "https://h.org/project/sitemap.xml") == ""  # not where the build has it
+    assert served_under(sitemap, build, None) == "" and served_under("https://h.org/project/sitemap.xml", build, "https://h.org/x") == ""
+    assert served_under(str(build / "sitemap.xml"), None, "https://h.org/a%20b/sitemap.xml") == "a b"
+    folder = SiteFolder.scan(build, "project")
+    assert folder.page_file("https://h.org/project/green/") == "green/index.html"
+    assert folder.page_file("https://h.org/green/") == "green/index.html"  # outside the path: as it is
+    assert folder.page_file("https://h.org/projectgreen/") is None
+    assert folder.candidates("https://h.org/project/") == ("index.html",)

@@ -30,10 +30,17 @@ EDIT = "2025-03-05T09:30:00Z"
 BUILD_DAY = dt.datetime(2025, 6, 1, 12, 0, tzinfo=dt.UTC)  # every build runs on this day, months after the commits
 
 
-def _run(root: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
-    env["SOURCE_DATE_EPOCH"] = str(int(BUILD_DAY.timestamp()))  # MkDocs and Sphinx date their builds by it
-    return subprocess.run([program_python(), *argv], cwd=root, env=env, capture_output=True, text=True, check=False)
+def _run(root: Path, *argv: str, day: dt.datetime = BUILD_DAY, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    environ = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
+    environ["SOURCE_DATE_EPOCH"] = str(int(day.timestamp()))  # MkDocs and Sphinx date their builds by it
+    environ.update(env or {})
+    return subprocess.run([program_python(), *argv], cwd=root, env=environ, capture_output=True, text=True, check=False)
+
+
+def _deploy(root: Path, site: str, state: str = "../state/notify-changes.json") -> None:
+    """The deploy's ``notify-changes run`` (a first one records the baseline, fingerprints included)."""
+    done = _run(root, "-m", "notifier", "run", f"{site}/sitemap.xml", "--site-dir", site, "--state", state)
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def _lastmods(sitemap: Path) -> dict[str, str | None]:
@@ -99,6 +106,80 @@ def test_mkdocs_first_build_edit_and_fresh_clone(tmp_path: Path) -> None:
     fresh = _mkdocs_build(cloned)
     assert fresh.returncode == 0, fresh.stderr
     assert _mkdocs_dates(cloned) == dates  # a fresh checkout (every mtime new) moves nothing
+
+
+@needs_mkdocs
+def test_mkdocs_build_strict_passes_twice_after_a_deploy(tmp_path: Path) -> None:
+    """The default theme writes its build date into the home page: a rebuild with nothing
+    changed is the same site, and ``--strict`` (docs CI's usual setting) passes, again and again."""
+    root = tmp_path / "tea"
+    _mkdocs_site(root)
+    first = _run(root, "-m", "mkdocs", "build", "--strict")
+    assert first.returncode == 0, first.stderr
+    assert "Build Date UTC" in (root / "site" / "index.html").read_text()
+    _deploy(root, "site")
+    for later in (BUILD_DAY + dt.timedelta(hours=3), BUILD_DAY + dt.timedelta(days=1, minutes=7)):
+        again = _run(root, "-m", "mkdocs", "build", "--strict", day=later)
+        assert again.returncode == 0, again.stderr
+        assert "WARNING" not in again.stderr and "change-without-lastmod" not in again.stderr, again.stderr
+        assert f"Build Date UTC : {later:%Y-%m-%d %H:%M}" in (root / "site" / "index.html").read_text()
+
+
+@needs_mkdocs
+def test_mkdocs_git_mv_docs_content_moves_no_date(tmp_path: Path) -> None:
+    """`git mv docs content` with `docs_dir: content`: every page keeps its date (a pure rename
+    is no change), and the plugin's check passes."""
+    root = tmp_path / "tea"
+    repo = _mkdocs_site(root)
+    repo.commit({"docs/green.md": "# Green\n\nNow with jasmine.\n"}, EDIT)
+    assert _mkdocs_build(root).returncode == 0
+    before = _mkdocs_dates(root)
+    assert before == {f"{BASE}/": FIRST, f"{BASE}/black/": FIRST, f"{BASE}/green/": EDIT}
+    _deploy(root, "site")
+    repo.git("mv", "docs", "content", when="2025-05-20T08:00:00Z")
+    (root / "mkdocs.yml").write_text(MKDOCS_YML.replace("plugins:", "docs_dir: content\nplugins:"))
+    repo.git("add", "mkdocs.yml", when="2025-05-20T08:00:00Z")
+    repo.git("commit", "-q", "-m", "docs -> content", when="2025-05-20T08:00:00Z")
+    moved = _run(root, "-m", "mkdocs", "build", "--strict")
+    assert moved.returncode == 0, moved.stderr
+    assert _mkdocs_dates(root) == before, moved.stderr
+    assert "stamp: rewrote 3 date(s)" in moved.stderr and "held back" not in moved.stderr, moved.stderr
+
+
+@needs_mkdocs
+def test_mkdocs_plugin_enabled_from_the_environment(tmp_path: Path) -> None:
+    """`enabled: !ENV [NOTIFY_CHANGES, true]`: NOTIFY_CHANGES=false leaves the build as MkDocs wrote it."""
+    root = tmp_path / "tea"
+    _mkdocs_site(root, MKDOCS_YML.replace("      state:", "      enabled: !ENV [NOTIFY_CHANGES, true]\n      state:"))
+    off = _run(root, "-m", "mkdocs", "build", env={"NOTIFY_CHANGES": "false"})
+    assert off.returncode == 0 and "notify-changes" not in off.stderr, off.stderr
+    assert set(_mkdocs_dates(root).values()) == {"2025-06-01"}  # MkDocs' build day: not stamped
+    on = _run(root, "-m", "mkdocs", "build")
+    assert on.returncode == 0 and "notify-changes: stamp: rewrote 3 date(s)" in on.stderr, on.stderr
+    assert set(_mkdocs_dates(root).values()) == {FIRST}
+
+
+@needs_mkdocs
+def test_a_mkdocs_site_served_under_a_path_is_stamped_page_by_page(tmp_path: Path) -> None:
+    """`site_url: https://host/project/`: MkDocs builds /project/green/ into site/green/index.html
+    from docs/green.md; the plugin maps each URL without /project/. The command does the same
+    with --sitemap-url (or sitemap-url in its config), for stamp and check alike."""
+    root = tmp_path / "tea"
+    repo = _mkdocs_site(root, MKDOCS_YML.replace(f"site_url: {BASE}/", f"site_url: {BASE}/project/"))
+    repo.commit({"docs/green.md": "# Green\n\nNow with jasmine.\n"}, EDIT)
+    done = _run(root, "-m", "mkdocs", "build", "--strict")
+    assert done.returncode == 0, done.stderr
+    assert _mkdocs_dates(root) == {f"{BASE}/project/": FIRST, f"{BASE}/project/black/": FIRST, f"{BASE}/project/green/": EDIT}
+    assert "page-missing" not in done.stderr and "left as they were" not in done.stderr, done.stderr
+    (root / "notify-changes.toml").write_text('[history]\npreset = "mkdocs"\n')
+    command = ("site/sitemap.xml", "--site-dir", "site", "--state", "../state/notify-changes.json")
+    unplaced = _run(root, "-m", "notifier", "check", *command)
+    assert "warn[page-missing]" in unplaced.stdout, unplaced.stdout  # nothing says where the build is served
+    placed = ("--sitemap-url", f"{BASE}/project/sitemap.xml")
+    checked = _run(root, "-m", "notifier", "check", *command, *placed)
+    assert checked.returncode == 0 and "page-missing" not in checked.stdout and "lastmod-vs-history" not in checked.stdout, checked.stdout
+    stamped = _run(root, "-m", "notifier", "stamp", "site/sitemap.xml", "--dry-run", *placed)
+    assert stamped.returncode == 0 and "0 date(s) in 0 file(s); 3 already named their content's date" in stamped.stdout, stamped.stdout
 
 
 @needs_mkdocs
@@ -184,8 +265,8 @@ def _sphinx_site(root: Path, conf: str = CONF_PY) -> Repo:
 
 
 def _sphinx_build(root: Path) -> subprocess.CompletedProcess[str]:
-    # -a: every page written, so sphinx-sitemap lists them all (it lists only the pages a build writes)
-    return _run(root, "-m", "sphinx", "-b", "html", "-a", "-q", "docs", "docs/_build/html")
+    # as `make html` builds: incremental, only the changed pages written
+    return _run(root, "-m", "sphinx", "-b", "html", "-q", "docs", "docs/_build/html")
 
 
 def _sphinx_dates(root: Path) -> dict[str, str | None]:
@@ -211,6 +292,72 @@ def test_sphinx_first_build_edit_and_fresh_clone(tmp_path: Path) -> None:
     fresh = _sphinx_build(cloned)
     assert fresh.returncode == 0, fresh.stderr
     assert _sphinx_dates(cloned) == dates
+
+
+@needs_sphinx
+def test_an_incremental_sphinx_build_after_a_deploy_lists_every_page_and_dates_the_edited_one(tmp_path: Path) -> None:
+    """`make html` writes only the changed page, and sphinx-sitemap lists only the pages a build
+    writes: the extension lists every document, so nothing looks removed, and only the edited
+    page's date moves."""
+    root = tmp_path / "tea"
+    teas = ["green", "black", "oolong", "white", "puerh"]
+    repo = Repo(root)
+    toctree = "Tea\n===\n\n.. toctree::\n\n" + "".join(f"   {tea}\n" for tea in teas)
+    files = {"docs/conf.py": CONF_PY, "docs/index.rst": toctree} | {f"docs/{tea}.rst": f"{tea}\n=====\n" for tea in teas}
+    repo.commit(files, FIRST)
+    first = _sphinx_build(root)
+    assert first.returncode == 0, first.stderr
+    everything = {f"{BASE}/{page}.html": FIRST for page in ["index", *teas]}
+    assert _sphinx_dates(root) == everything
+    _deploy(root, "docs/_build/html", "state/notify-changes.json")
+    built = root / "docs" / "_build" / "html"
+    untouched = (built / "black.html").stat().st_mtime_ns
+    repo.commit({"docs/green.rst": "green\n=====\n\nNow with jasmine.\n"}, EDIT)
+    edited = _sphinx_build(root)
+    assert edited.returncode == 0, edited.stderr
+    assert _sphinx_dates(root) == everything | {f"{BASE}/green.html": EDIT}, edited.stdout
+    assert (built / "black.html").stat().st_mtime_ns == untouched  # incremental: only the edited page was written
+    command = ("docs/_build/html/sitemap.xml", "--site-dir", "docs/_build/html", "--state", "state/notify-changes.json")
+    checked = _run(root, "-m", "notifier", "check", *command)
+    assert checked.returncode == 0 and "0 added, 1 changed, 0 removed" in checked.stdout, checked.stdout + checked.stderr
+    nothing = _sphinx_build(root)  # nothing changed: sphinx-sitemap is handed no page at all
+    assert nothing.returncode == 0 and _sphinx_dates(root) == everything | {f"{BASE}/green.html": EDIT}, nothing.stderr
+
+
+@needs_sphinx
+def test_a_sphinx_site_served_under_a_path_is_stamped_page_by_page(tmp_path: Path) -> None:
+    """`html_baseurl = ".../en/latest/"` with `sitemap_url_scheme = "{link}"`: every page mapped
+    without the path; with sphinx-sitemap's default scheme, its `en/` (Sphinx's default
+    language) before every page is said in one line, what to set with it, and the pages
+    still map."""
+    root = tmp_path / "tea"
+    served = CONF_PY.replace(f'html_baseurl = "{BASE}/"', f'html_baseurl = "{BASE}/en/latest/"')
+    repo = _sphinx_site(root, served)
+    repo.commit({"docs/green.rst": "Green\n=====\n\nNow with jasmine.\n"}, EDIT)
+    done = _sphinx_build(root)
+    assert done.returncode == 0 and "WARNING" not in done.stderr, done.stderr
+    latest = f"{BASE}/en/latest"
+    assert _sphinx_dates(root) == {f"{latest}/index.html": FIRST, f"{latest}/black.html": FIRST, f"{latest}/green.html": EDIT}
+    (root / "docs" / "conf.py").write_text(CONF_PY.replace('sitemap_url_scheme = "{link}"\n', ""))  # sphinx-sitemap's default
+    default = _run(root, "-m", "sphinx", "-b", "html", "-q", "docs", "docs/_build/default")
+    said = [line for line in default.stderr.splitlines() if "sitemap_url_scheme" in line]
+    assert said == [
+        "WARNING: notify-changes: sphinx-sitemap puts 'en/' before every page (sitemap_url_scheme '{lang}{version}{link}', "
+        "language 'en'), a folder no built file is in: unless the site is served under it, set "
+        'sitemap_url_scheme = "{link}" in conf.py (and any path in html_baseurl) [notify-changes.url-scheme]'
+    ], default.stderr
+    dates = _lastmods(root / "docs" / "_build" / "default" / "sitemap.xml")
+    assert dates == {f"{BASE}/en/index.html": FIRST, f"{BASE}/en/black.html": FIRST, f"{BASE}/en/green.html": EDIT}
+    assert "page-missing" not in default.stderr, default.stderr
+
+
+@needs_sphinx
+def test_sphinx_extension_off_with_notify_changes_enabled(tmp_path: Path) -> None:
+    root = tmp_path / "tea"
+    _sphinx_site(root, CONF_PY + "notify_changes_enabled = False\n")
+    done = _run(root, "-m", "sphinx", "-b", "html", "docs", "docs/_build/html")
+    assert done.returncode == 0 and "notify-changes" not in done.stdout + done.stderr, done.stdout
+    assert set(_sphinx_dates(root).values()) == {None}  # as sphinx-sitemap wrote it: no dates
 
 
 @needs_sphinx

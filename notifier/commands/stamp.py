@@ -81,7 +81,7 @@ class ContentDates:
                 'stamp takes each page\'s date from its source file: configure [history] first, e.g. preset = "hugo" '
                 "(see the README's [history] section)"
             )
-        self.sources = SourceDates(history.sources, history.repo or Path.cwd(), history.fields, history.ignore_revs)
+        self.sources = SourceDates(history.sources, history.repo or Path.cwd(), history.fields, history.ignore_revs, settings.base_path)
 
     def of(self, loc: str) -> tuple[str, str] | None:
         """(the date, where it came from), or None when the source is unknown or undated."""

@@ -188,10 +188,10 @@ class SourceDates:
     """Each page's source file and the dates it gives: the git history read in one pass,
     a source's front matter when its page is asked about."""
 
-    def __init__(self, templates: Iterable[str], repo: Path, fields: Sequence[str], ignore_revs: Path | bool) -> None:
+    def __init__(self, templates: Iterable[str], repo: Path, fields: Sequence[str], ignore_revs: Path | bool, served: str = "") -> None:
         self.top = repo_root(repo)
         self.spans = read_history(self.top, ignored_revisions(self.top, ignore_revs))
-        self.finder = SourceFinder(list(templates), repo, self.top)
+        self.finder = SourceFinder(list(templates), repo, self.top, served)
         self.wanted = {name.lower(): number for number, name in enumerate(fields)}
 
     def given(self, source: str, name_date: str | None) -> tuple[dict[str, str], tuple[str | None, str] | None]:
@@ -212,12 +212,13 @@ def check_history(
     tolerance: dt.timedelta,
     fields: Sequence[str],
     ignore_revs: Path | bool,
+    served: str = "",
 ) -> HistoryCheck:
     """lastmod-vs-history for every page with a lastmod and a mapped source file: a date the
     source's front matter (or its file name's ``{date}``) gives backs the lastmod first, as
     the generators' own fallback chains do; else the lastmod must lie within the source's
-    commits, give or take ``tolerance``."""
-    sources = SourceDates(templates, repo, fields, ignore_revs)
+    commits, give or take ``tolerance``. ``served``: the URL path the site is served under."""
+    sources = SourceDates(templates, repo, fields, ignore_revs, served)
     wanted = sources.wanted
     result = HistoryCheck([], set(), 0, 0, None)
     for entry in entries:

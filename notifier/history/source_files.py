@@ -28,7 +28,7 @@ from pathlib import Path
 
 from notifier.dates import parse_w3c
 from notifier.paths import is_inside, resolved
-from notifier.urls import split_url
+from notifier.urls import split_url, under_base
 
 DEFAULT_FIELDS = ("lastmod", "last_modified_at", "updated", "date")
 
@@ -123,8 +123,9 @@ _NAMES = ("path", "stem", "slug", "first", "rest", "date")
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(_NAMES) + r")\}")
 
 
-def placeholders(loc: str) -> dict[str, str]:
-    path = urllib.parse.unquote(split_url(loc).path).strip("/") or "index"
+def placeholders(loc: str, served: str = "") -> dict[str, str]:
+    """The template placeholders of ``loc``, for a site served under the URL path ``served``."""
+    path = under_base(urllib.parse.unquote(split_url(loc).path).strip("/"), served) or "index"
     stem = re.sub(r"\.html?$", "", path) or "index"
     first, _, rest = stem.partition("/")
     return {"path": path, "stem": stem, "slug": stem.rpartition("/")[2], "first": first, "rest": rest or "index"}
@@ -144,13 +145,14 @@ def check_template(template: str) -> str | None:
 class SourceFinder:
     """Maps URLs to source files with ``templates``, listing each folder once at most."""
 
-    def __init__(self, templates: Sequence[str], base: Path, top: Path) -> None:
-        self.templates, self.base, self.top = list(templates), resolved(base), top
+    def __init__(self, templates: Sequence[str], base: Path, top: Path, served: str = "") -> None:
+        self.templates, self.base, self.top, self.served = list(templates), resolved(base), top, served
         self._listings: dict[Path, list[str]] = {}
 
     def find(self, loc: str) -> tuple[str, str | None] | None:
-        """(the source file relative to the repository's top, the ``{date}`` of its name)."""
-        values = placeholders(loc)
+        """(the source file relative to the repository's top, the ``{date}`` of its name); a
+        site served under a path (``served``) maps its URLs without it."""
+        values = placeholders(loc, self.served)
         if any(_ANY in value or _DATE_MARK in value for value in values.values()):
             return None  # a NUL (%00) names no file; and what the URL says is never a wildcard
         for template in self.templates:

@@ -108,6 +108,8 @@ class Diff:
     unread_files: int = 0  # files not read (same bytes as recorded): their URLs are in ``parts`` only
     # URLs that left a news sitemap (yesterday's articles) and no other file lists: not removals
     left_news: list[Change] = field(default_factory=list)
+    # with --site-dir: URLs no file lists whose page file is still built: not removals
+    unlisted: list[Change] = field(default_factory=list)
     news_recorded: int = 0  # URLs the news files read this deploy held at the last one (left out of mass-removal)
 
     def listed_of(self, locs: Iterable[str]) -> set[str]:

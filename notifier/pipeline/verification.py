@@ -70,7 +70,7 @@ def diff_and_verify(run: Run, state: State) -> Verified:
     extra: list[Violation] = []
     backed: set[str] = set()
     if settings.history is not None:
-        checked = _history(settings.history, diff, notes)
+        checked = _history(settings.history, diff, notes, settings.base_path)
         extra.extend(checked.violations)
         backed = checked.backed
     context = Context(
@@ -129,6 +129,8 @@ def _what_is_not_announced(diff: Diff, build: BuiltSite | None, *, records: bool
             "byte-identical to the last deploy's (lastmod-without-change); "
             + ("their new lastmods are recorded" if records else "a run records their new lastmods")
         )
+    if build is not None:
+        notes.extend(_unlisted(diff, build))
     if not diff.left_news:
         return notes
     gone = [change for change in diff.left_news if build is not None and build.folder.page_file(change.loc) is None]
@@ -143,6 +145,23 @@ def _what_is_not_announced(diff: Diff, build: BuiltSite | None, *, records: bool
     return notes
 
 
+def _unlisted(diff: Diff, build: BuiltSite) -> list[str]:
+    """With --site-dir, a URL is removed only when its page left the build too: one that left
+    the sitemap while its page file is still built is unlisted (a sitemap that lists some of
+    the pages, an incremental build's), never announced as removed. It still counts for
+    mass-removal: the sitemap lost it all the same."""
+    still = [change for change in diff.removed if build.folder.page_file(change.loc) is not None]
+    if not still:
+        return []
+    unlisted = {change.loc for change in still}
+    diff.removed[:] = [change for change in diff.removed if change.loc not in unlisted]
+    diff.unlisted = still
+    return [
+        f"{plural(len(still), 'URL')} left the sitemap while the build still has their pages (e.g. {still[0].loc}): unlisted, "
+        "not announced as removed, and no longer recorded; list them again, or delete their page files to announce a removal"
+    ]
+
+
 def _built_site(settings: Settings, workers: Workers) -> BuiltSite | None:
     """The build the page rules read: --site-dir, or the sitemap's folder when it holds the
     home page; None when there is none, or every rule that would read it is off."""
@@ -152,7 +171,9 @@ def _built_site(settings: Settings, workers: Workers) -> BuiltSite | None:
     if settings.site_dir is None and all(settings.rule_levels.get(rule, RULES[rule].level) == OFF for rule in PAGE_RULES):
         return None
     every_page = settings.site_dir is not None
-    return BuiltSite.load(root, workers, every_page=every_page, platform=settings.platform, project=settings.project_dir)
+    return BuiltSite.load(
+        root, workers, every_page=every_page, platform=settings.platform, project=settings.project_dir, base=settings.base_path
+    )
 
 
 def _robots_note(built: BuiltSite, settings: Settings) -> list[str]:
@@ -174,12 +195,13 @@ def _robots_note(built: BuiltSite, settings: Settings) -> list[str]:
     ]
 
 
-def _history(history: HistorySettings, diff: Diff, notes: list[str]) -> HistoryCheck:
+def _history(history: HistorySettings, diff: Diff, notes: list[str], served: str) -> HistoryCheck:
     """lastmod-vs-history, with one note for the pages it could not check."""
     # like the other date rules, history judges every date this deploy added or moved: the
     # held-back ones too (their pages did not change, their dates did)
     dated = [Entry(change.loc, change.new, -1, 0) for change in itertools.chain(diff.added, diff.changed, diff.held_back)]
-    checked = check_history(dated, history.sources, history.repo or Path.cwd(), history.tolerance, history.fields, history.ignore_revs)
+    repo = history.repo or Path.cwd()
+    checked = check_history(dated, history.sources, repo, history.tolerance, history.fields, history.ignore_revs, served)
     if checked.unmapped:
         notes.append(
             f"lastmod-vs-history: {checked.unmapped} page(s) have no source file matching [history] sources "

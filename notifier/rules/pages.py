@@ -14,7 +14,6 @@ from collections.abc import Iterator
 
 from notifier.rules.context import Context
 from notifier.rules.table import OFF, Found, RuleSettings
-from notifier.site.folder import candidates
 from notifier.site.head import EVERY_CRAWLER, NO_HEAD, canonical_elsewhere, noindex_header, noindex_meta, refresh_target, same_page
 from notifier.site.pages import BuiltSite
 from notifier.site.robots import INDEXNOW_CRAWLERS
@@ -38,7 +37,7 @@ def _pages(context: Context, settings: RuleSettings) -> Iterator[Found]:
             "page-missing",
             "(all URLs)",
             f"none of the {len(judged)} URLs has a page file in {site.folder.root} (e.g. {example}: looked for "
-            f"{', '.join(candidates(example))}); is it the build output root? pass --site-dir with the folder the build wrote",
+            f"{', '.join(site.folder.candidates(example))}); is it the build output root? pass --site-dir with the folder the build wrote",
             None,
         )
         return  # the other page rules need page files: nothing more to judge
@@ -86,7 +85,7 @@ def _judge(loc: str, site: BuiltSite, kept: _KeptAway) -> Iterator[Found]:
         yield (
             "page-missing",
             loc,
-            f"no page file for it in the build {site.folder.root} (looked for {', '.join(candidates(loc))}); "
+            f"no page file for it in the build {site.folder.root} (looked for {', '.join(site.folder.candidates(loc))}); "
             "the sitemap lists a page the build did not make",
             None,
         )

@@ -25,7 +25,7 @@ def _sitemap_empty(context: Context) -> Iterator[Found]:
 
 
 def _mass_removal(context: Context, settings: RuleSettings) -> Iterator[Found]:
-    removed = len(context.diff.removed)
+    removed = len(context.diff.removed) + len(context.diff.unlisted)  # unlisted: its page still built, gone from the sitemap all the same
     recorded = context.state.url_count() - context.diff.news_recorded  # a news file's articles come and go by design
     if removed >= settings.max_removed_min and removed > settings.max_removed * recorded:
         yield (

@@ -2,7 +2,8 @@
 its files, scanned once, and the page file each listed URL is served from.
 
 A URL's page file is the first of ``{path}/index.html``, ``{path}.html`` and ``{path}``
-that the build holds, the path percent-decoded (``/`` is ``index.html``). With every page
+that the build holds, the path percent-decoded (``/`` is ``index.html``), without the path
+the build is served under (``project/`` of ``https://host/project/``: ``served_under``). With every page
 to read (``--site-dir`` fingerprints), the build is scanned once and each lookup is a
 lookup in the scan; with a few pages to read (the pages a deploy changed), each folder on
 their way is looked at once (``lstat``, remembered). Either way no path is resolved per
@@ -21,9 +22,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from notifier.paths import is_inside, resolved
+from notifier.paths import is_inside, is_url, resolved
 from notifier.urlhash import loc_hash
-from notifier.urls import path_query
+from notifier.urls import path_query, under_base
 
 HOME_PAGE = "index.html"
 MAX_DEPTH = 64  # a page path of more names (folders and the file) is not a page anyone links to
@@ -46,12 +47,13 @@ class SiteFolder:
     _found: list[int] = field(default_factory=list, repr=False)  # while scanning
     _served: list[int] = field(default_factory=list, repr=False)
     _kinds: dict[str, str | None] = field(default_factory=dict, repr=False)  # not scanned: path -> "dir", "file" or None
+    base: str = ""  # the URL path the build's root is served under ("project" for https://host/project/)
 
     @classmethod
-    def scan(cls, root: Path) -> SiteFolder:
+    def scan(cls, root: Path, base: str = "") -> SiteFolder:
         """Walk the build once, depth first: a folder of 200,000 page folders is never held
         as a list. Links are followed only when they stay inside the build."""
-        build = cls(resolved(root))
+        build = cls(resolved(root), base=base)
         build._walk(str(build.root), "", {build.root}, 0)
         build.hashes = _sorted(build._found)
         build.served = _sorted(build._served)
@@ -65,9 +67,9 @@ class SiteFolder:
         return cls(root, _sorted(map(loc_hash, names)), _sorted(loc_hash(served_path(name)) for name in names))
 
     @classmethod
-    def unscanned(cls, root: Path) -> SiteFolder:
+    def unscanned(cls, root: Path, base: str = "") -> SiteFolder:
         """A build whose paths are looked at one by one, as they are asked for."""
-        return cls(resolved(root))
+        return cls(resolved(root), base=base)
 
     def has(self, relative: str) -> bool:
         """Whether the build holds the file ``relative``."""
@@ -138,7 +140,7 @@ class SiteFolder:
 
     def page_file(self, loc: str) -> str | None:
         """The built file ``loc`` is served from (relative to the root), or None."""
-        path = url_path(loc)
+        path = url_path(loc, self.base)
         if self.served is not None:  # no file serves this path: one lookup (two for a file's own name)
             wanted = loc_hash(path)
             if not _holds(self.served, wanted) and not _holds(self.hashes or self.served, wanted):
@@ -147,6 +149,10 @@ class SiteFolder:
             if self.has(candidate):
                 return candidate
         return None
+
+    def candidates(self, loc: str) -> tuple[str, ...]:
+        """The files ``loc`` may be served from, in the order they are looked for."""
+        return candidates_of(url_path(loc, self.base))
 
     def path_of(self, relative: str) -> Path:
         return self.root / relative
@@ -162,21 +168,33 @@ class SiteFolder:
             return None
 
 
-def url_path(loc: str) -> str:
-    """A URL's path as the build names files: percent-decoded, without its outer slashes."""
+def url_path(loc: str, base: str = "") -> str:
+    """A URL's path as the build names files: percent-decoded, without its outer slashes and
+    without ``base``, the path the build is served under (``served_under``)."""
     path = path_query(loc)[0]
     if "%" in path:
         path = urllib.parse.unquote(path)
-    return path.strip("/")
+    return under_base(path.strip("/"), base)
+
+
+def served_under(sitemap: str, site_dir: Path | None, sitemap_url: str | None) -> str:
+    """The URL path the build's root is served under, without its slashes: ``project`` when
+    the build's ``sitemap.xml`` is served at ``https://host/project/sitemap.xml``
+    (``--sitemap-url``); "" when it is served at the host's root, or nothing says."""
+    if not sitemap_url or is_url(sitemap):
+        return ""
+    try:
+        where = Path(sitemap).resolve().relative_to(resolved(site_dir or Path(sitemap).parent)).as_posix()
+    except (ValueError, OSError):
+        return ""
+    public = urllib.parse.unquote(path_query(sitemap_url)[0])
+    if not public.endswith("/" + where):
+        return ""
+    return public[: -len(where)].strip("/")
 
 
 def candidates_of(path: str) -> tuple[str, ...]:
     return (f"{path}/{HOME_PAGE}", f"{path}.html", path) if path else (HOME_PAGE,)
-
-
-def candidates(loc: str) -> tuple[str, ...]:
-    """The files a URL may be served from, in the order they are looked for."""
-    return candidates_of(url_path(loc))
 
 
 def served_path(name: str) -> str:

@@ -14,6 +14,7 @@ import concurrent.futures.process
 import functools
 import hashlib
 import os
+import re
 import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -41,6 +42,25 @@ class Page(NamedTuple):
 
 _UNREAD = Page(False, None, None)
 
+# What a generator writes into a page on every build, or with every release of itself, that
+# is no content: a page differing only there is the same page. Each is found by its literal
+# marker first (at C speed), then cut out; a page without any is hashed as its bytes are.
+GENERATOR_STAMPS: dict[str, tuple[bytes, re.Pattern[bytes]]] = {
+    # MkDocs' mkdocs and readthedocs themes, on the home page: "<!--\nMkDocs version : 1.6.1\nBuild Date UTC : ...\n-->"
+    "mkdocs": (b"Build Date UTC", re.compile(rb"<!--\s*MkDocs version\s*:[^<>]{0,200}?Build Date UTC\s*:[^<>]{0,100}?-->")),
+    # jekyll-seo-tag (GitHub Pages' default), on every page: "<!-- Begin Jekyll SEO tag v2.8.0 -->"
+    "jekyll": (b"Jekyll SEO tag v", re.compile(rb"<!-- Begin Jekyll SEO tag v[\w.]{1,20} -->")),
+}
+_SCRUBBED = 8 << 20  # bytes: a page up to this is held to cut its stamps out; a larger file (a video) is hashed as it streams
+
+
+def without_generator_stamps(data: bytes) -> bytes:
+    """A page's bytes without the comments ``GENERATOR_STAMPS`` knows."""
+    for marker, pattern in GENERATOR_STAMPS.values():
+        if marker in data:
+            data = pattern.sub(b"", data)
+    return data
+
 
 def _read_page(path: str, whole: bool, loc: str | None) -> Page:
     """One read of one file: whole to fingerprint it, else only as far as its head goes;
@@ -50,16 +70,25 @@ def _read_page(path: str, whole: bool, loc: str | None) -> Page:
         with open(path, "rb") as handle:
             data = handle.read(HEAD_LIMIT)  # the head's bytes at most are kept: a 2 GB video listed is hashed, not held
             if whole:
-                hasher = hashlib.blake2b(data, digest_size=16)
-                while chunk := handle.read(_CHUNK):
-                    hasher.update(chunk)
-                digest = hasher.hexdigest()
+                digest = _fingerprint(handle, data)
     except OSError:
         return _UNREAD
     if loc is None:
         return Page(True, digest, None)
     head = read_head(data)
     return Page(True, digest, head if noteworthy(loc, head) else None)
+
+
+def _fingerprint(handle: Any, head: bytes) -> str:
+    """The content fingerprint of the file ``handle`` reads, ``head`` its first bytes: of its
+    bytes without a generator's stamps (``without_generator_stamps``) when it is page-sized."""
+    page = head + handle.read(_SCRUBBED - len(head) + 1) if len(head) == HEAD_LIMIT else head
+    if len(page) <= _SCRUBBED:
+        return hashlib.blake2b(without_generator_stamps(page), digest_size=16).hexdigest()
+    hasher = hashlib.blake2b(page, digest_size=16)
+    while chunk := handle.read(_CHUNK):
+        hasher.update(chunk)
+    return hasher.hexdigest()
 
 
 def _read_batch(jobs: Sequence[tuple[str, bool, str | None]]) -> list[Page]:
@@ -165,15 +194,16 @@ class BuiltSite:
         every_page: bool = True,
         platform: str = DEFAULT_PLATFORM,
         project: Path | None = None,
+        base: str = "",
     ) -> BuiltSite:
         """``every_page``: every page will be read (fingerprints): scan the build once (on a
         worker process when the run has workers: the sitemap is parsed meanwhile); else look up
-        only the pages asked for."""
+        only the pages asked for. ``base``: the URL path the build is served under."""
         if not every_page:
-            return cls(PageReader(SiteFolder.unscanned(root), workers), PLATFORMS[platform], project)
+            return cls(PageReader(SiteFolder.unscanned(root, base), workers), PLATFORMS[platform], project)
         pool = workers.pool() if workers is not None else None
         # on a worker, the scan's hashes are loc_hash: the same in any process
-        folder = SiteFolder.scan(root) if pool is None else pool.submit(SiteFolder.scan, root)
+        folder = SiteFolder.scan(root, base) if pool is None else pool.submit(SiteFolder.scan, root, base)
         return cls(PageReader(folder, workers), PLATFORMS[platform], project)
 
     @property
