@@ -386,7 +386,7 @@ def _stamp_command(args: list[str]) -> int:
     parser.add_argument("sitemap", nargs="?", help="the built sitemap (default: found in public/, _site/, site/, dist/, build/, out/)")
     parser.add_argument("--site-dir", metavar="DIR", help="the build output root (default: the sitemap's folder)")
     parser.add_argument("--config", metavar="PATH", help="a TOML config file (default notify-changes.toml, else pyproject.toml)")
-    parser.add_argument("--sitemap-url", metavar="URL", help="the sitemap's public URL: a site under a path (https://h/p/) maps pages without it")
+    parser.add_argument("--sitemap-url", metavar="URL", help="the sitemap's public URL (a site under a path maps its pages without it)")
     parser.add_argument("--dry-run", action="store_true", help="print the dates it would change, as a diff; write nothing")
     parser.add_argument("--site", metavar="NAME", help="with [[sites]] in the config: only that site (default: every site)")
     try:
