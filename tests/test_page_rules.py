@@ -25,7 +25,7 @@ from notifier.site.head import (
 )
 from notifier.site.hosting import PLATFORMS, Headers, Redirects
 from notifier.site.robots import Robots
-from tests.conftest import BASE, Result, Site, pages, urlset
+from tests.conftest import BASE, Result, Site, index, pages, urlset
 
 PAGE_FINDINGS = {
     "page-noindex",
@@ -647,3 +647,18 @@ def test_the_path_a_build_is_served_under_comes_from_the_sitemaps_public_url(tmp
     assert folder.page_file("https://h.org/green/") == "green/index.html"  # outside the path: as it is
     assert folder.page_file("https://h.org/projectgreen/") is None
     assert folder.candidates("https://h.org/project/") == ("index.html",)
+
+
+def test_a_site_served_under_a_path_reads_its_index_parts_and_pages_without_it(offline_site: Site) -> None:
+    """An index at https://host/project/sitemap.xml lists https://host/project/pages.xml, which
+    the build has at pages.xml: with --sitemap-url the part and every page are found."""
+    site = offline_site
+    site.write(index({f"{BASE}/project/pages.xml": None}))
+    site.write(urlset({f"{BASE}/project/": "2024-05-01", f"{BASE}/project/tea/": "2024-05-02"}), "pages.xml")
+    (site.public / "tea").mkdir()
+    for page in (site.public / "index.html", site.public / "tea" / "index.html"):
+        page.write_text("<!DOCTYPE html><html><head><title>t</title></head><body>tea</body></html>")
+    lost = site.check("--site-dir", str(site.public))
+    assert lost.code == 2 and "index part" in lost.err and "not found at" in lost.err, lost.err
+    placed = site.check("--site-dir", str(site.public), "--sitemap-url", f"{BASE}/project/sitemap.xml")
+    assert placed.code == 0 and "page-missing" not in placed.out, placed.out + placed.err

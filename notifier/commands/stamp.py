@@ -105,7 +105,9 @@ def stamp_sitemap(settings: Settings, *, dry_run: bool) -> StampResult:
         raise UsageError(f"stamp rewrites the built files: give the sitemap's path in the build, not {settings.sitemap}")
     dates = ContentDates(settings)
     with Workers(settings.jobs) as workers:  # strict: a broken file is exit 2
-        options = ReadOptions(site_dir=settings.site_dir, request_timeout=settings.request_timeout, workers=workers)
+        options = ReadOptions(
+            site_dir=settings.site_dir, base=settings.base_path, request_timeout=settings.request_timeout, workers=workers
+        )
         sitemap = read_sitemap(settings.sitemap, options)
     result = StampResult()
     if not dry_run:

@@ -51,6 +51,7 @@ def diff_and_verify(run: Run, state: State) -> Verified:
         settings.sitemap,
         ReadOptions(
             site_dir=site_dir,
+            base=settings.base_path,
             request_timeout=settings.request_timeout,
             progress=run.env.progress,
             step=run.env.step,

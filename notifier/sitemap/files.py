@@ -134,6 +134,7 @@ class ReadOptions:
     user on the way, the run's workers, and what to work out of each file."""
 
     site_dir: Path | None = None
+    base: str = ""  # the URL path the build is served under (site.folder.served_under): parts are found without it
     request_timeout: float = 30.0
     progress: Callable[[str], None] | None = None
     step: Callable[[str], None] | None = None  # one line per part of an index read

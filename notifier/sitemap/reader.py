@@ -45,7 +45,7 @@ from notifier.sitemap.source import Source, file_digest, same_site
 from notifier.sitemap.text import parse_text as _parse_text
 from notifier.sitemap.xml import BOM, NEWS, NS_084, NS_09, WHITESPACE_BYTES, XML_SPACE
 from notifier.sitemap.xml import parse_xml as _parse_xml
-from notifier.urls import join_url, split_url
+from notifier.urls import join_url, split_url, under_base
 from notifier.workers import Workers
 
 __all__ = [
@@ -357,11 +357,13 @@ class _Walk:
                 )
             return url, url
         if split.scheme or split.netloc or split.path.startswith("/"):
-            relative = split.path  # from the site root (a root-relative loc too)
+            # from the site root (a root-relative loc too), without the path the build is served under
+            relative = under_base(urllib.parse.unquote(split.path).strip("/"), self.options.base)
         else:  # a relative loc (Hugo with an empty baseURL, static exporters): beside the index
             index_dir = _real(index_location).parent
-            relative = str((index_dir / split.path).relative_to(base_dir)) if is_inside(index_dir, base_dir) else split.path
-        candidate = _real(base_dir / urllib.parse.unquote(relative).lstrip("/"))
+            beside = str((index_dir / split.path).relative_to(base_dir)) if is_inside(index_dir, base_dir) else split.path
+            relative = urllib.parse.unquote(beside)
+        candidate = _real(base_dir / relative.lstrip("/"))
         if not is_inside(candidate, base_dir):
             raise InputError(
                 f"{index_location}, line {part.line}: index part {part.loc!r} points outside the site dir {base_dir}; refusing to read it"
@@ -369,7 +371,7 @@ class _Walk:
         if not candidate.is_file():
             raise InputError(
                 f"{index_location}, line {part.line}: index part {part.loc} not found at {candidate}; "
-                "build it, or pass --site-dir with the build output root"
+                "build it, or pass --site-dir with the build output root (and --sitemap-url for a site served under a path)"
             )
         public = part.loc if absolute else None
         return str(candidate), public
