@@ -3,7 +3,9 @@ told apart from URLs. A leaf: no reader, no HTTP client."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
 from pathlib import Path
 
 
@@ -25,4 +27,60 @@ def is_url(location: str) -> bool:
     return location.startswith(("http://", "https://"))
 
 
-__all__ = ["is_inside", "is_url", "resolved"]
+def file_kind(mode: int) -> str:
+    """What a path that is not a regular file is, in words (reading a FIFO blocks for ever)."""
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+class NotRegularFile(OSError):
+    """A path the program reads or appends to is a FIFO, a device, a folder: refused before
+    anything blocks on it. ``strerror`` says what it is."""
+
+    def __init__(self, path: Path | str, mode: int) -> None:
+        super().__init__(f"is {file_kind(mode)}, not a regular file")
+        self.filename = str(path)
+        self.strerror = f"is {file_kind(mode)}, not a regular file"
+
+    def __str__(self) -> str:
+        return f"{self.filename}: {self.strerror}"
+
+
+def refuse_irregular(path: Path | str) -> None:
+    """``NotRegularFile`` unless ``path`` is a regular file or absent: for a library that opens
+    the path itself (SQLite), the check before it does."""
+    with contextlib.suppress(FileNotFoundError):
+        status = os.stat(path)
+        if not stat.S_ISREG(status.st_mode):
+            raise NotRegularFile(path, status.st_mode)
+
+
+def open_regular(path: Path | str, flags: int, mode: int = 0o644) -> int:
+    """``os.open`` of a regular file only, that never waits: a FIFO opened for reading waits for
+    a writer, and for writing, for a reader, for ever. A path that is something else is
+    ``NotRegularFile`` (an OSError); the check is made on the descriptor, opened with
+    ``O_NONBLOCK`` (which a regular file ignores), so a FIFO swapped in after a ``stat`` is
+    refused as well. ``O_CREAT`` in ``flags`` creates a missing file, as ``os.open`` does."""
+    refuse_irregular(path)  # a FIFO with no reader: refused here, not as ENXIO from the open
+    fd = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC, mode)
+    try:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):
+            raise NotRegularFile(path, status.st_mode)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+__all__ = ["NotRegularFile", "file_kind", "is_inside", "is_url", "open_regular", "refuse_irregular", "resolved"]

@@ -121,7 +121,7 @@ def test_the_ledger_file_is_cut_to_the_newest_when_it_passes_twice_the_bound(tmp
 def test_the_ledgers_lines_are_counted_a_megabyte_at_a_time_whatever_falls_on_a_megabytes_edge(tmp_path: Path) -> None:
     """The count decides when the ledger is trimmed; it is read a megabyte at a time, and a line
     ending on the first byte of a later megabyte counts like any other."""
-    from notifier.store.jsonfile import _line_count
+    from notifier.store.ledgerfile import line_count as _line_count
 
     path = tmp_path / "state.json.ledger"
     path.write_bytes(b"a" * (1 << 20) + b"\n" + b"b" * (1 << 20) + b"\nc\n")

@@ -302,7 +302,7 @@ def test_the_journal_is_written_as_the_state_is_and_a_failure_to_write_it_says_w
         journal_path(path).mkdir()  # where the journal goes, nothing can be appended
         with pytest.raises(DeliveryNotRecorded) as caught:
             store.record_delivered(state, "e", urls[:1], "2024-02-02T00:00:00Z")
-    assert "could not be recorded (Is a directory)" in str(caught.value)
+    assert "could not be recorded (is a folder, not a regular file)" in str(caught.value)
 
 
 def test_a_state_file_that_cannot_be_read_is_one_line_and_its_handle_is_closed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

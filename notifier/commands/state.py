@@ -26,8 +26,8 @@ from notifier.store import (
     PendingItem,
     Record,
     State,
+    last_batches,
     open_store,
-    read_ledger,
     read_state,
 )
 from notifier.waits import bounded, endpoint_key, wait_for
@@ -85,11 +85,7 @@ def _history(request: StateRequest, out: TextIO) -> None:
     """The last batches the endpoints answered, or those that carried one URL (the ledger)."""
     if len(request.urls) > 1:
         raise UsageError("state history takes at most one URL: `state history URL` shows its deliveries")
-    entries = read_ledger(request.state)
-    if request.urls:
-        wanted = request.urls[0]
-        entries = [each for each in entries if wanted in each["urls"]]
-    shown = entries[-HISTORY_SHOWN:]
+    shown = last_batches(request.state, request.urls[0] if request.urls else None, HISTORY_SHOWN)  # the ledger walked, not held
     if request.format == "json":
         out.write(json.dumps({"state": str(request.state), "batches": [dict(each) for each in shown]}, ensure_ascii=False, indent=2) + "\n")
         return

@@ -17,7 +17,7 @@ import requests
 
 from notifier.errors import InputError
 from notifier.http import exchange
-from notifier.paths import is_url
+from notifier.paths import file_kind, is_url
 from notifier.urls import join_url, split_url
 
 MAX_FILE_BYTES = 50 * 1024 * 1024  # sitemaps.org: at most 50 MB (52,428,800 bytes) uncompressed
@@ -167,17 +167,7 @@ def fetch(url: str, timeout: float) -> requests.Response:
 
 def _kind(mode: int) -> str:
     """What a path that is not a regular file is, in words (a FIFO would block for ever)."""
-    if stat.S_ISDIR(mode):
-        return "a folder (pass the sitemap file inside it)"
-    if stat.S_ISFIFO(mode):
-        return "a named pipe (FIFO)"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a regular file"
+    return "a folder (pass the sitemap file inside it)" if stat.S_ISDIR(mode) else file_kind(mode)
 
 
 def file_digest(location: str) -> str:

@@ -8,6 +8,8 @@ store) <- ``sqlite``. This module picks the store for a path.
 
 from __future__ import annotations
 
+import collections
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +22,11 @@ from notifier.store.jsonfile import (
     encode_state,
     encoded_parts,
     journal_path,
+    ledger_path,
     load_state,
-    read_json_ledger,
 )
 from notifier.store.ledger import LedgerEntry
+from notifier.store.ledgerfile import json_ledger_entries
 from notifier.store.migrate import FORMAT_VERSION
 from notifier.store.model import (
     MAX_RUNS_KEPT,
@@ -85,7 +88,9 @@ __all__ = [
     "grouped_pending",
     "is_database_url",
     "journal_path",
+    "last_batches",
     "lastmod_of",
+    "ledger_entries",
     "load_state",
     "new_record",
     "open_store",
@@ -130,17 +135,31 @@ def read_state(path: Path | DatabaseURL) -> State | None:
     return load_state(path)
 
 
-def read_ledger(path: Path | DatabaseURL) -> list[LedgerEntry]:
-    """What every endpoint said to every batch sent (the newest ``keep-batches``), oldest first."""
+def ledger_entries(path: Path | DatabaseURL) -> Iterator[LedgerEntry]:
+    """What every endpoint said to every batch sent (the newest ``keep-batches``), oldest
+    first, one entry at a time: a ledger of big batches is hundreds of megabytes."""
     if isinstance(path, DatabaseURL):
-        from notifier.store.postgres import read_postgres_ledger
+        from notifier.store.postgres import postgres_ledger_entries
 
-        return read_postgres_ledger(path)
+        return postgres_ledger_entries(path)
     if path.suffix in SQLITE_SUFFIXES:
-        from notifier.store.sqlite import read_sqlite_ledger
+        from notifier.store.sqlite import sqlite_ledger_entries
 
-        return read_sqlite_ledger(follow_link(path))
-    return read_json_ledger(path)
+        return sqlite_ledger_entries(follow_link(path))
+    return json_ledger_entries(ledger_path(follow_link(path)))
+
+
+def read_ledger(path: Path | DatabaseURL) -> list[LedgerEntry]:
+    """The whole ledger, oldest first (see ``ledger_entries`` to walk it instead)."""
+    return list(ledger_entries(path))
+
+
+def last_batches(path: Path | DatabaseURL, url: str | None, count: int) -> list[LedgerEntry]:
+    """The newest ``count`` entries of the ledger (those that carried ``url``, when given),
+    oldest first: only they are kept while the ledger is walked."""
+    kept: collections.deque[LedgerEntry] = collections.deque(maxlen=count)
+    kept.extend(entry for entry in ledger_entries(path) if url is None or url in entry["urls"])
+    return list(kept)
 
 
 SQLITE_SUFFIXES = (".sqlite", ".db")

@@ -17,6 +17,7 @@ from typing import Any, cast, overload
 import orjson
 
 from notifier.errors import StateError
+from notifier.paths import NotRegularFile, open_regular
 from notifier.store.checks import (
     check_backoff,
     check_count,
@@ -27,8 +28,9 @@ from notifier.store.checks import (
     check_run,
     damaged,
 )
-from notifier.store.durable import DeliveryNotRecorded, StateStore, follow_link, fsync_folder, write_atomic, write_chunks
-from notifier.store.ledger import LedgerEntry, is_entry
+from notifier.store.durable import DeliveryNotRecorded, StateStore, follow_link, fsync_folder, write_atomic
+from notifier.store.ledger import LedgerEntry
+from notifier.store.ledgerfile import append_ledger, json_ledger_entries
 from notifier.store.migrate import FORMAT_VERSION, check_version, parts_from_v1, v1_pending_groups
 from notifier.store.model import MAX_RUNS_KEPT, NewPart, Part, PendingItem, RecordedPart, RunRecord, State, apply_delivery, grouped_pending
 
@@ -302,16 +304,8 @@ class JsonStore(StateStore):
             fsync_folder(self.path.parent)
 
     def record_ledger(self, entries: list[LedgerEntry], keep: int) -> None:
-        """Append one line a batch to ``STATE.ledger``; past twice ``keep`` lines, rewrite it
-        (atomically) with the newest ``keep``: a few hundred bytes a batch, bounded."""
-        path = ledger_path(self.path)
-        with open(path, "ab") as handle:
-            write_chunks(handle, _ledger_lines(entries))
-            handle.flush()
-            os.fsync(handle.fileno())
-        if _line_count(path) > 2 * keep:  # counted, not parsed: a trim is rare, a run is not
-            kept = read_json_ledger(self.path)
-            write_atomic(path, _ledger_lines(kept[-keep:]), self._tmp_prefix())
+        """Append one line a batch to ``STATE.ledger``, keeping the newest ``keep`` (ledgerfile)."""
+        append_ledger(ledger_path(self.path), entries, keep, self._tmp_prefix())
 
     def record_delivered(self, state: State, endpoint: str, urls: Iterable[str], at: str) -> None:
         """An endpoint acknowledged these URLs: they leave its pending set, durably.
@@ -324,7 +318,7 @@ class JsonStore(StateStore):
         apply_delivery(state, endpoint, urls, at, live=True)
         line = orjson.dumps({"endpoint": endpoint, "at": at, "urls": urls})
         try:
-            fd = os.open(self.journal_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+            fd = open_regular(self.journal_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
             try:
                 os.write(fd, line + b"\n")
                 os.fsync(fd)
@@ -338,36 +332,9 @@ def ledger_path(path: Path) -> Path:
     return path.with_name(path.name + ".ledger")
 
 
-def _ledger_lines(entries: Iterable[LedgerEntry]) -> Iterator[bytes]:
-    return (orjson.dumps(each, option=orjson.OPT_APPEND_NEWLINE) for each in entries)
-
-
-def _line_count(path: Path) -> int:
-    """The lines of a file, a megabyte at a time (a ledger of big batches is hundreds of
-    megabytes: never held whole to be counted)."""
-    count, buffer = 0, bytearray(1 << 20)
-    with open(path, "rb", buffering=0) as handle:
-        while size := handle.readinto(buffer):
-            count += buffer.count(b"\n", 0, size)
-    return count
-
-
 def read_json_ledger(path: Path) -> list[LedgerEntry]:
     """The ledger beside a JSON state, oldest first; a damaged line is skipped."""
-    try:
-        with ledger_path(follow_link(path)).open("rb") as handle:
-            lines = handle.readlines()
-    except FileNotFoundError:
-        return []
-    except OSError as error:
-        raise StateError(f"{ledger_path(path)}: cannot read the ledger ({error.strerror})") from None
-    entries = []
-    for line in lines:
-        with contextlib.suppress(orjson.JSONDecodeError):
-            value = orjson.loads(line)
-            if is_entry(value):
-                entries.append(cast(LedgerEntry, value))
-    return entries
+    return list(json_ledger_entries(ledger_path(follow_link(path))))
 
 
 def journal_path(path: Path) -> Path:
@@ -377,7 +344,8 @@ def journal_path(path: Path) -> Path:
 def _replay_journal(state: State, path: Path) -> None:
     """Apply the deliveries a killed run recorded after its last full save."""
     try:
-        data = journal_path(path).read_bytes()
+        with os.fdopen(open_regular(journal_path(path), os.O_RDONLY), "rb") as handle:
+            data = handle.read()
     except FileNotFoundError:
         return
     except OSError as error:
@@ -397,11 +365,11 @@ def load_state(path: Path) -> State | None:
     """Read a state file (and its delivery journal) without locking, as ``check`` does. The
     usual layout is read lazily, through a handle kept open while the state lives."""
     try:
-        handle = path.open("rb")
+        handle = os.fdopen(open_regular(path, os.O_RDONLY), "rb")  # a FIFO would block for ever
     except FileNotFoundError:
         return None
-    except IsADirectoryError:
-        raise StateError(f"{path}: is a folder; pass --state with a file path") from None
+    except NotRegularFile as error:
+        raise StateError(f"{path}: {error.strerror}; pass --state with the path of a state file") from None
     except OSError as error:
         raise StateError(f"{path}: cannot read the state file ({error.strerror})") from None
     name = str(path)

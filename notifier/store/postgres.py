@@ -162,13 +162,14 @@ def _read(connection: psycopg.Connection[Any], location: DatabaseURL) -> tuple[S
     )
 
 
-def read_postgres_ledger(location: DatabaseURL) -> list[LedgerEntry]:
-    """The site's ledger, oldest first."""
+def postgres_ledger_entries(location: DatabaseURL) -> Iterator[LedgerEntry]:
+    """The site's ledger, oldest first, a row at a time (``stream``: the rows arrive as they
+    are walked, never all at once)."""
     with connected(location) as connection:
         if _LEDGER not in _schema(connection, location):
-            return []
-        rows = connection.execute("SELECT entry FROM notify_changes_ledger WHERE site = %s ORDER BY id", (location.site,)).fetchall()
-    return ledger_rows(row[0] for row in rows)
+            return
+        rows = connection.cursor().stream("SELECT entry FROM notify_changes_ledger WHERE site = %s ORDER BY id", (location.site,))
+        yield from ledger_rows(row[0] for row in rows)
 
 
 def read_postgres_state(location: DatabaseURL) -> State | None:

@@ -4,7 +4,7 @@ one row per sitemap file holding its URLs' records, each value checked as it is 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -28,17 +28,15 @@ PendingRow = tuple[Any, Any, Any, Any]  # endpoint, reason, since, urls
 DeliveredRow = tuple[Any, Any, Any]  # endpoint, at, urls
 
 
-def ledger_rows(texts: Iterable[Any]) -> list[LedgerEntry]:
-    """A database store's ledger rows (JSON text), oldest first; a damaged row is skipped."""
-    entries = []
+def ledger_rows(texts: Iterable[Any]) -> Iterator[LedgerEntry]:
+    """A database store's ledger rows (JSON text), oldest first, one at a time; a damaged row is skipped."""
     for text in texts:
         try:
             value = json.loads(text)
         except (TypeError, ValueError):
             continue
         if is_entry(value):
-            entries.append(cast(LedgerEntry, value))
-    return entries
+            yield cast(LedgerEntry, value)
 
 
 def state_from_rows(

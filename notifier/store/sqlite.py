@@ -21,6 +21,7 @@ from typing import cast
 import orjson
 
 from notifier.errors import StateError
+from notifier.paths import NotRegularFile, refuse_irregular
 from notifier.store.checks import check_pending_group, check_run, damaged, json_column, restore_hint
 from notifier.store.durable import DeliveryNotRecorded, SaveFailed, StateStore
 from notifier.store.jsonfile import encoded_parts
@@ -57,6 +58,10 @@ def _connect(path: Path, *, mode: str, busy_timeout: float = BUSY_TIMEOUT) -> It
     # a URI, so that the read-only mode can be asked for: its path percent-encoded, or a
     # name holding "?" or "#" would be cut there and the database written somewhere else
     uri = f"file:{urllib.parse.quote(str(path))}?mode={mode}"
+    try:
+        refuse_irregular(path)  # SQLite would open a FIFO and wait on it for ever
+    except NotRegularFile as error:
+        raise StateError(f"{path}: {error.strerror}; pass --state with the path of a state file") from None
     try:
         connection = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=busy_timeout)
     except sqlite3.OperationalError as error:
@@ -96,18 +101,18 @@ def _hot_journal(path: Path) -> bool:
         return False
 
 
-def read_sqlite_ledger(path: Path) -> list[LedgerEntry]:
-    """The ledger of an SQLite state, oldest first (none before its first batch)."""
-    if not path.is_file():
-        return []
+def sqlite_ledger_entries(path: Path) -> Iterator[LedgerEntry]:
+    """The ledger of an SQLite state, oldest first (none before its first batch), a row at a
+    time: the rows are read as they are walked, never all at once."""
+    if not path.exists():
+        return
     try:
         with _connect(path, mode="ro") as connection:
             if not connection.execute("SELECT 1 FROM sqlite_master WHERE name = 'ledger'").fetchone():
-                return []
-            rows = connection.execute("SELECT entry FROM ledger ORDER BY id").fetchall()
+                return
+            yield from ledger_rows(row[0] for row in connection.execute("SELECT entry FROM ledger ORDER BY id"))
     except sqlite3.OperationalError as error:
         raise StateError(f"{path}: cannot read the ledger ({operational(error)})") from None
-    return ledger_rows(row[0] for row in rows)
 
 
 def read_sqlite_state(path: Path) -> State | None:
