@@ -156,6 +156,21 @@ def test_a_check_says_what_a_run_would_hold_back_and_records_nothing(site: Site)
     assert site.state_bytes() == before
 
 
+def test_a_run_that_fails_says_the_held_back_lastmods_are_not_recorded(site: Site) -> None:
+    """A held-back page beside a lie elsewhere: the run fails and writes nothing, so its note
+    must not say the new lastmods are recorded (issue 38, item 9)."""
+    listed = pages(12)
+    site.build_pages(listed)
+    assert deploy(site, listed).code == 0
+    before = site.state_bytes()
+    (site.public / "p" / "1" / "index.html").write_text("<html><head></head><body>edited</body></html>")
+    result = deploy(site, listed | {"/p/0/": "2024-09-01T10:00:00Z", "/p/1/": "2031-01-01"})
+    assert result.code == 1 and "error[lastmod-future]" in result.out, result.out
+    assert "1 URL held back, not announced" in result.out and "are recorded" not in result.out
+    assert "nothing is recorded while an error stands: the first run that passes records their new lastmods" in result.out
+    assert site.state_bytes() == before
+
+
 def test_many_proven_unchanged_pages_are_a_lying_generator(site: Site) -> None:
     """Eleventy after a fresh clone: every non-post page stamped with its file's creation time."""
     listed = pages(40)

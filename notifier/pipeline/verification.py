@@ -64,7 +64,7 @@ def diff_and_verify(run: Run, state: State) -> Verified:
         condenser=builder,
     )
     diff = builder.finish()
-    notes.extend(_what_is_not_announced(diff, built if site_dir is not None else None, records=run.records))
+    notes.extend(_what_is_not_announced(diff, built if site_dir is not None else None))
     if built is not None:
         built.reader.read_heads(itertools.chain(diff.added.locs, (change.loc for change in diff.changed)))
         notes.extend(_robots_note(built, settings))
@@ -97,6 +97,9 @@ def diff_and_verify(run: Run, state: State) -> Verified:
         ),
     )
     notes.extend(context.notes)
+    if diff.held_back:  # said once the findings are known: a run they fail records nothing
+        failed = any(violation.level == "error" for violation in violations)
+        notes.insert(0, _held_back_note(len(diff.held_back), records=run.records and not failed, failed=failed))
     diff.added.stamps = None  # the rules are done with the dates: 8 MB at a million URLs
     if any(violation.rule == "lastmod-bulk" for violation in violations):
         violations = _name_a_shallow_clone(settings, violations)
@@ -120,16 +123,25 @@ def _name_a_shallow_clone(settings: Settings, violations: list[Violation]) -> li
     ]
 
 
-def _what_is_not_announced(diff: Diff, build: BuiltSite | None, *, records: bool) -> list[str]:
-    """Pages proven unchanged (held back), and news articles that aged out of a news sitemap:
-    a news URL no file lists any more is removed only when ``build`` (--site-dir) lacks its page."""
+def _held_back_note(count: int, *, records: bool, failed: bool) -> str:
+    """Pages proven unchanged: never announced; whether this run records their new lastmods."""
+    if records:
+        outcome = "their new lastmods are recorded"
+    elif failed:
+        outcome = "nothing is recorded while an error stands: the first run that passes records their new lastmods"
+    else:
+        outcome = "a run records their new lastmods"
+    return (
+        f"{plural(count, 'URL')} held back, not announced: the lastmod moved but the built page is "
+        f"byte-identical to the last deploy's (lastmod-without-change); {outcome}"
+    )
+
+
+def _what_is_not_announced(diff: Diff, build: BuiltSite | None) -> list[str]:
+    """URLs that left the sitemap while their pages are still built (unlisted), and news
+    articles that aged out of a news sitemap: a news URL no file lists any more is removed
+    only when ``build`` (--site-dir) lacks its page."""
     notes: list[str] = []
-    if diff.held_back:
-        notes.append(
-            f"{plural(len(diff.held_back), 'URL')} held back, not announced: the lastmod moved but the built page is "
-            "byte-identical to the last deploy's (lastmod-without-change); "
-            + ("their new lastmods are recorded" if records else "a run records their new lastmods")
-        )
     if build is not None:
         notes.extend(_unlisted(diff, build))
     if not diff.left_news:
