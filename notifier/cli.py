@@ -345,7 +345,7 @@ def _key_file(host: str | None, folder: str | None, config: str | None, site: st
     if not host or folder is None:
         raise UsageError("key file: give --host HOST and --write DIR, e.g. `notify-changes key file --host www.example.org --write public`")
     key, keys = host_key(host.strip().lower(), {"config": config, "site": site})
-    path = write_key_file(key, folder, reuse=True)
+    path = write_key_file(key, folder, reuse=True, source=keys.source_of(host.strip().lower()))
     sys.stdout.write(f"{redact_all(path, keys)}: the key file of {host}; publish it with the site\n")
     return ExitCode.OK
 

@@ -53,6 +53,9 @@ def derive_key(secret: str, host: str) -> str:
     return hmac.new(secret.encode("utf-8"), host.lower().encode("utf-8"), hashlib.sha256).hexdigest()[:32]
 
 
+DEFAULT_KEY_SOURCE = "INDEXNOW_KEY (or --key)"
+
+
 @dataclass(frozen=True)
 class Keys:
     """Which key each host uses and where its key file is: its own ([keys] by host), else one
@@ -73,6 +76,12 @@ class Keys:
         if key is None:
             key = self._derived[host] = derive_key(self.derive, host)
         return key
+
+    def source_of(self, host: str) -> str:
+        """Where the key ``host`` uses comes from, as the user configured it (``key_for``'s order)."""
+        if host in self.per_host:
+            return f'[keys] "{host}"'
+        return "[keys] derive" if self.derive is not None else DEFAULT_KEY_SOURCE
 
     @property
     def configured(self) -> bool:

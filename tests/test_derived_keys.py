@@ -9,7 +9,7 @@ import pytest
 
 from notifier.cli import main
 from notifier.protocol import derive_key
-from tests.conftest import HOST, Site, pages, urlset
+from tests.conftest import HOST, KEY, Site, pages, urlset
 
 SECRET = "correct horse battery staple"
 # computed apart from the code: printf 'www.example.org' | openssl dgst -sha256 -hmac 'correct horse battery staple'
@@ -120,3 +120,46 @@ def test_no_key_and_no_secret_shows_in_a_keys_repr_and_a_derived_key_changes_no_
     derived = keys.key_for("www.example.org")
     assert derived is not None and "s3cret" not in repr(keys) and derived not in repr(keys)
     assert keys == Keys(derive="s3cret-0123456789")
+
+
+def test_with_derived_keys_the_key_file_hints_name_the_derive_not_indexnow_key(
+    offline_site: Site, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A missing or stale key file under ``[keys] derive``: the fix is the host's derived key's
+    file (``key file``), never ``key new`` (another key) nor INDEXNOW_KEY (issue 38, item 9)."""
+    monkeypatch.setenv("INDEXNOW_SECRET", SECRET)
+    monkeypatch.delenv("INDEXNOW_KEY", raising=False)
+    config = _config(offline_site)
+    offline_site.write(urlset(pages(2)))
+    offline_site.build_pages(pages(2))
+    public = offline_site.public
+
+    def finding() -> str:
+        result = offline_site.run("--config", config, "--site-dir", str(public), command="check", key=False)
+        assert result.code == 1, result.out
+        said = next(line for line in result.out.splitlines() if line.startswith("error[key-file-missing]"))
+        assert "INDEXNOW_KEY" not in said and "key new" not in said, said
+        return said
+
+    fix = f"`notify-changes key file --host {HOST} --write {public}` writes it (the key of [keys] derive)"
+    said = finding()  # the fixture's KEY.txt, the key of before, is there
+    assert f"is not in the build; delete the other key's file {KEY[:4]}….txt there: {fix}" in said, said
+    assert main(["key", "file", "--host", HOST, "--write", str(public), "--config", config]) == 2  # as it said: delete it first
+    err = capsys.readouterr().err
+    assert "not the key of [keys] derive; delete that file" in err and "INDEXNOW_KEY" not in err
+    (public / f"{KEY}.txt").unlink()
+    derived = derive_key(SECRET, HOST)
+    (public / f"{derived}.txt").write_text("left over\n")
+    assert f"holds another key (left…), not the key this run uses ({derived[:4]}…); delete it: {fix}" in finding()
+    (public / f"{derived}.txt").unlink()
+    assert f"is not in the build; {fix}, or copy it into the site" in finding()
+    assert main(["key", "file", "--host", HOST, "--write", str(public), "--config", config]) == 0  # the hint, followed
+    assert offline_site.run("--config", config, "--site-dir", str(public), command="check", key=False).code == 0
+
+
+def test_with_the_default_key_the_stale_key_file_hint_offers_indexnow_key_too(offline_site: Site) -> None:
+    offline_site.write(urlset(pages(2)))
+    offline_site.build_pages(pages(2))
+    result = offline_site.run("--site-dir", str(offline_site.public), "--key", "another-key-0123", command="check", key=False)
+    said = next(line for line in result.out.splitlines() if line.startswith("error[key-file-missing]"))
+    assert "(the key of INDEXNOW_KEY (or --key))" in said and "or set INDEXNOW_KEY to the key it holds" in said, said

@@ -18,7 +18,7 @@ def new_key() -> str:
     return secrets.token_hex(16)
 
 
-def write_key_file(key: str, folder: str, *, reuse: bool = False) -> str:
+def write_key_file(key: str, folder: str, *, reuse: bool = False, source: str | None = None) -> str:
     """Write ``KEY.txt`` holding the key into ``folder``; returns its path. The folder must
     exist (a typo would hide the file outside the build), and hold no other key file (two
     keys published: which one is in use?). ``reuse``: the same key's file there already is
@@ -31,6 +31,11 @@ def write_key_file(key: str, folder: str, *, reuse: bool = False) -> str:
     for existing in existing_key_files(folder):
         if reuse and existing == key:
             continue
+        if source is not None:  # `key file`: the key is configured; the file there is another one's
+            raise UsageError(
+                f"--write {folder}: it already holds the key file {existing[:4]}….txt, not the key of {source}; "
+                "delete that file (a host publishes one key) and run again"
+            )
         raise UsageError(
             f"--write {folder}: it already holds the key file {existing[:4]}….txt; keep using that key, or delete the file "
             "to replace the key (and update INDEXNOW_KEY)"

@@ -9,11 +9,13 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
+from notifier.commands.key import existing_key_files
 from notifier.config_tables import HistorySettings
 from notifier.history.git import HistoryCheck, check_history, is_shallow_checkout
 from notifier.paths import is_url
 from notifier.pipeline.context import Run, Verified
 from notifier.pipeline.diff import Diff, DiffBuilder
+from notifier.protocol import DEFAULT_KEY_SOURCE
 from notifier.report import plural
 from notifier.rules import OFF, RULES, Context, RuleSettings, Violation, verify
 from notifier.rules.pages import PAGE_RULES
@@ -250,14 +252,17 @@ def _missing_key_files(settings: Settings, origins: list[str]) -> list[tuple[str
             continue
         _, url = settings.keys.location_for(host, scheme)
         candidate = Path(settings.site_dir) / locate(url).path.lstrip("/")
+        source = settings.keys.source_of(host)
+        if candidate.name == f"{key}.txt":
+            fix = f"`notify-changes key file --host {host} --write {candidate.parent}` writes it (the key of {source})"
+        else:  # a --key-location of another name: the command writes KEY.txt
+            fix = f"write the key of {source} into it"
+        instead = "; or set INDEXNOW_KEY to the key it holds" if source == DEFAULT_KEY_SOURCE else ""
         if not candidate.is_file():
-            missing.append(
-                (
-                    str(candidate),
-                    f"the IndexNow key file {candidate} is not in the build; "
-                    "run `notify-changes key new --write DIR` or copy it into the site",
-                )
-            )
+            others = existing_key_files(str(candidate.parent))  # a key of before: `key file` refuses a second
+            if others:
+                fix = f"delete the other key's file {others[0][:4]}….txt there: {fix}{instead}"
+            missing.append((str(candidate), f"the IndexNow key file {candidate} is not in the build; {fix}, or copy it into the site"))
             continue
         try:
             served = candidate.read_text(encoding="utf-8", errors="replace").strip()
@@ -269,7 +274,7 @@ def _missing_key_files(settings: Settings, origins: list[str]) -> list[tuple[str
                 (
                     str(candidate),
                     f"the key file {candidate} is in the build but {held}, not the key this run uses ({key[:4]}…); "
-                    "write the current key into it, or set INDEXNOW_KEY to the key it holds",
+                    f"delete it: {fix}{instead}",
                 )
             )
     return missing
