@@ -37,6 +37,7 @@ from notifier.terminal import notice_printer, on_a_terminal, progress_printer, u
 COMMANDS = ("run", "check")
 _INVALID_CHOICE = re.compile(r"argument \S+: invalid choice: '(?P<given>[^']*)' \(choose from (?P<choices>.*)\)")
 TOOLS = ("key", "state", "stamp", "deploy-hook")  # the commands beside a run, each with its own options
+KEY_ACTIONS = ("new", "file")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -69,9 +70,10 @@ _DESCRIPTIONS = {
         "Tell IndexNow (Bing, Yandex, Seznam, Naver, Yep) exactly which pages of a freshly built sitemap "
         "were added, changed or removed since the last deploy, and fail the deploy when the sitemap's "
         "dates lie. Commands: run (the default; check, submit, record), check (verify only), "
-        "key new [--write DIR] (make an IndexNow key and its key file), deploy-hook (print the deploy hook script), "
+        "key new [--write DIR] (make an IndexNow key and its key file), key file --host HOST --write DIR (write the "
+        "key file of the key HOST uses), deploy-hook (print the deploy hook script), "
         "stamp (rewrite the built sitemap's dates from the content's history), "
-        "and state show|url|pending|forget|export (inspect and repair the state). "
+        f"and state {'|'.join(ACTIONS)} (inspect and repair the state; history: the batches the endpoints answered). "
         "`notify-changes COMMAND --help` describes each. The config file (notify-changes.toml) also takes [history] "
         '(preset = "hugo", jekyll, mkdocs, eleventy, astro, docusaurus, sphinx or pelican: lastmods checked against '
         "each page's front matter and git history) and [bulk] (the lastmod-bulk thresholds); see the README."
@@ -318,7 +320,7 @@ def _key_command(args: list[str]) -> int:
     ``notify-changes key file --host HOST --write DIR``: write the key file of the key a host uses."""
     parser = _Parser(prog="notify-changes key", description="Make an IndexNow key, or write a host's key file.")
     parser.add_argument(
-        "action", choices=("new", "file"), help="new: make a key (and with --write, its key file); file: write HOST's key file into DIR"
+        "action", choices=KEY_ACTIONS, help="new: make a key (and with --write, its key file); file: write HOST's key file into DIR"
     )
     parser.add_argument("--write", metavar="DIR", help="write KEY.txt into DIR (the site's static folder)")
     parser.add_argument("--host", metavar="HOST", help="file: the host whose key ([keys] derive, [keys] HOST, or INDEXNOW_KEY) to write")

@@ -153,6 +153,11 @@ def _paint(text: str, kind: str, colour: bool) -> str:
     return f"{_COLOURS[kind]}{text}{_RESET}" if colour else text
 
 
+def _sites_label(count: int) -> str:
+    """``all 2 sites: ``; one site (``--site NAME``) is ``1 site: ``, never "all 1 sites"."""
+    return f"all {count} sites: " if count > 1 else f"{plural(count, 'site')}: "
+
+
 def render_text(report: Report, *, cap_per_rule: int = 20, colour: bool = False) -> str:
     """The text report: the summary line first, then findings, then batches; for several
     sites, a section a site (its name, then its report), then the summary of all."""
@@ -161,7 +166,7 @@ def render_text(report: Report, *, cap_per_rule: int = 20, colour: bool = False)
             f"== {name} (exit {int(site.exit_code)})\n{render_text(site, cap_per_rule=cap_per_rule, colour=colour)}"
             for name, site in report.sites.items()
         ]
-        total = _paint(("dry run: " if report.dry_run else "") + f"all {len(report.sites)} sites: " + report.summary(), "summary", colour)
+        total = _paint(("dry run: " if report.dry_run else "") + _sites_label(len(report.sites)) + report.summary(), "summary", colour)
         return "\n\n".join([*sections, total])
     lines = [_paint(("dry run: " if report.dry_run else "") + report.summary(), "summary", colour)]
     lines.extend(f"warning: {printable(note)}" for note in report.notes)

@@ -13,8 +13,8 @@ def progress_printer(stream: TextIO, environ: Mapping[str, str]) -> tuple[Callab
     """Progress on stderr: (what it is doing now, each counted step). On a terminal, one line
     rewritten in place says both. In a log (not a terminal, or under CI) there is no status
     line, and each step (a part of an index read, a batch sent) is a line of its own, flushed
-    as it happens, so a long submission is never silent and a short one adds nothing but its
-    batches."""
+    as it happens, so a long submission is never silent; a short one (one file, or an index of
+    one part, and one batch an endpoint) writes none."""
     if on_a_terminal(stream, environ):
 
         def show(message: str) -> None:

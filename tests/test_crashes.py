@@ -279,8 +279,8 @@ def test_a_cancel_during_a_backoff_sleep_is_exit_130_within_seconds(any_store: S
     site.fake.plan = [status(503, Retry_After="60")]
     process = spawn(site, "--retry-timeout", "120")
     assert process.stderr is not None
-    said = [process.stderr.readline() for _ in range(2)]  # the batch, then the notice said just before the wait
-    assert "sending batch 1/1" in said[0] and "retrying in 60 s" in said[1], said  # now it sleeps through Retry-After
+    said = process.stderr.readline()  # the notice said just before the wait (one batch: no step line before it)
+    assert "batch 1/1 to 127.0.0.1" in said and "retrying in 60 s" in said, said  # now it sleeps through Retry-After
     started = time.monotonic()
     process.send_signal(signum)
     code, _, err = finish(process)
@@ -306,7 +306,8 @@ def test_two_runs_at_once_one_waits_then_exits_4_and_nothing_is_lost(any_store: 
     try:
         assert arrived.wait(120)
         code, _, err = finish(spawn(site, "--lock-timeout", "0.5"))
-        assert code == 4 and ("holds the state lock" in err or "holds its lock" in err) and err.count("\n") == 1, err
+        assert code == 4 and ("holds the state lock" in err or "holds its lock" in err) and err.count("\n") == 2, err
+        assert err.startswith("notify-changes: waiting for the ") and "waiting up to 0.5 s (--lock-timeout)" in err, err  # said once
     finally:
         release.set()
     code, _, err = finish(first)

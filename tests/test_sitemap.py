@@ -390,7 +390,7 @@ def test_an_index_part_with_a_root_relative_loc_is_read_and_reported(offline_sit
     assert len(sitemap.entries) == 2
     result = offline_site.check()
     assert result.code == 1 and f"error[url-invalid] {loc}" in result.out
-    assert result.err == f"notify-changes: reading part 1/1: {offline_site.public / 'sitemaps' / 'a.xml'}\n"  # a log's one step
+    assert result.err == ""  # an index of one part is a short read: no step (README: short runs write none)
 
 
 @pytest.mark.parametrize("extra_parts", [0, 2])  # the serial and the parallel reader

@@ -73,7 +73,8 @@ def begin_site(settings: Settings, env: Environment, workers: Workers, stack: co
     it closes; check and a dry run read it without a lock."""
     if mode_of(settings) != "run":
         return begin(settings, env, workers, read_state(settings.state)), None
-    store = stack.enter_context(open_store(settings.state, lock_timeout=settings.lock_timeout, clock=env.clock, sleep=env.sleep))
+    opened = open_store(settings.state, lock_timeout=settings.lock_timeout, clock=env.clock, sleep=env.sleep, notice=env.notice)
+    store = stack.enter_context(opened)
     return begin(settings, env, workers, store.load(), store.shared_waits()), store
 
 

@@ -136,7 +136,7 @@ class _Submissions:
                 problem = None if stop_reason is not None else self._preflight(batch)
                 if problem is None and stop_reason is None:
                     label = f"batch {number}/{len(batches)} to {name}"
-                    if self.env.step is not None:
+                    if self.env.step is not None and len(batches) > 1:  # one batch: a short run writes no step
                         self.env.step(f"sending {label}: {plural(len(batch.urls), 'URL')} of {batch.host}")
                     result = self.client.submit(endpoint, batch, label)
                     if result.http_status == 403:  # the key will not work for the other batches either

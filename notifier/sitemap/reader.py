@@ -234,7 +234,7 @@ class _Walk:
                     self._read_parts_in_parallel(workers, resolved, chain)
                 else:
                     for number, (part_location, part_url) in enumerate(resolved, start=1):
-                        if options.step is not None:
+                        if options.step is not None and len(resolved) > 1:  # one part: a short read, said by nothing
                             options.step(f"reading part {number}/{len(resolved)}: {part_location}")
                         self.read(part_location, part_url, depth + 1, chain)
         info.digest = raw.digest()

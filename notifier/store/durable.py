@@ -36,6 +36,11 @@ def follow_link(path: Path) -> Path:
     return Path(os.path.realpath(path)) if path.is_symlink() else path
 
 
+def waiting_for_lock(what: str, timeout: float) -> str:
+    """The one line a run says when it starts to wait for another run's lock."""
+    return f"waiting for {what}: another notify-changes run holds it; waiting up to {timeout:g} s (--lock-timeout)"
+
+
 class StateStore:
     """A state on disk with its lock: the part every store shares. Use around a run.
 
@@ -50,11 +55,13 @@ class StateStore:
         lock_timeout: float = 60.0,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
+        notice: Callable[[str], None] | None = None,
     ) -> None:
         self.path = path
         self.lock_timeout = lock_timeout
         self._clock = clock
         self._sleep = sleep
+        self._notice = notice  # says once that the run waits for another's lock, and how long it may
         self._lock_fd: int | None = None
 
     # -- locking -------------------------------------------------------------------
@@ -79,7 +86,7 @@ class StateStore:
             raise StateError(
                 f"{folder}: cannot create the state folder or its lock ({error.strerror}); make it writable or pass --state elsewhere"
             ) from None
-        deadline = self._clock() + self.lock_timeout
+        deadline, waiting = self._clock() + self.lock_timeout, False
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -94,6 +101,9 @@ class StateStore:
                         f"{self.path}: another notify-changes run holds the state lock after waiting "
                         f"{self.lock_timeout:g} s; let it finish (or raise --lock-timeout) and run again"
                     ) from None
+                if self._notice is not None and not waiting:  # once, as the wait starts
+                    self._notice(waiting_for_lock(f"the state lock of {self.path}", self.lock_timeout))
+                waiting = True
                 self._sleep(0.05)
         self._lock_fd = fd
         self._remove_leftovers()

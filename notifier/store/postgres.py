@@ -31,7 +31,7 @@ from notifier.database import DatabaseURL
 from notifier.dates import format_utc
 from notifier.errors import LockTimeout, StateError
 from notifier.store.checks import damaged
-from notifier.store.durable import DeliveryNotRecorded, SaveFailed, StateStore
+from notifier.store.durable import DeliveryNotRecorded, SaveFailed, StateStore, waiting_for_lock
 from notifier.store.jsonfile import encoded_parts
 from notifier.store.ledger import LedgerEntry
 from notifier.store.migrate import FORMAT_VERSION, check_version
@@ -196,9 +196,10 @@ class PostgresStore(StateStore):
         lock_timeout: float = 60.0,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
+        notice: Callable[[str], None] | None = None,
     ) -> None:
         self.location = location
-        self.lock_timeout, self._clock, self._sleep = lock_timeout, clock, sleep
+        self.lock_timeout, self._clock, self._sleep, self._notice = lock_timeout, clock, sleep, notice
         self._connection: psycopg.Connection[Any] | None = None
         self._held: contextlib.ExitStack | None = None  # the connection, and with it the lock
 
@@ -211,13 +212,16 @@ class PostgresStore(StateStore):
         with contextlib.ExitStack() as stack:
             connection = stack.enter_context(connected(self.location))
             _create(connection, self.location)
-            deadline = self._clock() + self.lock_timeout
+            deadline, waiting = self._clock() + self.lock_timeout, False
             while not connection.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (self._lock_name,)).fetchone()[0]:
                 if self._clock() >= deadline:
                     raise LockTimeout(
                         f"{self.location}: another notify-changes run of this site holds its lock after waiting "
                         f"{self.lock_timeout:g} s; let it finish (or raise --lock-timeout) and run again"
                     )
+                if self._notice is not None and not waiting:  # once, as the wait starts
+                    self._notice(waiting_for_lock(f"the lock of {self.location}", self.lock_timeout))
+                waiting = True
                 self._sleep(0.05)
             self._connection, self._held = connection, stack.pop_all()
 
