@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from notifier.cli import KEY_ACTIONS, TOOLS, main, make_parser
-from notifier.commands.state import ACTIONS
+from notifier.commands.state_request import ACTIONS
 from notifier.database import DatabaseURL
 from notifier.environment import Environment
 from notifier.errors import LockTimeout
