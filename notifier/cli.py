@@ -92,7 +92,7 @@ def make_parser(command: str | None = None) -> argparse.ArgumentParser:
         prog="notify-changes" + (f" {command}" if command else ""),
         description=_DESCRIPTIONS[command],
         epilog="Exit codes: 0 done, 1 verification failed, 2 usage or input error, 3 submission incomplete, "
-        "4 state locked by another run, 70 internal error (a bug), 130 interrupted.",
+        "4 state locked by another run, 5 delivered but not all recorded, 70 internal error (a bug), 130 interrupted.",
     )
     parser.add_argument("sitemap", nargs="?", help="the built sitemap: a path (.xml, .xml.gz, .txt) or an http(s) URL")
     for option in OPTIONS:

@@ -17,6 +17,7 @@ class ExitCode(enum.IntEnum):
     INPUT_ERROR = 2
     SUBMISSION_INCOMPLETE = 3
     LOCKED = 4
+    NOT_RECORDED = 5  # delivered, and the state could not record all of it: the next run sends that again
     INTERNAL_ERROR = 70  # EX_SOFTWARE (sysexits.h): a bug, never "the sitemap lies"
     INTERRUPTED = 130
 
@@ -27,6 +28,7 @@ EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
     ExitCode.INPUT_ERROR: "usage or input error: nothing submitted, state unchanged",
     ExitCode.SUBMISSION_INCOMPLETE: "submission incomplete after retries; the rest stays pending",
     ExitCode.LOCKED: "another run holds the state lock",
+    ExitCode.NOT_RECORDED: "delivered, but the state could not record all of it; the next run sends that part again",
     ExitCode.INTERNAL_ERROR: "internal error (a bug): the traceback is in notify-changes-crash.log",
     ExitCode.INTERRUPTED: "interrupted; the batch in flight stays pending",
 }

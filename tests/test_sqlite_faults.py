@@ -1,6 +1,6 @@
 """The SQLite state under faults (#16): a run killed mid-save leaves a hot journal that the
 next open rolls back; a database another program holds is busy, not damaged; and a batch
-an endpoint acknowledged but that could not be recorded is exit 3, never "move it away"."""
+an endpoint acknowledged but that could not be recorded is exit 5, never "move it away"."""
 
 from __future__ import annotations
 
@@ -118,7 +118,8 @@ def test_every_command_reads_past_a_hot_journal(sqlite_site: Site, command: str,
 @pytest.mark.slow
 def test_a_database_another_program_holds_is_busy_not_damaged(sqlite_site: Site) -> None:
     """The endpoint said 200; the delivery could not be written while a reader held the file:
-    exit 3 (something was sent), the batch stays pending, the message names the cause."""
+    exit 5 (something was sent, not all of it recorded), the report says what was delivered,
+    the batch stays pending, the message names the cause."""
     sqlite_site.write(urlset(pages(3)))
     assert sqlite_site.run().code == 0
     sqlite_site.write(urlset(pages(5)))
@@ -130,9 +131,10 @@ def test_a_database_another_program_holds_is_busy_not_damaged(sqlite_site: Site)
 
         sqlite_site.fake.on_post = hold
         result = sqlite_site.run("--lock-timeout", "0.5")
-    assert result.code == 3, result.err
-    assert "acknowledged a batch of 2 URLs, but it could not be recorded (database is locked: another program holds" in result.err
-    assert "not a readable" not in result.err and "move it away" not in result.err
+    assert result.code == 5, result.err
+    assert result.out.startswith("2 added, 0 changed, 0 removed, 2 submitted, 2 pending\n"), result.out
+    assert "acknowledged a batch of 2 URLs, but it could not be recorded (database is locked: another program holds" in result.out
+    assert "not a readable" not in result.out + result.err and "move it away" not in result.out + result.err
     state = read_state(sqlite_site.state)
     assert state is not None and sorted(next(iter(state.pending.values()))) == [f"{BASE}/p/3/", f"{BASE}/p/4/"]  # sent again next
     sqlite_site.fake.on_post = None

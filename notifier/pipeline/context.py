@@ -100,6 +100,7 @@ class Deliveries:
     batches: list[BatchResult]
     delivered: list[str]
     notes: list[str] = field(default_factory=list)
+    unrecorded: list[str] = field(default_factory=list)  # acknowledged, but the store could not record them: still pending
 
 
 @dataclass(frozen=True)
@@ -110,3 +111,4 @@ class Recorded:
     pending: list[str]
     notes: list[str]
     incomplete: bool
+    not_recorded: bool = False  # delivered, and the state could not record all of it (exit 5)

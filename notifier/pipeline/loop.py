@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from notifier.environment import Environment
-from notifier.errors import ExitCode, InputError, NotifierError, StateError
+from notifier.errors import ExitCode, InputError, NotifierError
 from notifier.pipeline.context import Deliveries, Plan, Recorded, Run, Verified, mode_of
 from notifier.pipeline.pending import drop_unsendable, hand_over_orphans
 from notifier.pipeline.planning import plan_announcements, preview_first_run
@@ -124,7 +124,7 @@ def finish(begun: Begun, store: StateStore | None, notes: Sequence[str] = ()) ->
     _persist_pending(store, state, run.endpoints, stamp=run.stamp, changed=changed)
     deliveries = submit_pending(run, state, store) if _has_pending(state, run.endpoints) else Deliveries([], [])
     done = _record_run(run, store, state, verified, deliveries, changed=changed)
-    exit_code = ExitCode.SUBMISSION_INCOMPLETE if done.incomplete else ExitCode.OK
+    exit_code = ExitCode.NOT_RECORDED if done.not_recorded else ExitCode.SUBMISSION_INCOMPLETE if done.incomplete else ExitCode.OK
     return _report(
         run,
         state,
@@ -214,6 +214,9 @@ def _record_run(run: Run, store: StateStore, state: State, verified: Verified, d
     save (a rerun that did nothing leaves the file's bytes alone)."""
     endpoints, diff, delivered = run.endpoints, verified.diff, deliveries.delivered
     submitted = list(dict.fromkeys(delivered)) if len(endpoints) > 1 else delivered
+    if deliveries.unrecorded:  # the store failed a batch: on disk it is still pending, and this run writes no more
+        pending = list(dict.fromkeys([*state.waiting(endpoints), *deliveries.unrecorded]))
+        return Recorded(submitted, pending, [], incomplete=True, not_recorded=True)
     pending = state.waiting(endpoints)
     incomplete = bool(pending) and run.settings.on_submit_error == "fail"
     if any(diff.announced) or deliveries.batches or run.first_run or pending:
@@ -230,6 +233,8 @@ def _record_run(run: Run, store: StateStore, state: State, verified: Verified, d
             )
         )
         changed = True
+    notes: list[str] = []
+    saved = True
     if changed:
         state.updated = max(state.updated, run.stamp)
         try:
@@ -237,12 +242,12 @@ def _record_run(run: Run, store: StateStore, state: State, verified: Verified, d
         except SaveFailed as error:
             if not delivered:
                 raise
-            raise StateError(
+            saved = False  # what was delivered stands, and the report says it (exit 5, not 2: something was sent)
+            notes.append(
                 f"{error.path}: the endpoints acknowledged {plural(len(submitted), 'URL')} and each acknowledged "
                 f"batch is recorded in {store.delivery_log}, but the state could not be rewritten ({error.reason}); "
                 "the next run folds those deliveries in and sends only the rest: free space (or fix the folder) and run again"
-            ) from None
-    notes: list[str] = []
+            )
     if pending:
         failed = [batch for batch in deliveries.batches if batch.status not in ("delivered", "accepted")]
         detail = f"; first problem: {failed[0].message}" if failed else ""
@@ -250,4 +255,4 @@ def _record_run(run: Run, store: StateStore, state: State, verified: Verified, d
         held = [until for until in (wait_for(state.backoff, endpoint) for endpoint in waiting) if until]
         when = f"the first run after {min(held)}" if held and len(held) == len(waiting) else "the next run"  # every endpoint waits
         notes.append(f"{plural(len(pending), 'URL')} not delivered; they stay pending and go out with {when}{detail}")
-    return Recorded(submitted, pending, notes, incomplete)
+    return Recorded(submitted, pending, notes, incomplete, not_recorded=not saved)

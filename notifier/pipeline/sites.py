@@ -3,7 +3,8 @@ before any is submitted; a site that fails verification (or whose input is broke
 submitted, the others are; one report with a section a site, and one exit code.
 
 The exit code is the most severe of the sites' (``SEVERITY``): a lie (1) before a broken
-input (2) before a lock held elsewhere (4) before an incomplete submission (3) before 0.
+input (2) before a lock held elsewhere (4) before a delivery the state could not record (5)
+before an incomplete submission (3) before 0.
 Runs lock every site's state in the config's order before reading any, so two runs of the
 same config never wait on each other in a circle.
 """
@@ -24,7 +25,14 @@ from notifier.settings import Settings
 from notifier.store import StateStore
 from notifier.workers import Workers
 
-SEVERITY = (ExitCode.VERIFICATION_FAILED, ExitCode.INPUT_ERROR, ExitCode.LOCKED, ExitCode.SUBMISSION_INCOMPLETE, ExitCode.OK)
+SEVERITY = (
+    ExitCode.VERIFICATION_FAILED,
+    ExitCode.INPUT_ERROR,
+    ExitCode.LOCKED,
+    ExitCode.NOT_RECORDED,
+    ExitCode.SUBMISSION_INCOMPLETE,
+    ExitCode.OK,
+)
 
 
 def most_severe(codes: Sequence[ExitCode]) -> ExitCode:

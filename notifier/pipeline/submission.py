@@ -15,6 +15,7 @@ from notifier.pipeline.context import Deliveries, Run
 from notifier.report import plural
 from notifier.settings import Settings
 from notifier.store import State, StateStore
+from notifier.store.durable import DeliveryNotRecorded
 from notifier.store.ledger import LedgerEntry, entry
 from notifier.urls import host_of
 from notifier.waits import endpoint_key, wait_for
@@ -36,6 +37,8 @@ def submit_pending(run: Run, state: State, store: StateStore) -> Deliveries:
         notice=env.notice,
     )
     sent: list[LedgerEntry] = []
+    unrecorded: list[str] = []
+    problems: list[str] = []
     try:
         for result, batch in _Submissions(settings, client, state, run.endpoints, env):
             batches.append(result)
@@ -45,13 +48,17 @@ def submit_pending(run: Run, state: State, store: StateStore) -> Deliveries:
                     entry(at, result.endpoint, batch.host, result.status, result.http_status, result.attempts, result.message, batch.urls)
                 )
             if batch is not None and result.status in ("delivered", "accepted"):
-                store.record_delivered(state, result.endpoint, batch.urls, at)
                 delivered.extend(batch.urls)
+                try:
+                    store.record_delivered(state, result.endpoint, batch.urls, at)
+                except DeliveryNotRecorded as error:  # received, not recorded: it stays pending, and no more is sent
+                    unrecorded, problems = list(batch.urls), [str(error)]
+                    break
     finally:
         if env.session is None:
             client.close()
         notes = _record_ledger(store, sent, settings.keep_batches)
-    return Deliveries(batches, delivered, _unusual_successes(batches) + notes)
+    return Deliveries(batches, delivered, problems + _unusual_successes(batches) + notes, unrecorded)
 
 
 def _unusual_successes(batches: list[BatchResult]) -> list[str]:

@@ -168,11 +168,11 @@ class SaveFailed(StateError):
 
 class DeliveryNotRecorded(StateError):
     """An endpoint acknowledged a batch, and the store could not record it (a full disk, a
-    database another program holds). Exit 3, not 2: something was sent. The batch stays
+    database another program holds). Exit 5, never 2: something was sent. The batch stays
     pending, so the next run sends it again (at least once, never lost), and this run sends
-    no more batches it could not record either."""
+    no more batches it could not record either; a run says so in its report (loop.py)."""
 
-    exit_code = ExitCode.SUBMISSION_INCOMPLETE
+    exit_code = ExitCode.NOT_RECORDED
 
     def __init__(self, where: Path | DatabaseURL, endpoint: str, count: int, reason: str) -> None:
         super().__init__(
