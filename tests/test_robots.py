@@ -110,6 +110,43 @@ def test_a_non_utf8_escape_in_a_rule_or_a_url_is_no_traceback(offline_site: Site
     assert result.code == 1 and f"error[url-robots-disallowed] {BASE}/caf%E9/" in result.out, result.out + result.err
 
 
+# -- Google's reading (#40 items 1-2): its answer beside protego's ----------------------------------
+# (robots.txt, crawler, path, Google's answer: may it fetch, protego's answer when it differs from Google's)
+GOOGLE = [
+    # a user agent that begins with * but is not * alone: Google's robots.cc takes the run of
+    # [a-zA-Z_-] at its start as the token, empty here, so the group is no crawler's
+    ("User-agent: *WordPress*\nDisallow: /\n", "bingbot", "/a", True, None),
+    ("User-agent: *Yeti*\nDisallow: /\n", "Yeti", "/a", True, False),  # protego finds yeti inside *Yeti*
+    ("User-agent: *MJ12bot*\nDisallow: /\n\nUser-agent: *\nDisallow: /tmp/\n", "bingbot", "/a", True, None),
+    ("User-agent: *WordPress*\nDisallow: /\n\nUser-agent: *\nDisallow: /private\n", "bingbot", "/private", False, None),
+    # * before white space is still the global group (robots.cc); protego reads a crawler named "* bingbot"
+    ("User-agent: * bingbot\nDisallow: /\n", "YandexBot", "/a", False, True),
+    # a trailing empty query is part of the URL robots.txt matches (robots.cc GetPathParamsQuery)
+    ("User-agent: *\nDisallow: /page?\n", "bingbot", "/page?", False, None),
+    ("User-agent: *\nDisallow: /page?\n", "bingbot", "/page", True, None),
+    ("User-agent: *\nDisallow: /page$\n", "bingbot", "/page?", True, None),
+    ("User-agent: *\nDisallow: /page?$\n", "bingbot", "/page?#top", False, None),
+    ("User-agent: *\nDisallow: /*?\n", "bingbot", "/?", False, None),
+]
+
+
+@pytest.mark.parametrize(("text", "crawler", "path", "google", "protego_says"), GOOGLE)
+def test_robots_reads_as_google_reads(text: str, crawler: str, path: str, google: bool, protego_says: bool | None) -> None:
+    """Each minimal input with Google's answer; protego's answer is the same, or the one noted."""
+    assert Robots.parse(text).allows(crawler, BASE + path) == google
+    assert protego.Protego.parse(text).can_fetch(BASE + path, crawler) == (google if protego_says is None else protego_says)
+
+
+def test_a_wordpress_agent_group_that_disallows_all_keeps_no_engine_away(offline_site: Site) -> None:
+    """asb.co.nz's and stuff.co.nz's robots.txt: ``User-agent: *WordPress*`` then ``Disallow: /``
+    had read as every crawler's group, failing every URL of the deploy."""
+    offline_site.write(urlset({"/a/": "2024-05-01"}))
+    offline_site.build_pages(["/", "/a/"])
+    (offline_site.public / "robots.txt").write_text("User-agent: *WordPress*\nDisallow: /\n\nUser-agent: *\nDisallow: /wp-admin/\n")
+    result = offline_site.check("--site-dir", str(offline_site.public))
+    assert result.code == 0 and "robots" not in result.out, result.out + result.err
+
+
 # -- an engine kept away is a note; every engine kept away is an error -----------------------------
 def test_a_site_that_keeps_one_engine_away_deploys_with_a_note(offline_site: Site) -> None:
     """Announcing a URL one engine may not crawl harms no one: that engine does not crawl it."""
@@ -146,8 +183,9 @@ def test_a_noindex_meta_for_one_engine_is_a_note_and_for_all_an_error(offline_si
 
 # -- held to protego --------------------------------------------------------------------------------
 
-_AGENTS = ["*", "bingbot", "Bingbot", "msnbot", "YandexBot", "Yandex", "SeznamBot", "Yeti", "YepBot", "Amazonbot", "GPTBot"]
-_PATHS = ["/", "/a", "/a/", "/a/b", "/ab", "/a.pdf", "/a?x=1", "/a/b.php", "/%7Ea", "/~a", "/a%2Fb", "/b", "/*", "/a$"]
+_AGENTS = ["*", "*WordPress*", "*Yeti*", "* bingbot"]
+_AGENTS += ["bingbot", "Bingbot", "msnbot", "YandexBot", "Yandex", "SeznamBot", "Yeti", "YepBot", "Amazonbot", "GPTBot"]
+_PATHS = ["/", "/a", "/a?", "/a/", "/a/b", "/ab", "/a.pdf", "/a?x=1", "/a/b.php", "/%7Ea", "/~a", "/a%2Fb", "/b", "/*", "/a$"]
 _PATTERNS = ["/", "/a", "/a/", "/a*", "/*.pdf$", "/a$", "/*b", "/a/*.php", "/~a", "/%7ea", "/a?x", "", "*", "/a%2Fb", "/b"]
 
 
@@ -168,6 +206,8 @@ def _documented_difference(text: str, crawler: str, path: str) -> str | None:
     if "$" in path or "*" in path:
         return "a literal $ or * in the URL is %24 or %2A (RFC 9309 2.2.3); protego takes it for the rule's anchor or wildcard"
     agents = {line.split(":", 1)[1].strip().lower() for line in text.splitlines() if line.lower().startswith("user-agent")}
+    if any(agent.startswith("*") and agent != "*" for agent in agents):
+        return "a user agent beginning with * is * before white space, else no crawler's (Google); protego finds names inside it"
     if crawler == "bingbot" and "msnbot" in agents and "bingbot" not in agents:
         return "Bing obeys an msnbot group (protego knows no fallback)"
     return None

@@ -6,6 +6,11 @@
   so ``User-agent: bingbot / Crawl-delay: 2`` is bingbot's group, not the next group's.
 - A user agent is its product token: ``Bingbot/2.0`` is ``bingbot``, compared in any case.
   A crawler obeys the groups of its own token (Bing an ``msnbot`` group too), else ``*``'s.
+  ``*`` is the global group only alone or before white space (``* bingbot``); otherwise the
+  token is the run of ``[a-zA-Z_-]`` the value begins with (RFC 9309 2.2.1, as Google reads
+  it), so ``*WordPress*`` has none and is no crawler's group, least of all every crawler's.
+- The URL's path and query are matched, a ``?`` with an empty query kept (``/page?``, as
+  Google keeps it: ``Disallow: /page?`` keeps crawlers from ``/page?``, not from ``/page``).
 - Paths: ``*`` is any run of characters, a final ``$`` ends the path; the longest matching
   rule wins, ``Allow`` on a tie. Matching is linear in the path (no backtracking regex).
 - Escapes (section 2.2.2): a rule and a URL are compared as octets, each spelled one way:
@@ -20,7 +25,8 @@ would judge many real files wrongly.
 
 from __future__ import annotations
 
-import re
+import itertools
+import string
 from dataclasses import dataclass, field
 
 from notifier.urls import octets, path_query, split_url
@@ -36,7 +42,16 @@ INDEXNOW_CRAWLERS: dict[str, tuple[str, ...]] = {
     "Amazonbot": ("amazonbot",),
 }
 _GROUP_MEMBERS = {"crawl-delay", "clean-param", "request-rate", "visit-time"}
-_PRODUCT_TOKEN = re.compile(r"\*|[a-z_-]+")
+_TOKEN_CHARACTERS = frozenset(string.ascii_letters + "_-")
+
+
+def product_token(value: str) -> str:
+    """The product token a ``User-agent`` value names, in lower case: ``*`` alone or before
+    white space is the global group (``* bingbot`` too); otherwise the run of ``[a-zA-Z_-]`` it
+    begins with, which is empty for ``*WordPress*`` (RFC 9309 2.2.1; Google's robots.cc)."""
+    if value == "*" or value.startswith(("* ", "*\t")):
+        return "*"
+    return "".join(itertools.takewhile(_TOKEN_CHARACTERS.__contains__, value)).lower()
 
 
 @dataclass(frozen=True)
@@ -103,9 +118,9 @@ class Robots:
                 if group is None or ended:
                     group, ended = _Group(), False
                     robots.groups.append(group)
-                token = _PRODUCT_TOKEN.match(value.lower())
-                if token is not None:
-                    group.agents.append(token.group())
+                token = product_token(value)
+                if token:  # an empty token is no crawler's: the group stays, obeyed by none
+                    group.agents.append(token)
             elif key in ("allow", "disallow") and group is not None:
                 ended = True
                 if value:
@@ -151,6 +166,9 @@ class Robots:
 
 
 def _subject(url: str) -> str:
-    """What a rule is matched against: the URL's path and query, normalised alike."""
+    """What a rule is matched against: the URL's path and query, normalised alike. A ``?``
+    before an empty query stays (Google's robots.cc keeps it), so ``/page?`` is not ``/page``."""
     path, query = path_query(url)
-    return octets(f"{path}?{query}" if query else path)
+    if query or "?" in url.partition("#")[0]:  # the first "?" before any "#" begins the query (RFC 3986 3.4)
+        return octets(f"{path}?{query}")
+    return octets(path)
