@@ -74,7 +74,16 @@ def _list_every_document(app: Sphinx, exception: BaseException | None) -> None:
     """Complete sphinx-sitemap's list of pages (the pages this build wrote) with every other
     document of the project, formed as sphinx-sitemap forms them (its ``add_html_link``)."""
     links = getattr(app, "sitemap_links", None)  # sphinx-sitemap's queue, made when the builder starts
-    if links is None or not _wanted(app, exception):
+    if not _wanted(app, exception):
+        return
+    if links is None:
+        if "sphinx_sitemap" in app.extensions:  # a sphinx-sitemap that keeps its list elsewhere
+            log.warning(
+                "notify-changes: this sphinx-sitemap keeps no sitemap_links list to complete, so an incremental build's sitemap "
+                "lists only the pages it wrote: build with -a (sphinx-sitemap 2.9 keeps that list)",
+                type="notify-changes",
+                subtype="sitemap-links",
+            )
         return
     listed: list[Any] = []
     while True:

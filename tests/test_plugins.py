@@ -352,6 +352,36 @@ def test_a_sphinx_site_served_under_a_path_is_stamped_page_by_page(tmp_path: Pat
 
 
 @needs_sphinx
+def test_a_sphinx_sitemap_without_the_list_the_extension_completes_is_said(tmp_path: Path) -> None:
+    """A sphinx-sitemap that keeps no ``sitemap_links`` queue (another version's insides): the
+    extension cannot list the documents a build did not write, and says so in one warning."""
+    root = tmp_path / "tea"
+    _sphinx_site(root, "import sys, os\nsys.path.insert(0, os.path.abspath('ext'))\n" + CONF_PY)
+    other = (
+        "from pathlib import Path\n\n"
+        "def _write(app, exception):\n"
+        "    urls = ''.join(f'<url><loc>{app.config.html_baseurl}{name}.html</loc></url>' for name in sorted(app.env.found_docs))\n"
+        '    xml = f\'<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{urls}</urlset>\'\n'
+        "    (Path(app.outdir) / 'sitemap.xml').write_text(xml)\n\n"
+        "def setup(app):\n"
+        "    app.add_config_value('sitemap_url_scheme', '{link}', '')\n"
+        "    app.add_config_value('sitemap_excludes', [], '')\n"
+        "    app.connect('build-finished', _write)\n"
+        "    return {'parallel_read_safe': True}\n"
+    )
+    (root / "docs" / "ext").mkdir()
+    (root / "docs" / "ext" / "sphinx_sitemap.py").write_text(other)
+    done = _sphinx_build(root)
+    assert done.returncode == 0, done.stderr
+    said = [line for line in done.stderr.splitlines() if "sitemap_links" in line]
+    assert said == [
+        "WARNING: notify-changes: this sphinx-sitemap keeps no sitemap_links list to complete, so an incremental build's "
+        "sitemap lists only the pages it wrote: build with -a (sphinx-sitemap 2.9 keeps that list) [notify-changes.sitemap-links]"
+    ], done.stderr
+    assert set(_sphinx_dates(root).values()) == {FIRST}  # stamped all the same
+
+
+@needs_sphinx
 def test_sphinx_extension_off_with_notify_changes_enabled(tmp_path: Path) -> None:
     root = tmp_path / "tea"
     _sphinx_site(root, CONF_PY + "notify_changes_enabled = False\n")
