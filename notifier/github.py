@@ -6,6 +6,7 @@ import html
 from collections.abc import Mapping
 from typing import TextIO
 
+from notifier.errors import ExitCode
 from notifier.protocol import Keys
 from notifier.report import Report, printable, render_text
 
@@ -68,16 +69,38 @@ def _cell(text: str) -> str:
     return html.escape(printable(text)).replace("|", "\\|").replace("`", "\\`")
 
 
-def _markdown(report: Report) -> str:
-    lines = [
-        "### notify-changes" + (" (dry run)" if report.dry_run else ""),
-        "",
-        "| added | changed | removed | submitted | pending | held back |",
-        "|---:|---:|---:|---:|---:|---:|",
+COUNTS = "| added | changed | removed | submitted | pending | held back |"
+
+
+def _counts(report: Report) -> str:
+    return (
         f"| {len(report.added)} | {len(report.changed)} | {len(report.removed)} | {len(report.submitted)} | {len(report.pending)} "
-        f"| {len(report.held_back)} |",
-        "",
-    ]
+        f"| {len(report.held_back)} |"
+    )
+
+
+def _markdown(report: Report) -> str:
+    """The job summary: the counts, then what was added, changed and removed, the findings and
+    the batches; for several sites (``[[sites]]``) a row of counts a site, and a section each."""
+    lines = ["### notify-changes" + (" (dry run)" if report.dry_run else ""), ""]
+    if not report.sites:
+        lines.extend([COUNTS, "|---:|---:|---:|---:|---:|---:|", _counts(report), "", *_details(report)])
+        return "\n".join(lines) + "\n"
+    lines.extend(["| site | exit " + COUNTS, "|---|---:|---:|---:|---:|---:|---:|---:|"])
+    lines.extend(f"| {_cell(name)} | {int(site.exit_code)} " + _counts(site) for name, site in report.sites.items())
+    if len(report.sites) > 1:  # one site (--site): its row is the whole
+        lines.append(f"| all {len(report.sites)} sites | {int(report.exit_code)} " + _counts(report))
+    lines.append("")
+    for name, site in report.sites.items():
+        lines.extend([f"#### {_cell(name)} (exit {int(site.exit_code)})", ""])
+        if site.exit_code in (ExitCode.INPUT_ERROR, ExitCode.LOCKED):  # stopped before its report: why
+            lines.extend([f"**Stopped with exit {int(site.exit_code)}:** {_cell(note)}" for note in site.notes] + [""])
+        lines.extend(_details(site) or ["Nothing added, changed or removed.", ""])
+    return "\n".join(lines) + "\n"
+
+
+def _details(report: Report) -> list[str]:
+    lines: list[str] = []
     for title, changes in (("Added", report.added), ("Changed", report.changed), ("Removed", report.removed)):
         if changes:
             lines.append(f"**{title}** (first {min(10, len(changes))} of {len(changes)}):")
@@ -92,4 +115,4 @@ def _markdown(report: Report) -> str:
         lines.append("|---|---|---:|---|")
         lines.extend(f"| {_cell(b.endpoint)} | {_cell(b.host)} | {b.url_count} | {b.status} |" for b in report.batches)
         lines.append("")
-    return "\n".join(lines) + "\n"
+    return lines

@@ -20,6 +20,8 @@ from typing import Any
 import pytest
 import yaml
 
+from notifier.database import DatabaseURL
+from notifier.store import read_state
 from tests.conftest import BASE, KEY, Site, pages, program, urlset
 
 pytestmark = pytest.mark.program
@@ -92,21 +94,37 @@ def _step(step: dict[str, Any], env: dict[str, str], cwd: Path) -> subprocess.Co
     )
 
 
+def install_step(action_path: Path, runner: Path, cwd: Path, /, **given: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Path]]:
+    """The install step as the runner runs it, with RUNNER_TEMP ``runner`` and the inputs ``given``."""
+    env, files = _job_env(runner)
+    install = next(step for step in STEPS if step["id"] == "install")
+    inputs = {name: str(spec.get("default", "")) for name, spec in ACTION["inputs"].items()} | given
+    env.update({name: _resolve(str(value), inputs, action_path, "") for name, value in install.get("env", {}).items()})
+    return _step(install, env, cwd), files
+
+
+def _imports(program_path: str, module: str, cwd: Path) -> bool:
+    python = str(Path(program_path).parent / "python")
+    return subprocess.run([python, "-I", "-c", f"import {module}"], capture_output=True, cwd=cwd, check=False).returncode == 0
+
+
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+def runner(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The job's RUNNER_TEMP, where the install step makes its venv (REAL_INSTALL)."""
+    return tmp_path_factory.mktemp("runner")
+
+
+@pytest.fixture(scope="module")
+def installed(runner: Path) -> tuple[Path, str]:
     """The action's folder and the program its install step gave: a clean clone and a real
     ``pip install`` of it (REAL_INSTALL), else this checkout and the program under test."""
     if not REAL_INSTALL:
         return ROOT, program()[0]
-    runner = tmp_path_factory.mktemp("runner")
     clone = runner / "action"
     subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(ROOT), str(clone)], check=True, capture_output=True)
-    env, files = _job_env(runner)
-    install = next(step for step in STEPS if step["id"] == "install")
-    inputs = {name: str(spec.get("default", "")) for name, spec in ACTION["inputs"].items()}
-    env.update({name: _resolve(str(value), inputs, clone, "") for name, value in install.get("env", {}).items()})
-    done = _step(install, env, runner)
+    done, files = install_step(clone, runner, runner)
     assert done.returncode == 0, done.stdout + done.stderr
+    assert "installing" not in done.stdout, done.stdout  # no extras asked for, no PostgreSQL state: nothing more
     outputs = dict(line.split("=", 1) for line in files["GITHUB_OUTPUT"].read_text().splitlines())
     assert files["GITHUB_PATH"].read_text() == ""  # the job's later steps keep their own python
     where = subprocess.run(
@@ -117,8 +135,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
         cwd=runner,
     ).stdout
     assert "site-packages" in where and not Path(where.strip()).is_relative_to(clone), where  # installed, not editable
+    assert not _imports(outputs["program"], "psycopg", runner)  # no extra unless asked (or a PostgreSQL state)
     files["GITHUB_OUTPUT"].write_text("")
-    again = _step(install, env, runner)  # the job's second use of the action (check, then run)
+    again, _ = install_step(clone, runner, runner)  # the job's second use of the action (check, then run)
     assert again.returncode == 0 and "installed already (notify-changes " in again.stdout, again.stdout + again.stderr
     assert files["GITHUB_OUTPUT"].read_text() == f"program={outputs['program']}\n"
     return clone, outputs["program"]
@@ -392,8 +411,137 @@ def test_the_action_runs_every_site_of_the_config(site: Site, tmp_path: Path, in
     (blog / "sitemap.xml").write_text(urlset(pages(2) | {"/p/2/": "2031-01-01"}))
     code, output, outputs, summary = drive(site, tmp_path, installed, key=KEY)
     assert "| 2 | 0 | 0 | 1 | 0 | 0 |" in summary and "`error[lastmod-future]` http://www.shop-site.org/p/2/" in summary, summary
+    # each site by its name: a row of counts, and a section of its own (issue 38, item 5)
+    assert "| docs | 0 | 1 | 0 | 0 | 1 | 0 | 0 |" in summary and "| blog | 1 | 1 | 0 | 0 | 0 | 0 | 0 |" in summary, summary
+    assert "| all 2 sites | 1 | 2 | 0 | 0 | 1 | 0 | 0 |" in summary
+    docs_section, blog_section = summary.split("#### docs (exit 0)", 1)[1].split("#### blog (exit 1)", 1)
+    assert "- http://docs.shop-site.org/p/2/" in docs_section and "lastmod-future" not in docs_section
+    assert "`error[lastmod-future]` http://www.shop-site.org/p/2/" in blog_section
     assert code == 1, output
     assert "::error title=lastmod-future::" in output and "== blog (exit 1)" in output
     assert site.fake.delivered() == ["http://docs.shop-site.org/p/2/"] and outputs["submitted"] == "1"
     code, output, _, _ = drive(site, tmp_path, installed, key=KEY, mode="check", **{"site": "docs"})
     assert code == 0 and "== docs (exit 0)" in output and "== blog" not in output, output
+
+
+# -- issue 38, item 5: the PostgreSQL state, boolean inputs, the summary of [[sites]] -----------------
+def test_the_action_runs_on_a_postgresql_state(site: Site, tmp_path: Path, installed: tuple[Path, str], runner: Path, pg_url: str) -> None:
+    """The README's PostgreSQL example: the state input a postgresql:// URL, --site-name in
+    args. The install step installs the driver by itself (REAL_INSTALL: a real pip install
+    into the job's venv, which had none); then two deploys record and announce in the database."""
+    assert site.fake is not None
+    if REAL_INSTALL:
+        assert not _imports(installed[1], "psycopg", runner)
+        done, _ = install_step(installed[0], runner, site.root, state=pg_url, args="--site-name www")
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "installed already" in done.stdout and "installing psycopg[binary]>=3.1" in done.stdout, done.stdout
+        assert _imports(installed[1], "psycopg", runner)
+        again, _ = install_step(installed[0], runner, site.root, state=pg_url, args="--site-name www")
+        assert again.returncode == 0 and "installing" not in again.stdout, again.stdout  # the job's second use
+    site.write(urlset(pages(3)))
+    given = {"state": pg_url, "args": "--site-name www", "key": KEY, "endpoint": site.fake.endpoint}
+    code, output, _, _ = drive(site, tmp_path, installed, sitemap=str(site.sitemap), **given)
+    assert code == 0, output
+    site.write(urlset(pages(4)))
+    code, output, outputs, summary = drive(site, tmp_path, installed, sitemap=str(site.sitemap), **given)
+    assert code == 0, output
+    assert outputs["added"] == "1" and outputs["submitted"] == "1" and "| 1 | 0 | 0 | 1 | 0 |" in summary
+    assert site.fake.delivered() == [f"{BASE}/p/3/"]
+    recorded = read_state(DatabaseURL(pg_url, site="www"))
+    assert recorded is not None and len(recorded.all_urls()) == 4
+    assert not (site.root / "state").exists()  # nothing fell back to a file
+
+
+def _stand_in_venv(runner: Path, action_path: Path, installed: tuple[Path, str]) -> None:
+    """The job's venv as a first use of the action left it: the program under test stands in."""
+    venv = runner / "notify-changes-venv"
+    (venv / "bin").mkdir(parents=True)
+    python = Path(installed[1]).parent / "python"
+    (venv / "bin" / "python").write_text(f'#!/bin/sh\nexec "{python}" "$@"\n')
+    (venv / "bin" / "notify-changes").write_text(f'#!/bin/sh\nexec "{installed[1]}" "$@"\n')
+    for name in ("python", "notify-changes"):
+        (venv / "bin" / name).chmod(0o755)
+    (venv / "installed-from").write_text(str(action_path))
+
+
+def test_the_install_step_refuses_an_unknown_extra(site: Site, tmp_path: Path, installed: tuple[Path, str]) -> None:
+    _stand_in_venv(tmp_path, installed[0], installed)
+    done, files = install_step(installed[0], tmp_path, site.root, extras="postgres, mkdoc")
+    assert done.returncode == 2, done.stdout + done.stderr
+    line = "the extras input names 'mkdoc'; notify-changes provides mkdocs, postgres, sphinx"
+    assert f"::error title=notify-changes::{line}" in done.stdout
+    assert f"**Stopped with exit 2:** {line}" in files["GITHUB_STEP_SUMMARY"].read_text()
+    assert files["GITHUB_OUTPUT"].read_text() == ""  # no program: the run step never starts
+    done, files = install_step(installed[0], tmp_path, site.root, state="postgresql://ci@db.example.org/deploys")
+    assert done.returncode == 0 and "installing" not in done.stdout, done.stdout  # the driver is there already
+
+
+@pytest.mark.parametrize(
+    ("inputs", "config", "wanted"),
+    [
+        ({}, "", []),
+        ({"state": "state/deploys.json"}, "", []),
+        ({"state": "postgresql://ci@db.example.org/deploys"}, "", ["postgres"]),
+        ({"state": "postgres://ci@db/deploys"}, "", ["postgres"]),
+        ({"state": "host=db.example.org dbname=deploys user=ci"}, "", ["postgres"]),  # libpq's key=value form
+        ({"args": "--site-name www --state 'postgresql://ci@db/deploys'"}, "", ["postgres"]),
+        ({"args": "--state=postgresql://ci@db/deploys"}, "", ["postgres"]),
+        ({}, 'state = "postgresql://ci@db/deploys"\nsite-name = "www"\n', ["postgres"]),
+        (
+            {},
+            '[[sites]]\nname = "docs"\nsitemap = "d.xml"\nstate = "s/d.json"\n[[sites]]\nname = "blog"\nsitemap = "b.xml"\n'
+            'state = "postgresql://ci@db/deploys"\n',
+            ["postgres"],
+        ),
+        (
+            {"site": "docs"},
+            '[[sites]]\nname = "docs"\nsitemap = "d.xml"\nstate = "s/d.json"\n[[sites]]\nname = "blog"\n'
+            'sitemap = "b.xml"\nstate = "postgresql://ci@db/deploys"\n',
+            [],
+        ),  # the site input picks the one with a file
+        ({"extras": "mkdocs, sphinx"}, "", ["mkdocs", "sphinx"]),
+        ({"extras": "postgres mkdocs", "state": "postgresql://ci@db/deploys"}, "", ["postgres", "mkdocs"]),
+        ({"args": "--state 'open quote"}, "", []),  # the run step says what is wrong with it
+    ],
+)
+def test_the_extras_the_install_step_adds(tmp_path: Path, inputs: dict[str, str], config: str, wanted: list[str]) -> None:
+    from notifier.action import wanted_extras
+
+    if config:
+        (tmp_path / "notify-changes.toml").write_text(config)
+    assert wanted_extras(inputs, tmp_path) == wanted
+
+
+def test_a_pyproject_table_with_a_postgresql_state_wants_the_driver(tmp_path: Path) -> None:
+    from notifier.action import wanted_extras
+
+    (tmp_path / "pyproject.toml").write_text('[tool.notify-changes]\nstate = "postgresql://ci@db/deploys"\nsite-name = "www"\n')
+    assert wanted_extras({}, tmp_path) == ["postgres"]
+    (tmp_path / "ci.toml").write_text('state = "state/x.json"\n')
+    assert wanted_extras({"config": "ci.toml"}, tmp_path) == []  # the config input's file, not the one found
+
+
+def test_every_boolean_input_is_checked_as_true_or_false() -> None:
+    notify = next(step for step in STEPS if step["id"] == "notify")
+    booleans = [name for name, spec in ACTION["inputs"].items() if str(spec.get("default")) in ("true", "false")]
+    assert booleans == ["dry-run"]
+    for name in booleans:
+        variable = next(key for key, value in notify["env"].items() if value == f"${{{{ inputs.{name} }}}}")
+        assert f'boolean {name} "${variable}"' in notify["run"], name
+
+
+@pytest.mark.parametrize("value", ["yes", "1", "True", "no"])
+def test_a_dry_run_input_other_than_true_or_false_stops_before_anything_runs(
+    site: Site, tmp_path: Path, installed: tuple[Path, str], value: str
+) -> None:
+    """``dry-run: yes`` was taken for false: a real run, announcing and recording."""
+    assert site.fake is not None
+    site.write(urlset(pages(2)))
+    given = {"sitemap": str(site.sitemap), "state": str(site.state), "key": KEY, "endpoint": site.fake.endpoint, "initial": "submit"}
+    code, output, outputs, summary = drive(site, tmp_path, installed, **given, **{"dry-run": value})
+    assert code == 2, output
+    assert f"::error title=notify-changes::the dry-run input must be true or false, not '{value}'" in output
+    assert "**Stopped with exit 2:** the dry-run input must be true or false" in summary
+    assert outputs == {} and site.fake.posts == [] and not site.state.exists()
+    code, output, outputs, summary = drive(site, tmp_path, installed, **given, **{"dry-run": "true"})
+    assert code == 0 and "### notify-changes (dry run)" in summary and site.fake.posts == [] and not site.state.exists(), output

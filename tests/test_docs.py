@@ -67,7 +67,7 @@ def test_the_options_table_is_the_one_source_of_the_parser_the_api_and_the_actio
     printed = {"format"}  # the API prints nothing: a report style has nothing to style
     assert api == {"endpoints" if option.name == "endpoint" else option.field for option in OPTIONS if option.name not in printed}
     inputs = yaml.safe_load((Path(__file__).resolve().parents[1] / "action.yml").read_text())["inputs"]
-    own = {"sitemap", "mode", "args", "python", "config"}  # the Action's own, or the positional SITEMAP
+    own = {"sitemap", "mode", "args", "python", "config", "extras"}  # the Action's own, or the positional SITEMAP
     assert set(inputs) - own <= {option.name for option in OPTIONS}, set(inputs) - own
     for name in set(inputs) - own:  # an input names its option's default where it has one
         option = next(option for option in OPTIONS if option.name == name)

@@ -37,7 +37,10 @@ def driver() -> Any:
     try:
         import psycopg
     except ImportError:
-        raise UsageError("a postgresql:// state needs the PostgreSQL driver: pip install 'notify-changes[postgres]' (psycopg 3)") from None
+        raise UsageError(
+            "a postgresql:// state needs the PostgreSQL driver: pip install 'notify-changes[postgres]' (psycopg 3); "
+            "in the GitHub Action, set its input extras: postgres"
+        ) from None
     return psycopg
 
 
