@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.2.0"
+__version__ = "0.3.0.dev0"  # between releases: the next release, .dev0 (CONTRIBUTING, Releases)
 
 if TYPE_CHECKING:
     from notifier.api import Options, check, run, stamp

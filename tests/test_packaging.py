@@ -80,12 +80,47 @@ def test_one_version_everywhere(built: tuple[Path, Path]) -> None:
         assert wheel.read(f"notify_changes-{version}.dist-info/licenses/LICENSE") == (ROOT / "LICENSE").read_bytes()
         entry_points = wheel.read(f"notify_changes-{version}.dist-info/entry_points.txt").decode()
         assert "notify-changes = notifier._launch:main" in entry_points
-    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
-    releases = re.findall(r"^## \[(\d+\.\d+\.\d+)\] - \d{4}-\d{2}-\d{2}$", changelog, re.MULTILINE)
-    assert releases[0] == version  # the newest release is the one this checkout builds
-    assert f"[{version}]: https://github.com/notify-changes/notify-changes/" in changelog
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     assert "version" not in project and "version" in project["dynamic"]  # written once: notifier/__init__.py
+
+
+def _release(version: str) -> tuple[int, int, int]:
+    major, minor, patch = version.split(".")
+    return int(major), int(minor), int(patch)
+
+
+def test_the_version_names_what_a_user_runs() -> None:
+    """A release is X.Y.Z with its CHANGELOG section, newest first; between releases the default
+    branch is the next release with .dev0, its changes under Unreleased (issue 38, item 8)."""
+    version = notifier.__version__
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    releases = re.findall(r"^## \[(\d+\.\d+\.\d+)\] - \d{4}-\d{2}-\d{2}$", changelog, re.MULTILINE)
+    assert releases == sorted(releases, key=_release, reverse=True)  # a section a release, the newest first
+    for release in releases:
+        assert f"[{release}]: https://github.com/notify-changes/notify-changes/" in changelog
+    headings = re.findall(r"^## (.*)$", changelog, re.MULTILINE)
+    development = re.fullmatch(r"(\d+\.\d+\.\d+)\.dev0", version)
+    if development is not None:
+        upcoming = development.group(1)
+        assert headings[0] == "[Unreleased]" and _release(upcoming) > _release(releases[0]), (upcoming, releases[0])
+        assert upcoming not in releases  # 0.2.0's changes are 0.2.0's; what came after is the next one's
+    else:
+        assert re.fullmatch(r"\d+\.\d+\.\d+", version) and releases[0] == version, version  # the release this checkout builds
+        unreleased = changelog.split("## [Unreleased]", 1)[1].split("\n## ", 1)[0] if "## [Unreleased]" in changelog else ""
+        assert not re.search(r"^- ", unreleased, re.MULTILINE)  # a release has nothing after it: a change since is the next's
+
+
+def test_the_readme_installs_the_default_branch_and_shows_the_tag_to_pin() -> None:
+    """``@v0.2.0`` named a tag the repository did not have: every install line takes the default
+    branch as it is, and the tag form names the next release (or this one) for pinning."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    installs = re.findall(r"git\+https://github\.com/notify-changes/notify-changes[^\s\"']*", readme)
+    assert len(installs) >= 3 and set(installs) == {"git+https://github.com/notify-changes/notify-changes"}, installs
+    uses = re.findall(r"uses: notify-changes/notify-changes@(\S+)", readme)
+    assert len(uses) >= 4 and set(uses) == {"main"}, uses
+    release = notifier.__version__.removesuffix(".dev0")
+    assert f"notify-changes@v{release}`" in readme and f"`@v{release}`" in readme  # the pin, pip's and the Action's
+    assert f"`{notifier.__version__}`" in readme  # what --version says of the default branch
 
 
 def test_the_shipped_deploy_hook_is_the_tested_one(built: tuple[Path, Path]) -> None:
@@ -161,14 +196,44 @@ def test_the_release_workflow_builds_checks_installs_and_publishes_with_trusted_
     assert "password" not in str(publish)  # no stored token
 
 
-@pytest.mark.parametrize(("tag", "passes"), [(f"v{notifier.__version__}", True), ("v9.9.9", False), (notifier.__version__, False)])
-def test_a_release_tag_must_name_the_packages_version(built: tuple[Path, Path], tmp_path: Path, tag: str, passes: bool) -> None:
+def _wheel_of(version: str, folder: Path) -> None:
+    """A wheel of ``version`` in ``folder``/dist, as far as the release step reads one (its METADATA)."""
+    (folder / "dist").mkdir()
+    with zipfile.ZipFile(folder / "dist" / f"notify_changes-{version}-py3-none-any.whl", "w") as wheel:
+        wheel.writestr(f"notify_changes-{version}.dist-info/METADATA", f"Metadata-Version: 2.4\nName: notify-changes\nVersion: {version}\n")
+
+
+@pytest.mark.parametrize(
+    ("version", "tag", "changelog", "said"),
+    [
+        ("0.3.0", "v0.3.0", "## [0.3.0] - 2027-01-04\n", None),
+        ("0.3.0", "v9.9.9", "## [0.3.0] - 2027-01-04\n", "the tag is v9.9.9 but the package says 0.3.0"),
+        ("0.3.0", "0.3.0", "## [0.3.0] - 2027-01-04\n", "the tag is 0.3.0 but the package says 0.3.0"),
+        ("0.3.0", "v0.3.0", "## [Unreleased]\n", "CHANGELOG.md has no entry for 0.3.0"),
+        ("0.3.0.dev0", "v0.3.0.dev0", "## [0.3.0.dev0] - 2027-01-04\n", "0.3.0.dev0 is not a release: set __version__ to X.Y.Z first"),
+    ],
+)
+def test_a_release_tag_must_name_the_packages_version_a_release_and_its_changelog_section(
+    tmp_path: Path, version: str, tag: str, changelog: str, said: str | None
+) -> None:
+    _wheel_of(version, tmp_path)
+    (tmp_path / "CHANGELOG.md").write_text(f"# Changelog\n\n{changelog}")
+    script = _release_step("The tag, the package and the changelog name one version")
+    env = dict(os.environ, TAG=tag, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}")
+    done = subprocess.run(["bash", "-eo", "pipefail", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert (done.returncode == 0) is (said is None), done.stdout + done.stderr
+    if said is not None:
+        assert f"::error::{said}" in done.stdout
+
+
+def test_this_checkouts_wheel_is_refused_as_a_release_between_releases(built: tuple[Path, Path], tmp_path: Path) -> None:
     (tmp_path / "dist").mkdir()
     shutil.copy(built[1], tmp_path / "dist")
     shutil.copy(ROOT / "CHANGELOG.md", tmp_path)
     script = _release_step("The tag, the package and the changelog name one version")
-    env = dict(os.environ, TAG=tag, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}")
+    env = dict(os.environ, TAG=f"v{notifier.__version__}", PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}")
     done = subprocess.run(["bash", "-eo", "pipefail", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True)
-    assert (done.returncode == 0) is passes, done.stdout + done.stderr
-    if not passes:
-        assert f"::error::the tag is {tag} but the package says {notifier.__version__}" in done.stdout
+    if notifier.__version__.endswith(".dev0"):
+        assert done.returncode == 1 and "is not a release" in done.stdout, done.stdout
+    else:
+        assert done.returncode == 0, done.stdout + done.stderr
