@@ -65,6 +65,7 @@ class Keys:
     per_host: dict[str, str] = field(default_factory=dict)
     key_location: str | None = None  # --key-location: applies to the host it names
     derive: str | None = field(default=None, repr=False)  # the secret each host's key is derived from
+    derive_variable: str | None = None  # the variable [keys] derive names, set or not (a name, no secret)
     _derived: dict[str, str] = field(default_factory=dict, repr=False, compare=False)  # host -> its key, as asked for
 
     def key_for(self, host: str) -> str | None:
@@ -82,6 +83,12 @@ class Keys:
         if host in self.per_host:
             return f'[keys] "{host}"'
         return "[keys] derive" if self.derive is not None else DEFAULT_KEY_SOURCE
+
+    def missing(self) -> str:
+        """What to set when a host has no key: the derive's variable when one is named and unset."""
+        if self.derive is None and self.derive_variable is not None:
+            return f"set {self.derive_variable}, the secret [keys] derive names"
+        return "set INDEXNOW_KEY (or --key, or [keys] in the config)"
 
     @property
     def configured(self) -> bool:
@@ -142,7 +149,7 @@ def make_batches(urls: Iterable[str], keys: Keys, batch_size: int) -> tuple[list
     for (host, scheme), host_urls in by_host.items():
         key = keys.key_for(host)
         if key is None:
-            unsendable.extend((url, f"no IndexNow key for {host}; set INDEXNOW_KEY or [keys] in the config") for url in host_urls)
+            unsendable.extend((url, f"no IndexNow key for {host}; {keys.missing()}") for url in host_urls)
             continue
         key_location, _ = keys.location_for(host, scheme)
         scope = key_scope(key_location)

@@ -383,6 +383,7 @@ def _keys(values: Mapping[str, Any], per_host: Any, environ: Mapping[str, str], 
         per_host={str(host).lower(): str(value).strip() for host, value in per_host.items()},
         key_location=values.get("key-location"),
         derive=_derive_secret(variable, environ, where=where, sends=sends),
+        derive_variable=variable if isinstance(variable, str) else None,
     )
 
 

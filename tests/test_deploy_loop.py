@@ -295,7 +295,7 @@ def test_a_dry_run_without_a_key_still_shows_its_batches_and_says_a_run_needs_on
     site.write(FIVE)
     result = site.run("--dry-run", "--initial", "submit", "--batch-size", "2", key=False)
     assert result.code == 0, result.err
-    assert "no IndexNow key is set: a real run needs INDEXNOW_KEY (or --key)" in result.out
+    assert "no IndexNow key is set: for a real run, set INDEXNOW_KEY (or --key, or [keys] in the config)" in result.out
     assert site.fake is not None
     sends = [line for line in result.out.splitlines() if line.startswith("would send to")]
     assert sends == [f"would send to {site.fake.endpoint}: host {HOST}, {count}" for count in ("2 URLs", "2 URLs", "1 URL")], result.out

@@ -163,3 +163,15 @@ def test_with_the_default_key_the_stale_key_file_hint_offers_indexnow_key_too(of
     result = offline_site.run("--site-dir", str(offline_site.public), "--key", "another-key-0123", command="check", key=False)
     said = next(line for line in result.out.splitlines() if line.startswith("error[key-file-missing]"))
     assert "(the key of INDEXNOW_KEY (or --key))" in said and "or set INDEXNOW_KEY to the key it holds" in said, said
+
+
+def test_a_dry_run_with_the_derives_secret_unset_names_that_variable(site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A dry run needs no secret; what it says a real run needs is the derive's variable, not
+    INDEXNOW_KEY (issue 38, item 9)."""
+    monkeypatch.delenv("INDEXNOW_SECRET", raising=False)
+    monkeypatch.delenv("INDEXNOW_KEY", raising=False)
+    site.write(urlset(pages(2)))
+    result = site.run("--config", _config(site), "--dry-run", "--initial", "submit", key=False)
+    assert result.code == 0, result.err
+    assert "no IndexNow key is set: for a real run, set INDEXNOW_SECRET, the secret [keys] derive names" in result.out, result.out
+    assert "INDEXNOW_KEY" not in result.out

@@ -37,7 +37,7 @@ def plan_announcements(run: Run, diff: Diff, state: State) -> Plan:
     if run.mode == "dry-run":
         keys = run.settings.keys
         if not keys.configured:
-            notes.append("no IndexNow key is set: a real run needs INDEXNOW_KEY (or --key)")
+            notes.append(f"no IndexNow key is set: for a real run, {keys.missing()}")
         planned = _plan(run.settings, state, run.endpoints, explain())
     return Plan(to_submit, notes, explain, planned)
 
@@ -138,6 +138,6 @@ def _require_keys(run: Run, to_submit: list[Sequence[Change]], state: State) -> 
     missing = sorted(host for host in hosts if settings.keys.key_for(host) is None)
     if missing and run.records:
         raise UsageError(
-            f"no IndexNow key for {', '.join(missing[:3])}: set INDEXNOW_KEY (or --key, or [keys] in the config); "
-            "`notify-changes key new` makes one"
+            f"no IndexNow key for {', '.join(missing[:3])}: {settings.keys.missing()}"
+            + ("; `notify-changes key new` makes one" if settings.keys.derive_variable is None else "")
         )
