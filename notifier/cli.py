@@ -7,6 +7,7 @@ exit code; an interrupt becomes exit 130. Nothing here decides what to submit.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import functools
 import os
@@ -28,6 +29,7 @@ from notifier.database import DatabaseURL
 from notifier.errors import ExitCode, NotifierError, UsageError
 from notifier.github import mask_secrets, write_github, write_github_error
 from notifier.options import OPTIONS, RUN_ONLY, Option
+from notifier.output import LOST, OutputFailed, guarded_streams, lost_code, silence
 from notifier.protocol import Keys, redact_all
 from notifier.redaction import Secrets, gathered
 from notifier.report import Report, printable, render_json, render_text
@@ -92,7 +94,8 @@ def make_parser(command: str | None = None) -> argparse.ArgumentParser:
         prog="notify-changes" + (f" {command}" if command else ""),
         description=_DESCRIPTIONS[command],
         epilog="Exit codes: 0 done, 1 verification failed, 2 usage or input error, 3 submission incomplete, "
-        "4 state locked by another run, 5 delivered but not all recorded, 70 internal error (a bug), 130 interrupted.",
+        "4 state locked by another run, 5 delivered but not all recorded, 70 internal error (a bug), "
+        "74 the output could not be written, 130 interrupted.",
     )
     parser.add_argument("sitemap", nargs="?", help="the built sitemap: a path (.xml, .xml.gz, .txt) or an http(s) URL")
     for option in OPTIONS:
@@ -193,17 +196,16 @@ def _failed(error: NotifierError) -> int:
         if _current.github:
             write_github_error(message, error.exit_code, sys.stdout, os.environ)
     except BrokenPipeError:
-        _silence_stdout()
+        silence(sys.stdout)
     write_quietly(sys.stderr, f"notify-changes: error: {printable(message)}\n")
     return error.exit_code
 
 
-def _silence_stdout() -> None:
-    """The reader of stdout has gone (``state export | head``): what is still buffered, and
-    the interpreter's last flush, go nowhere instead of into a BrokenPipeError traceback."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)
+def _output_lost(error: OutputFailed, reached: int) -> int:
+    """Only the output failed: one line, and the code the command reached (output.lost_code)."""
+    write_quietly(sys.stderr, LOST.format(reason=error))
+    silence(sys.stdout)
+    return lost_code(reached)
 
 
 INTERRUPTED = "notify-changes: interrupted; the batch in flight stays pending and the state is consistent: run again\n"
@@ -218,19 +220,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     _current.reset(args)
     try:
-        code = _dispatch(args)
-        sys.stdout.flush()  # here, not at the interpreter's exit, where a closed pipe is exit 120
-        return code
+        with guarded_streams() as stdout:  # a closed or full stdout: said once below, never a crash
+            code = _dispatch(args)
+            sys.stdout.flush()  # here, not at the interpreter's exit, where a closed pipe is exit 120
+            lost = stdout.lost()
+            return code if lost is None else _output_lost(lost, code)
     except BrokenPipeError:
-        _silence_stdout()
+        silence(sys.stdout)
         return ExitCode.OK
     except Exception as error:  # the boundary for bugs: never exit 1, never a bare traceback
         if caused_by_a_cancel(error):  # a cancel Python wrapped on its way out (class creation: "Error calling __set_name__")
-            sys.stderr.write(INTERRUPTED)
+            write_quietly(sys.stderr, INTERRUPTED)
             return ExitCode.INTERRUPTED
         line = report_crash(error, args, _current.state, sys.stderr, _current.secrets())
         if _current.github:
-            write_github_error(line, ExitCode.INTERNAL_ERROR, sys.stdout, os.environ)
+            with contextlib.suppress(OSError, OutputFailed):
+                write_github_error(line, ExitCode.INTERNAL_ERROR, sys.stdout, os.environ)
         return ExitCode.INTERNAL_ERROR
 
 
@@ -261,7 +266,7 @@ def _dispatch(args: list[str]) -> int:
         if _main_thread():  # CI follows SIGINT with SIGTERM: the second must not cut this message short
             signal.signal(signal.SIGINT, signal.SIG_IGN)
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        sys.stderr.write(INTERRUPTED)
+        write_quietly(sys.stderr, INTERRUPTED)
         return ExitCode.INTERRUPTED
     finally:
         if previous is not None:
@@ -302,7 +307,9 @@ def _main(command: str, args: list[str], word: str | None = None) -> int:
         _print_report(report, settings.format)
         sys.stdout.flush()
     except BrokenPipeError:  # the run is done and recorded; only its report had no reader
-        _silence_stdout()
+        silence(sys.stdout)
+    except OutputFailed as error:  # the job summary's files: a run's delivery is never undone by its report
+        return _output_lost(error, report.exit_code)
     return report.exit_code
 
 

@@ -19,6 +19,7 @@ class ExitCode(enum.IntEnum):
     LOCKED = 4
     NOT_RECORDED = 5  # delivered, and the state could not record all of it: the next run sends that again
     INTERNAL_ERROR = 70  # EX_SOFTWARE (sysexits.h): a bug, never "the sitemap lies"
+    OUTPUT_FAILED = 74  # EX_IOERR (sysexits.h): only the output could not be written; what the command did stands
     INTERRUPTED = 130
 
 
@@ -30,6 +31,7 @@ EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
     ExitCode.LOCKED: "another run holds the state lock",
     ExitCode.NOT_RECORDED: "delivered, but the state could not record all of it; the next run sends that part again",
     ExitCode.INTERNAL_ERROR: "internal error (a bug): the traceback is in notify-changes-crash.log",
+    ExitCode.OUTPUT_FAILED: "the output could not be written (a closed stdout, a full disk); what the command did stands",
     ExitCode.INTERRUPTED: "interrupted; the batch in flight stays pending",
 }
 

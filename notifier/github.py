@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import TextIO
 
 from notifier.errors import ExitCode
+from notifier.output import OutputFailed
 from notifier.protocol import Keys
 from notifier.report import Report, printable, render_text
 
@@ -32,7 +33,15 @@ def write_github(report: Report, stream: TextIO, env: Mapping[str, str]) -> None
     for note in report.notes:
         stream.write(f"::warning title=notify-changes::{_escape(note)}\n")
     stream.write(render_text(report) + "\n")  # every field printable(): no sitemap byte begins a line
-    outputs = env.get("GITHUB_OUTPUT")
+    outputs, summary = env.get("GITHUB_OUTPUT"), env.get("GITHUB_STEP_SUMMARY")
+    try:
+        _write_files(report, outputs, summary)
+    except OSError as error:  # a report that cannot be written is an I/O error of its own (output.py)
+        raise OutputFailed(f"{error.filename or outputs or summary}: {error.strerror or error}") from None
+
+
+def _write_files(report: Report, outputs: str | None, summary: str | None) -> None:
+    """The step's outputs and the job summary, appended to the files GitHub names."""
     if outputs:
         with open(outputs, "a", encoding="utf-8") as handle:
             for name, value in (
@@ -44,7 +53,6 @@ def write_github(report: Report, stream: TextIO, env: Mapping[str, str]) -> None
                 ("held-back", len(report.held_back)),
             ):
                 handle.write(f"{name}={value}\n")
-    summary = env.get("GITHUB_STEP_SUMMARY")
     if summary:
         with open(summary, "a", encoding="utf-8") as handle:
             handle.write(_markdown(report))

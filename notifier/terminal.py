@@ -48,7 +48,7 @@ def write_quietly(stream: TextIO, text: str) -> None:
     try:
         stream.write(text)
         stream.flush()
-    except (BrokenPipeError, ValueError):  # ValueError: the stream was closed
+    except (OSError, ValueError):  # a closed pipe, a full disk (2>/dev/full); ValueError: the stream was closed
         pass
 
 
