@@ -20,7 +20,8 @@ class Repo:
         root.mkdir(parents=True, exist_ok=True)
         self.git("init", "-q", "-b", "main")
 
-    def git(self, *args: str, when: str = "2024-01-01T00:00:00Z") -> str:
+    def git(self, *args: str, when: str = "2024-01-01T00:00:00Z", stderr: bool = False) -> str:
+        """What git printed (``stderr``: what it said on stderr), with fixed dates and no user config."""
         env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
         env.update(
             GIT_AUTHOR_DATE=when,
@@ -32,7 +33,7 @@ class Repo:
             HOME=str(self.root),
         )
         done = subprocess.run(["git", *args], cwd=self.root, env=env, capture_output=True, text=True, check=True)
-        return done.stdout
+        return done.stderr if stderr else done.stdout
 
     def commit(self, files: dict[str, str], when: str) -> None:
         for name, text in files.items():

@@ -3,6 +3,7 @@ followed, ignored revisions, front matter parsed as YAML. Real repositories, fix
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -140,3 +141,66 @@ def test_ignore_revs_names_its_own_file(offline_site: Site) -> None:
 def test_yaml_front_matter_is_parsed_as_yaml(tmp_path: Path, text: str, dates: dict[str, str]) -> None:
     (tmp_path / "page.md").write_text(text)
     assert front_matter(tmp_path / "page.md") == dates
+
+
+# -- git's rename limit and git's warnings (#40 item 13) --------------------------------------------
+BUNDLES = 1_100  # more than git's default diff.renameLimit (1,000)
+
+
+@pytest.mark.slow  # 2,200 files in two commits
+def test_a_bundle_move_of_more_pages_than_gits_rename_limit_keeps_every_pages_history(offline_site: Site) -> None:
+    """A Hugo page-bundle migration: 1,100 pages ``content/p{n}.md`` moved to ``content/p{n}/index.md``
+    and edited in one commit. git's default rename limit skips finding those renames (and says so
+    on stderr), and every page's history restarted at the move; ``git log --follow`` (the
+    reference) follows each to its first commit, and so does the history now."""
+    repo = Repo(offline_site.root)
+    content = offline_site.root / "content"
+    content.mkdir()
+    for n in range(BUNDLES):
+        (content / f"p{n}.md").write_text(f"---\ntitle: page {n}\n---\nThe text of page {n}.\n")
+    repo.git("add", "-A", when="2025-01-10T10:00:00Z")
+    repo.git("commit", "-q", "-m", "pages", when="2025-01-10T10:00:00Z")
+    for n in range(BUNDLES):
+        (content / f"p{n}").mkdir()
+        (content / f"p{n}" / "index.md").write_text(f"---\ntitle: page {n}\n---\nThe text of page {n}.\nA bundle now.\n")
+        (content / f"p{n}.md").unlink()
+    repo.git("add", "-A", when="2025-06-01T09:00:00Z")
+    repo.git("commit", "-q", "-m", "page bundles", when="2025-06-01T09:00:00Z")
+    past_the_limit = repo.git("log", "-M", "--name-status", "--format=", stderr=True)
+    assert "diff.renameLimit" in past_the_limit  # git's own warning: it skipped finding these renames
+    followed = repo.git("log", "--follow", "--format=%aI", "--", "content/p7/index.md").split()
+    assert followed == ["2025-06-01T09:00:00+00:00", "2025-01-10T10:00:00+00:00"]  # the move, then the page's first commit
+
+    spans = read_history(repo.root)
+    first = {spans[f"content/p{n}/index.md"].first.isoformat() for n in range(BUNDLES)}
+    last = {spans[f"content/p{n}/index.md"].last.isoformat() for n in range(BUNDLES)}
+    assert (first, last) == ({"2025-01-10T10:00:00+00:00"}, {"2025-06-01T09:00:00+00:00"})
+    assert not any(f"content/p{n}.md" in spans for n in range(BUNDLES))  # each old name is the page it became
+
+    (offline_site.root / "notify-changes.toml").write_text('[history]\nsources = ["content/{path}/index.md"]\n')
+    offline_site.write(urlset({f"/p{n}/": "2025-01-10T10:00:00Z" for n in range(BUNDLES)}))  # each page's first commit
+    result = offline_site.check()
+    assert result.code == 0 and "lastmod-vs-history" not in result.out and "git warned" not in result.out, result.out[-2000:]
+
+
+def test_a_warning_git_prints_while_reading_the_history_is_a_note(offline_site: Site) -> None:
+    """git reads on after a warning (here a branch named HEAD: which HEAD is the history?), and
+    what it says went nowhere; it is one note of the report."""
+    repo = Repo(offline_site.root)
+    repo.commit({"docs/a.md": "a"}, "2025-01-10T10:00:00Z")
+    (offline_site.root / "notify-changes.toml").write_text(CONFIG)
+    offline_site.write(urlset({"/a/": "2025-01-10T10:00:00Z"}))
+    (repo.root / ".git" / "info" / "grafts").write_text(repo.git("rev-parse", "HEAD"))  # a root graft: the history as it is
+    assert "hint:" in repo.git("log", "--format=%H", stderr=True)  # git's advice: grafts are deprecated
+    result = offline_site.check("--format", "json")
+    assert result.code == 0 and "git warned" not in result.out, result.out  # advice is no warning
+    (repo.root / ".git" / "info" / "grafts").unlink()
+    repo.git("update-ref", "refs/heads/HEAD", "HEAD")
+    assert "warning: refname 'HEAD' is ambiguous." in repo.git("log", "--format=%H", stderr=True)  # git's own words
+    result = offline_site.check("--format", "json")
+    assert result.code == 0, result.out + result.err
+    notes = [note for note in json.loads(result.out)["notes"] if "git warned" in note]
+    assert notes == [
+        "lastmod-vs-history: git warned while reading the history (warning: refname 'HEAD' is ambiguous.); "
+        "the dates it backs may be wrong until what git names is fixed"
+    ], result.out

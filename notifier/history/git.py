@@ -38,12 +38,14 @@ class HistoryCheck:
     untracked: int  # pages whose source file has no commit yet
     example_unmapped: str | None
     ignored: dict[str, str] = field(default_factory=dict)  # a date field not in [history] fields -> a source holding it
+    warnings: tuple[str, ...] = ()  # what git warned of while reading the history
 
 
 GIT_TIMEOUT = 300.0  # seconds for one git call: one `git log` of 10,000 files takes 0.02 s; a network fetch never ends
 
 
-def _git(repo: Path, *args: str, check: bool = True) -> str:
+def _git(repo: Path, *args: str, check: bool = True, warned: list[str] | None = None) -> str:
+    """git's output; ``warned`` collects what a call that succeeded said on stderr (not its hints)."""
     try:
         done = subprocess.run(
             ["git", "-C", str(repo), *args],
@@ -66,6 +68,9 @@ def _git(repo: Path, *args: str, check: bool = True) -> str:
     if done.returncode != 0:
         message = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"git {args[0]} failed"
         raise HistoryError(f"[history] repo {repo}: {message}; point [history] repo at the site's git work tree")
+    if warned is not None:
+        lines = (line.strip() for line in done.stderr.splitlines())
+        warned.extend(dict.fromkeys(line for line in lines if line and not line.startswith("hint:")))
     return done.stdout
 
 
@@ -123,17 +128,37 @@ def ignored_revisions(top: Path, setting: Path | bool) -> frozenset[str]:
     return frozenset(name for name in names if name)
 
 
+class History(NamedTuple):
+    spans: dict[str, Span]  # path (relative to the top, as it is named now) -> its commits' instants
+    warnings: tuple[str, ...]  # what git said on stderr while reading it, a line each: the report's notes
+
+
 def read_history(top: Path, ignored: frozenset[str] = frozenset()) -> dict[str, Span]:
-    """path (relative to ``top``, as it is named now) -> first and last commit instants, from
-    one ``git log``. Renames are followed (a moved file keeps the history it had under its
-    old name), and a pure rename (``R100``: the content as it was) is no change of the file
-    (`git mv docs content` dates no page); the commits in ``ignored`` do not count."""
+    """path (relative to ``top``, as it is named now) -> first and last commit instants."""
+    return git_history(top, ignored).spans
+
+
+def git_history(top: Path, ignored: frozenset[str] = frozenset()) -> History:
+    """Each file's commit instants, from one ``git log``, and what git warned of. Renames are
+    followed (a moved file keeps the history it had under its old name), and a pure rename
+    (``R100``: the content as it was) is no change of the file (`git mv docs content` dates no
+    page); the commits in ``ignored`` do not count."""
+    warned: list[str] = []
+    # -l0: no rename limit. git's default (diff.renameLimit, 1,000) skips finding the renames of
+    # a commit that moves more edited files than that with repeated names (old/x.md ->
+    # new/x/index.md, a page-bundle migration: 1,100 such moves take git 0.4 s), and every moved
+    # page's history would restart at the move, while `git log --follow` follows it.
     try:
-        output = _git(top, "log", "-M", "--name-status", "-z", f"--format={_COMMIT_MARK}%H %at %ct")
+        output = _git(top, "log", "-M", "-l0", "--name-status", "-z", f"--format={_COMMIT_MARK}%H %at %ct", warned=warned)
     except HistoryError as error:
         if "does not have any commits yet" in str(error):  # a new site's first build: no history yet, no spans
-            return {}
+            return History({}, ())
         raise
+    return History(_spans(output, ignored), tuple(warned))
+
+
+def _spans(output: str, ignored: frozenset[str]) -> dict[str, Span]:
+    """The spans of ``git log -z --name-status``'s output, newest commit first."""
     spans: dict[str, Span] = {}
     renamed: dict[str, str] = {}  # a path as older commits name it -> the name it has now
     times: tuple[dt.datetime, dt.datetime] | None = None
@@ -190,7 +215,7 @@ class SourceDates:
 
     def __init__(self, templates: Iterable[str], repo: Path, fields: Sequence[str], ignore_revs: Path | bool, served: str = "") -> None:
         self.top = repo_root(repo)
-        self.spans = read_history(self.top, ignored_revisions(self.top, ignore_revs))
+        self.spans, self.warnings = git_history(self.top, ignored_revisions(self.top, ignore_revs))
         self.finder = SourceFinder(list(templates), repo, self.top, served)
         self.wanted = {name.lower(): number for number, name in enumerate(fields)}
 
@@ -220,7 +245,7 @@ def check_history(
     commits, give or take ``tolerance``. ``served``: the URL path the site is served under."""
     sources = SourceDates(templates, repo, fields, ignore_revs, served)
     wanted = sources.wanted
-    result = HistoryCheck([], set(), 0, 0, None)
+    result = HistoryCheck([], set(), 0, 0, None, warnings=sources.warnings)
     for entry in entries:
         if entry.lastmod is None:
             continue

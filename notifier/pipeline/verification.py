@@ -226,6 +226,11 @@ def _history(history: HistorySettings, diff: Diff, notes: list[str], served: str
         notes.append(
             f"lastmod-vs-history: {checked.untracked} page(s) have a source file with no commit yet and no date in its front matter"
         )
+    if checked.warnings:  # git reads on after a warning: what it read may not be the history
+        notes.append(
+            f"lastmod-vs-history: git warned while reading the history ({'; '.join(checked.warnings)}); "
+            "the dates it backs may be wrong until what git names is fixed"
+        )
     if checked.ignored:
         name, source = next(iter(checked.ignored.items()))
         notes.append(
