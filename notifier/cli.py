@@ -179,6 +179,7 @@ class _Current:
         style = given[-1] if given else ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else None)
         self.github = style == "github"  # errors as annotations and in the job summary too
         self.report: Report | None = None  # the last one, let go only when the process ends (see _launch._leave)
+        self.sends = False  # a run that may have sent (not check, not a dry run): what an interrupt leaves behind
 
     def secrets(self) -> Secrets:
         return gathered((key for keys in self.keys for key in keys.secrets), self.args, os.environ, self.state)
@@ -209,6 +210,11 @@ def _output_lost(error: OutputFailed, reached: int) -> int:
 
 
 INTERRUPTED = "notify-changes: interrupted; the batch in flight stays pending and the state is consistent: run again\n"
+UNSENT = "notify-changes: interrupted; nothing was sent and the state is as it was: run again\n"  # check, a dry run
+
+
+def _interrupted() -> str:
+    return INTERRUPTED if _current.sends else UNSENT
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -230,7 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return ExitCode.OK
     except Exception as error:  # the boundary for bugs: never exit 1, never a bare traceback
         if caused_by_a_cancel(error):  # a cancel Python wrapped on its way out (class creation: "Error calling __set_name__")
-            write_quietly(sys.stderr, INTERRUPTED)
+            write_quietly(sys.stderr, _interrupted())
             return ExitCode.INTERRUPTED
         line = report_crash(error, args, _current.state, sys.stderr, _current.secrets())
         if _current.github:
@@ -266,7 +272,7 @@ def _dispatch(args: list[str]) -> int:
         if _main_thread():  # CI follows SIGINT with SIGTERM: the second must not cut this message short
             signal.signal(signal.SIGINT, signal.SIG_IGN)
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        write_quietly(sys.stderr, INTERRUPTED)
+        write_quietly(sys.stderr, _interrupted())
         return ExitCode.INTERRUPTED
     finally:
         if previous is not None:
@@ -287,6 +293,7 @@ def _main(command: str, args: list[str], word: str | None = None) -> int:
         runs = build_runs(command, cli)  # one site, or each of the config's [[sites]]
         settings = runs[0]
         _current.state, _current.github, _current.keys = settings.state, settings.format == "github", [each.keys for each in runs]
+        _current.sends = settings.command == "run" and not settings.dry_run
         if settings.format == "github":  # before anything else is printed: GitHub hides it in logs
             for each in runs:
                 mask_secrets(each.keys, sys.stdout)

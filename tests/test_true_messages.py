@@ -181,3 +181,27 @@ def test_the_program_says_the_wait_on_stderr(site: Site) -> None:
         "waiting up to 0.1 s (--lock-timeout)"
     )
     assert len(lines) == 2 and "after waiting 0.1 s" in lines[1]
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("--dry-run",), "nothing was sent and the state is as it was"),
+        ((), "the batch in flight stays pending and the state is consistent"),
+    ],
+)
+def test_an_interrupt_says_what_it_left_for_the_command_it_cut(
+    site: Site, monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...], said: str
+) -> None:
+    """A check or a dry run sends nothing: its interrupt has no batch in flight to speak of."""
+    import notifier.pipeline.loop
+
+    def cancelled(*given: object, **options: object) -> None:
+        raise KeyboardInterrupt
+
+    site.write(urlset(pages(1)))
+    monkeypatch.setattr(notifier.pipeline.loop, "execute", cancelled)
+    result = site.run(*args)
+    assert result.code == 130 and result.err == f"notify-changes: interrupted; {said}: run again\n", result.err
+    result = site.check()
+    assert result.code == 130 and "nothing was sent and the state is as it was" in result.err, result.err
