@@ -101,9 +101,10 @@ def _markdown(report: Report) -> str:
     lines.append("")
     for name, site in report.sites.items():
         lines.extend([f"#### {_cell(name)} (exit {int(site.exit_code)})", ""])
-        if site.exit_code in (ExitCode.INPUT_ERROR, ExitCode.LOCKED):  # stopped before its report: why
+        if site.exit_code in (ExitCode.INPUT_ERROR, ExitCode.LOCKED):  # stopped before its report: why, and no more
             lines.extend([f"**Stopped with exit {int(site.exit_code)}:** {_cell(note)}" for note in site.notes] + [""])
-        lines.extend(_details(site) or ["Nothing added, changed or removed.", ""])
+        else:
+            lines.extend(_details(site) or ["Nothing added, changed or removed.", ""])
     return "\n".join(lines) + "\n"
 
 

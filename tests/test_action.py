@@ -545,3 +545,21 @@ def test_a_dry_run_input_other_than_true_or_false_stops_before_anything_runs(
     assert outputs == {} and site.fake.posts == [] and not site.state.exists()
     code, output, outputs, summary = drive(site, tmp_path, installed, **given, **{"dry-run": "true"})
     assert code == 0 and "### notify-changes (dry run)" in summary and site.fake.posts == [] and not site.state.exists(), output
+
+
+def test_the_summary_of_a_site_that_stopped_says_why_and_claims_nothing_of_its_pages(
+    site: Site, tmp_path: Path, installed: tuple[Path, str]
+) -> None:
+    assert site.fake is not None
+    (site.root / "blog").mkdir()
+    (site.root / "blog" / "sitemap.xml").write_text(urlset(pages(2)))
+    (site.root / "notify-changes.toml").write_text(
+        f'endpoint = ["{site.fake.endpoint}"]\n'
+        '[[sites]]\nname = "docs"\nsitemap = "docs/sitemap.xml"\nstate = "state/docs.json"\n'
+        '[[sites]]\nname = "blog"\nsitemap = "blog/sitemap.xml"\nstate = "state/blog.json"\n'
+    )
+    code, output, _, summary = drive(site, tmp_path, installed, key=KEY, mode="check")
+    assert code == 2, output
+    docs = summary.split("#### docs (exit 2)", 1)[1].split("#### blog", 1)[0]
+    assert "**Stopped with exit 2:** " in docs and "docs/sitemap.xml" in docs and "Nothing added" not in docs, summary
+    assert "| docs | 2 | 0 | 0 | 0 | 0 | 0 | 0 |" in summary and "| blog | 0 | 2 |" in summary
