@@ -15,6 +15,7 @@ import re
 import signal
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from types import FrameType
 from typing import Any, NoReturn
@@ -379,7 +380,8 @@ def _state_command(args: list[str]) -> int:
             "site-name": namespace.site_name,
             "site": namespace.site,
         }
-        requests = state_request.state_requests(namespace, site_states(given))
+        notice = notice_printer(sys.stderr)
+        requests = [replace(each, notice=notice) for each in state_request.state_requests(namespace, site_states(given))]
         _current.state = requests[0].state
         run_state_sites(requests, sys.stdout)
     except NotifierError as error:

@@ -205,3 +205,19 @@ def test_an_interrupt_says_what_it_left_for_the_command_it_cut(
     assert result.code == 130 and result.err == f"notify-changes: interrupted; {said}: run again\n", result.err
     result = site.check()
     assert result.code == 130 and "nothing was sent and the state is as it was" in result.err, result.err
+
+
+def test_state_forget_waiting_for_a_runs_lock_says_so_once(site: Site) -> None:
+    """``state forget`` takes the lock as a run does: the same one line while it waits."""
+    site.write(urlset(pages(2)))
+    assert site.run().code == 0
+    with open_store(site.state):
+        code = main(["state", "forget", "--state", str(site.state), "--backoff", "--yes", "--lock-timeout", "0.1"])
+        err = site.capsys.readouterr().err
+    assert code == 4, err
+    lines = err.splitlines()
+    assert lines[0] == (
+        f"notify-changes: waiting for the state lock of {site.state}: another notify-changes run holds it; "
+        "waiting up to 0.1 s (--lock-timeout)"
+    )
+    assert len(lines) == 2 and "after waiting 0.1 s" in lines[1], lines

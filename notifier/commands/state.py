@@ -306,7 +306,7 @@ def _forget(request: StateRequest, out: TextIO) -> None:
         raise UsageError(
             f"state forget: {plural(len(dropped), 'pending URL')} would be dropped and never sent; nothing changed: add --yes to drop them"
         )
-    store = open_store(request.state, lock_timeout=request.lock_timeout)
+    store = open_store(request.state, lock_timeout=request.lock_timeout, notice=request.notice)
     with store:
         state = store.load()
         if state is None:
@@ -357,7 +357,7 @@ def forget_waits(request: StateRequest, out: TextIO) -> None:
             f"state forget --backoff: {plural(len(chosen), 'wait')} would be cleared, and batches sent there by the next run; "
             "nothing changed: add --yes to clear them"
         )
-    with open_store(request.state, lock_timeout=request.lock_timeout) as store:
+    with open_store(request.state, lock_timeout=request.lock_timeout, notice=request.notice) as store:
         state = store.load()
         if state is None:
             raise InputError(f"{request.state}: no state yet; no endpoint is waited for")

@@ -60,6 +60,7 @@ class StateRequest:
     backoff: bool = False  # forget: the endpoints' waits, not URLs
     site: str | None = None  # one of the config's [[sites]]
     now: Callable[[], dt.datetime] = functools.partial(dt.datetime.now, dt.UTC)  # what a stored wait is measured against
+    notice: Callable[[str], None] | None = None  # forget: says once that it waits for a run's lock
 
 
 def state_requests(namespace: argparse.Namespace, sites: Sequence[SiteState]) -> list[StateRequest]:
