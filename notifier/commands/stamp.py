@@ -6,6 +6,8 @@ log`` pass for the whole site), else its publication date (a ``date`` field, the
 in its file name), else the entry is left as it is and reported. A lastmod that already names that date (the same instant, or the same
 day) is left alone, so a stamped sitemap stamps to itself, on any clone.
 
+Each item's page and date are read as the reader reads them (``sitemap/items.py``), and a
+date is written in the element the reader takes it from (``stamp_text.py`` finds where).
 Files are rewritten in place, only where a date changes: the date's text between its tags
 is replaced and every other byte stays (a ``.gz`` part is recompressed, its content kept
 byte for byte); each file is written to a temporary file beside it, flushed, and renamed
@@ -21,18 +23,18 @@ import datetime as dt
 import email.utils
 import glob
 import gzip
-import html
-import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from notifier.commands.stamp_text import Block, blocks
 from notifier.dates import UTC, parse_w3c, rfc822_to_w3c
 from notifier.errors import InputError, Interrupted, UsageError
 from notifier.history.git import SourceDates, agrees
 from notifier.paths import is_url
 from notifier.settings import Settings
 from notifier.sitemap.files import SitemapFile
+from notifier.sitemap.items import ATOM_UPDATED, Reading, document_url, readings
 from notifier.sitemap.reader import ReadOptions, read_sitemap
 from notifier.store.durable import write_atomic
 from notifier.workers import Workers
@@ -142,21 +144,24 @@ def _remove_leftovers(paths: Iterable[Path]) -> None:
 
 
 def _stamp_files(files: Sequence[SitemapFile], dates: ContentDates, result: StampResult, written: list[str], *, dry_run: bool) -> None:
-    latest: dict[str, str] = {}  # a part's public URL and its path -> the latest lastmod it holds
-    for info in reversed(files):  # parts before the index that lists them
+    parts = _parts_of(files)
+    latest: dict[int, str] = {}  # a file's number -> the latest lastmod it holds
+    for number in reversed(range(len(files))):  # parts before the index that lists them
+        info = files[number]
         if info.kind == "text":
             continue
         path = Path(info.name)
-        text, gzipped = _read(path)
+        data, gzipped = _read(path)
+        text, found = data.decode("utf-8"), readings(data, document_url(info), info.name)
         if info.kind == "index":
-            new_text, newest = _stamp_index(text, info.name, latest, result)
+            new_text, newest = _stamp_index(text, info.name, found, [latest.get(part) for part in parts[number]], result)
         else:
-            new_text, newest = _stamp_pages(text, info.name, dates, result)
-        if newest is not None:  # the index names the part by its URL (or, for a local one, by its path)
-            latest[info.name] = latest[info.public_url or info.name] = newest
+            new_text, newest = _stamp_pages(text, info.name, found, dates, result)
+        if newest is not None:
+            latest[number] = newest
         if new_text != text:
             result.files.append(info.name)
-            copy = _gzip_copy(path, text) if not gzipped else None  # MkDocs writes sitemap.xml.gz beside it
+            copy = _gzip_copy(path, data) if not gzipped else None  # MkDocs writes sitemap.xml.gz beside it
             if copy is not None:
                 result.files.append(str(copy))
             if not dry_run:
@@ -167,163 +172,117 @@ def _stamp_files(files: Sequence[SitemapFile], dates: ContentDates, result: Stam
                     written.append(str(copy))
 
 
+def _parts_of(files: Sequence[SitemapFile]) -> dict[int, list[int]]:
+    """Each index's parts, by file number, in the order it lists them. The reader read every
+    file in that order (an index, then each part and the parts of a part), and a part for
+    every item with a loc, however relative: so they are told apart as the reader resolved
+    them, not by comparing URLs with paths."""
+    counts = {}
+    for number, info in enumerate(files):
+        if info.kind == "index":
+            data, _ = _read(Path(info.name))
+            counts[number] = sum(1 for reading in readings(data, document_url(info), info.name) if reading.loc)
+    parts: dict[int, list[int]] = {}
+
+    def walk(number: int) -> int:  # the number of the file after this one's parts
+        following = number + 1
+        if number in counts:
+            listed = parts[number] = []
+            for _ in range(counts[number]):
+                listed.append(following)
+                following = walk(following)
+        return following
+
+    if files and walk(0) != len(files):
+        raise InputError(f"{files[0].name}: an index changed while stamp read it; run stamp again")
+    return parts
+
+
 # -- one file --------------------------------------------------------------------------
-def _gzip_copy(path: Path, text: str) -> Path | None:
+def _gzip_copy(path: Path, data: bytes) -> Path | None:
     """``FILE.gz`` beside ``path`` when it holds the same sitemap: it is stamped alike."""
     copy = path.with_name(path.name + ".gz")
     try:
-        return copy if copy.is_file() and gzip.decompress(copy.read_bytes()) == text.encode("utf-8") else None
+        return copy if copy.is_file() and gzip.decompress(copy.read_bytes()) == data else None
     except (OSError, EOFError, gzip.BadGzipFile):
         return None
 
 
-def _read(path: Path) -> tuple[str, bool]:
-    """The file's text, and whether it was gzip-compressed."""
+def _read(path: Path) -> tuple[bytes, bool]:
+    """The file's bytes (decompressed), UTF-8, and whether it was gzip-compressed."""
     try:
         raw = path.read_bytes()
         gzipped = raw[:2] == b"\x1f\x8b"
-        return (gzip.decompress(raw) if gzipped else raw).decode("utf-8"), gzipped
+        data = gzip.decompress(raw) if gzipped else raw
+        data.decode("utf-8")
+        return data, gzipped
     except OSError as error:
         raise InputError(f"{path}: cannot read it ({error.strerror})") from None
     except UnicodeDecodeError:
         raise InputError(f"{path}: not UTF-8; stamp rewrites UTF-8 sitemaps only (the protocol asks for UTF-8)") from None
 
 
-_BLOCK = re.compile(r"<(?P<prefix>[\w.-]+:)?(?P<tag>url|item|entry)\b[^>]*>(?P<body>.*?)</(?P=prefix)?(?P=tag)\s*>", re.DOTALL)
-_PART = re.compile(r"<(?P<prefix>[\w.-]+:)?sitemap\b[^>]*>(?P<body>.*?)</(?P=prefix)?sitemap\s*>", re.DOTALL)
+Edit = tuple[int, int, str]  # the text from one offset to another, and what it becomes
 
 
-# Comments and CDATA sections hold text, not elements: a date in a comment, or a <pubDate>
-# inside a feed item's CDATA description, is never stamped. The patterns run on the text
-# with those hidden (blanked, every offset kept); what they find is read from the text itself.
-_HIDDEN = re.compile(r"<!--.*?-->|<!\[CDATA\[.*?\]\]>", re.DOTALL)
+def _paired(text: str, found: list[Reading], name: str) -> Iterator[tuple[Reading, Block]]:
+    """Each item as the reader reads it, with where it is in the text."""
+    if not found:
+        return
+    spans = blocks(text, {found[0].tag})
+    if len(spans) != len(found):
+        raise AssertionError(f"{name}: the reader read {len(found)} items, stamp's scan found {len(spans)}")
+    yield from zip(found, spans, strict=True)
 
 
-def _mask(text: str) -> str:
-    def blank(found: re.Match[str]) -> str:
-        whole = found.group(0)
-        if whole.startswith("<!--"):
-            return " " * len(whole)
-        return "<![CDATA[" + " " * (len(whole) - 12) + "]]>"  # a CDATA date stays an element's text
-
-    return _HIDDEN.sub(blank, text)
-
-
-class _Found:
-    """A match made on the masked text, read from the text itself (the offsets are the same)."""
-
-    def __init__(self, match: re.Match[str], text: str) -> None:
-        self.match, self.text = match, text
-
-    def group(self, name: int | str) -> str:
-        return self.text[self.match.start(name) : self.match.end(name)] if self.match.start(name) >= 0 else ""
-
-    def start(self, name: int | str = 0) -> int:
-        return self.match.start(name)
-
-    def end(self, name: int | str = 0) -> int:
-        return self.match.end(name)
-
-    def masked(self, name: int | str) -> str:
-        return self.match.group(name) or ""
-
-
-def _each(pattern: re.Pattern[str], text: str, stamp: Callable[[_Found], str]) -> str:
-    """``pattern.sub(stamp, text)``, matching only real elements (not in comments or CDATA)."""
-    pieces, last = [], 0
-    for match in pattern.finditer(_mask(text)):
-        pieces += [text[last : match.start()], stamp(_Found(match, text))]
-        last = match.end()
-    pieces.append(text[last:])
-    return "".join(pieces)
-
-
-def _element(body: _Found, name: str) -> _Found | None:
-    """The first ``<name>`` (``name`` may carry its prefix) in a block's body: its text as group 1."""
-    found = re.search(rf"<{name}\b[^>]*>(.*?)</{name}\s*>", body.masked("body"), re.DOTALL)
-    return _Found(found, body.group("body")) if found is not None else None
-
-
-def _text(value: str) -> str:
-    value = value.strip()
-    if value.startswith("<![CDATA[") and value.endswith("]]>"):
-        return value[9:-3].strip()
-    return html.unescape(value)
-
-
-def _stamp_pages(text: str, name: str, dates: ContentDates, result: StampResult) -> tuple[str, str | None]:
+def _stamp_pages(text: str, name: str, found: list[Reading], dates: ContentDates, result: StampResult) -> tuple[str, str | None]:
+    edits: list[Edit] = []
     newest: list[str] = []
-
-    def stamp(block: _Found) -> str:
-        prefix, tag = block.group("prefix") or "", block.group("tag")
-        located = _locate(prefix, tag, block)
-        if located is None:
-            return block.group(0)
-        loc, date_element, write, (anchor, new_element) = located
+    for reading, block in _paired(text, found, name):
+        loc, old = reading.loc, reading.date
+        if not loc:  # an item naming no page: url-invalid says so
+            continue
+        old_w3c = rfc822_to_w3c(old) if old is not None and reading.date_tag == "pubDate" else old
         given = dates.of(loc)
-        old = _text(date_element.group(1)) if date_element is not None else None
         if given is None:
             result.unmapped.append(loc)
-            if old is not None:
-                newest.append(old)
-            return block.group(0)
+            if old_w3c is not None:
+                newest.append(old_w3c)
+            continue
         date, why = given
-        old_w3c = _as_w3c(tag, date_element)
         newest.append(date)
         instant = parse_w3c(old_w3c) if old_w3c is not None else None
         if old_w3c is not None and instant is not None and agrees(old_w3c, instant, date):
             result.kept += 1
-            return block.group(0)
+            continue
         result.changes.append(Restamp(name, loc, old, date, why))
-        whole, offset = block.group(0), block.start("body") - block.start()
-        if date_element is None:  # no date element yet (<url> without <lastmod>, <item> without <pubDate>): one after the page's
-            cut = offset + anchor
-            return whole[:cut] + f"<{new_element}>{write(date)}</{new_element}>" + whole[cut:]
-        return whole[: offset + date_element.start(1)] + write(date) + whole[offset + date_element.end(1) :]
-
-    return _each(_BLOCK, text, stamp), _latest(newest)
+        edits.append(_edit(block, reading, date))
+    return _edited(text, edits), _latest(newest)
 
 
-Writer = Callable[[str], str]
-Anchor = tuple[int, str]  # where a missing date element goes (after the page's element, in the body), and its name
+def _edit(block: Block, reading: Reading, date: str) -> Edit:
+    """The date written where the reader reads it: in its element, or in a new one right
+    after the element naming the page (after its end tag: ``<link ...></link>``)."""
+    value = _rfc822(date) if reading.date_tag == "pubDate" else _rfc3339(date) if reading.date_tag == ATOM_UPDATED else date
+    if reading.date_at >= 0:
+        element = block.children[reading.date_at]
+        if element.empty:  # <lastmod/>
+            return element.start, element.end, f"<{element.name}>{value}</{element.name}>"
+        return element.content, element.close, value
+    prefix = block.span.name.rpartition(":")[0]
+    local = reading.date_tag.rpartition("}")[2]
+    tag = f"{prefix}:{local}" if prefix and reading.date_tag.startswith("{") else local  # in the item's namespace
+    after = block.children[reading.page_at].end
+    return after, after, f"<{tag}>{value}</{tag}>"
 
 
-def _locate(prefix: str, tag: str, body: _Found) -> tuple[str, _Found | None, Writer, Anchor] | None:
-    """A block's page URL, the element holding its date, how a date is written there, and
-    where a date element goes when there is none."""
-    if tag == "url":
-        loc = _element(body, f"{prefix}loc")
-        if loc is None:
-            return None
-        return _text(loc.group(1)), _element(body, f"{prefix}lastmod"), lambda date: date, (loc.end(), f"{prefix}lastmod")
-    if tag == "entry":  # Atom: the page is the link with rel="alternate", or with no rel
-        for match in re.finditer(r"<(?:[\w.-]+:)?link\b([^>]*?)/?>", body.masked("body")):
-            link = _Found(match, body.group("body"))
-            rel = re.search(r"""\brel\s*=\s*(["'])(.*?)\1""", link.group(1))
-            href = re.search(r"""\bhref\s*=\s*(["'])(.*?)\1""", link.group(1))
-            if href is not None and (rel is None or rel.group(2) == "alternate"):
-                updated = _element(body, f"{prefix}updated")
-                return html.unescape(href.group(2)), updated, _rfc3339, (link.end(), f"{prefix}updated")
-        return None
-    item_link = _element(body, "link")  # RSS
-    if item_link is None:
-        return None
-    anchor = (item_link.end(), "pubDate")
-    for name in ("[\\w.-]+:updated", "dc:date"):
-        found = re.search(rf"<({name})\b[^>]*>(.*?)</\1\s*>", body.masked("body"), re.DOTALL)
-        if found is not None:
-            return _text(item_link.group(1)), _element(body, re.escape(found.group(1))), lambda date: date, anchor
-    return _text(item_link.group(1)), _element(body, "pubDate"), _rfc822, anchor
-
-
-def _as_w3c(tag: str, element: _Found | None) -> str | None:
-    """The date an element holds, as a W3C Datetime (an RSS ``<pubDate>`` is RFC 822)."""
-    if element is None:
-        return None
-    old = _text(element.group(1))
-    if tag == "item" and element.group(0).startswith("<pubDate"):
-        return rfc822_to_w3c(old)
-    return old
+def _edited(text: str, edits: list[Edit]) -> str:
+    pieces, last = [], 0
+    for start, end, value in edits:
+        pieces += [text[last:start], value]
+        last = end
+    pieces.append(text[last:])
+    return "".join(pieces)
 
 
 def _moment(date: str) -> dt.datetime:
@@ -350,27 +309,23 @@ def _latest(dates: list[str]) -> str | None:
     return best[1] if best else None
 
 
-def _stamp_index(text: str, name: str, latest: dict[str, str], result: StampResult) -> tuple[str, str | None]:
+def _stamp_index(text: str, name: str, found: list[Reading], part_dates: list[str | None], result: StampResult) -> tuple[str, str | None]:
+    """An index: each part's ``<lastmod>`` (where it has one) becomes the latest of its pages."""
+    edits: list[Edit] = []
     newest: list[str] = []
-
-    def stamp(block: _Found) -> str:
-        prefix = block.group("prefix") or ""
-        loc = _element(block, f"{prefix}loc")
-        date_element = _element(block, f"{prefix}lastmod")
-        if loc is None or date_element is None:
-            return block.group(0)
-        part = _text(loc.group(1))
-        date = latest.get(part)
-        old = _text(date_element.group(1))
-        if date is None or old == date:
-            return block.group(0)
+    listed = iter(part_dates)  # one a part: an item with a loc
+    for reading, block in _paired(text, found, name):
+        if not reading.loc:
+            continue
+        date = next(listed)
+        if date is None:
+            continue
         newest.append(date)
-        result.changes.append(Restamp(name, part, old, date, "the latest lastmod of the part"))
-        start = block.start("body") - block.start()
-        whole = block.group(0)
-        return whole[: start + date_element.start(1)] + date + whole[start + date_element.end(1) :]
-
-    return _each(_PART, text, stamp), _latest(newest)
+        if reading.date_at < 0 or reading.date == date:
+            continue
+        result.changes.append(Restamp(name, reading.loc, reading.date, date, "the latest lastmod of the part"))
+        edits.append(_edit(block, reading, date))
+    return _edited(text, edits), _latest(newest)
 
 
 def _replace(path: Path, data: bytes, *, gzipped: bool) -> None:

@@ -41,9 +41,10 @@ from notifier.sitemap.files import (
     facts_of,
     make_entry,
 )
+from notifier.sitemap.items import NS_084, NS_09, XML_SPACE
 from notifier.sitemap.source import Source, file_digest, same_site
 from notifier.sitemap.text import parse_text as _parse_text
-from notifier.sitemap.xml import BOM, NEWS, NS_084, NS_09, WHITESPACE_BYTES, XML_SPACE
+from notifier.sitemap.xml import BOM, NEWS, WHITESPACE_BYTES
 from notifier.sitemap.xml import parse_xml as _parse_xml
 from notifier.urls import join_url, split_url, under_base
 from notifier.workers import Workers

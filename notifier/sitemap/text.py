@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 from notifier.errors import InputError
 from notifier.sitemap.files import Entry, Sitemap, SitemapFile
-from notifier.sitemap.xml import BOM, XML_SPACE
+from notifier.sitemap.items import XML_SPACE
+from notifier.sitemap.xml import BOM
 
 
 def parse_text(chunks: Iterator[bytes], location: str, file_no: int, sitemap: Sitemap, info: SitemapFile) -> None:

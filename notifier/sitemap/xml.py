@@ -13,30 +13,18 @@ from typing import Any
 
 from lxml import etree
 
-from notifier.dates import rfc822_to_w3c
 from notifier.errors import InputError
 from notifier.sitemap.files import Entry, Finding, IndexPart, Sitemap, SitemapFile, make_entry
+from notifier.sitemap.items import ATOM, NS_09, document_url, feed_item, feed_link, pull_parser, trimmed, url_item
 from notifier.sitemap.source import CHUNK
 
-NS_09 = "http://www.sitemaps.org/schemas/sitemap/0.9"
 XHTML_LINK = "{http://www.w3.org/1999/xhtml}link"  # <xhtml:link rel="alternate" hreflang href>
 NEWS = "http://www.google.com/schemas/sitemap-news/0.9"  # a Google News sitemap: the last two days' articles
 NEWS_TAG, NEWS_DATE = f"{{{NEWS}}}news", f"{{{NEWS}}}publication_date"
 CHANGEFREQS = frozenset(("always", "hourly", "daily", "weekly", "monthly", "yearly", "never"))
 VALUE_FINDINGS = 20  # sitemap-values findings one file gives one by one; the rest are counted
-NS_084 = "http://www.google.com/schemas/sitemap/0.84"  # the old namespace, read like 0.9
-NAMESPACES = (NS_09, NS_084, "")
-ATOM = "http://www.w3.org/2005/Atom"
-DC_DATE = "{http://purl.org/dc/elements/1.1/}date"
-ATOM_LINK, ATOM_UPDATED = f"{{{ATOM}}}link", f"{{{ATOM}}}updated"
-_TAGS = [f"{{{ns}}}{name}" if ns else name for ns in NAMESPACES for name in ("urlset", "sitemapindex", "url", "sitemap")]
-_TAGS += ["rss", "item", f"{{{ATOM}}}feed", f"{{{ATOM}}}entry"]  # feeds: RSS 2.0 and Atom 1.0
 
 WHITESPACE_BYTES = b" \t\r\n"
-# What XML calls white space (https://www.w3.org/TR/xml/#NT-S): only it is trimmed from a
-# loc or a lastmod. str.strip() would also take U+00A0, U+2003 or U+0085 away in silence,
-# and url-invalid must see them.
-XML_SPACE = " \t\r\n"
 BOM = b"\xef\xbb\xbf"
 
 
@@ -50,18 +38,8 @@ class _XmlFile:
 
     def __init__(self, location: str, file_no: int, sitemap: Sitemap, info: SitemapFile) -> None:
         self.location, self.file_no, self.sitemap, self.info = location, file_no, sitemap, info
-        self.parser = etree.XMLPullParser(
-            events=("start", "end"),
-            tag=_TAGS,
-            resolve_entities=False,  # never expand an entity, internal or external
-            no_network=True,
-            load_dtd=False,
-            dtd_validation=False,
-            huge_tree=False,
-            remove_comments=True,
-            remove_pis=True,
-            collect_ids=False,
-        )
+        self.parser = pull_parser()
+        self.base = document_url(info)  # the base of a feed's relative links
         self.parts: list[IndexPart] = []
         self.root_seen = False
         self.is_index = self.is_feed = False
@@ -193,28 +171,12 @@ class _XmlFile:
             if element.tag != item_tag:
                 continue
             if is_feed and info.site_url is None:
-                info.site_url = _site_link(element.getparent()) or ""  # read once, at the first item
-            loc = lastmod = None  # the first <loc> and <lastmod> children ("" when empty):
-            repeated = ""  # walking the children beats findtext twice
-            others: list[Any] | None = None  # <changefreq>, <priority>, <xhtml:link>: judged below
+                info.site_url = _site_link(element.getparent(), self.base) or ""  # read once, at the first item
             if is_feed:
-                loc, lastmod = _feed_item(element)
-            for child in () if is_feed else element:
-                tag = child.tag
-                if tag == loc_tag:
-                    if loc is None:
-                        loc = (child.text or "").strip(XML_SPACE)
-                    else:
-                        repeated = "loc"
-                elif tag == lastmod_tag:
-                    if lastmod is None:
-                        lastmod = (child.text or "").strip(XML_SPACE)
-                    else:
-                        repeated = repeated or "lastmod"
-                elif tag is not None:
-                    if others is None:
-                        others = []
-                    others.append(child)
+                loc, lastmod = feed_item(element, self.base)[:2]
+                repeated, others = "", None
+            else:
+                loc, lastmod, repeated, others = url_item(element, loc_tag, lastmod_tag)[:4]
             line = element.sourceline or 0
             if others is not None and lastmod is None:
                 lastmod = _news_date(others)
@@ -246,15 +208,13 @@ class _XmlFile:
             tag = child.tag
             if tag == XHTML_LINK:
                 if (child.get("rel") or "").strip().lower() == "alternate" and child.get("hreflang"):
-                    self.info.alternates.setdefault(loc, []).append(
-                        (child.get("hreflang") or "", (child.get("href") or "").strip(XML_SPACE))
-                    )
+                    self.info.alternates.setdefault(loc, []).append((child.get("hreflang") or "", trimmed(child.get("href"))))
             elif tag == self.changefreq_tag:
-                value = (child.text or "").strip(XML_SPACE)
+                value = trimmed(child.text)
                 if value not in CHANGEFREQS:
                     self._bad_value(loc, line, f"<changefreq>{value}</changefreq> is not one of {', '.join(sorted(CHANGEFREQS))}")
             elif tag == self.priority_tag:
-                value = (child.text or "").strip(XML_SPACE)
+                value = trimmed(child.text)
                 if not _priority_ok(value):
                     self._bad_value(loc, line, f"<priority>{value}</priority> is not a number from 0.0 to 1.0")
 
@@ -270,44 +230,12 @@ class _XmlFile:
         self.sitemap.findings.append(Finding(rule, loc or f"{self.location}:{line}", what))
 
 
-def _site_link(container: Any) -> str | None:
+def _site_link(container: Any, base: str) -> str | None:
     """The site a feed names as its own: RSS's ``<channel><link>``, Atom's feed-level
     ``<link rel="alternate">`` (or a link without ``rel``), among the elements before its
     first item."""
-    if container is None:
-        return None
-    for child in container:
-        if child.tag == "link" and container.tag == "channel":
-            return (child.text or "").strip(XML_SPACE) or None
-        if child.tag == f"{{{ATOM}}}link" and child.get("rel", "alternate") == "alternate":
-            return (child.get("href") or "").strip(XML_SPACE) or None
-    return None
-
-
-def _feed_item(element: Any) -> tuple[str | None, str | None]:
-    """An RSS <item> or Atom <entry>: its page link, and its date as a lastmod.
-
-    RSS: ``<link>``; the date from ``<atom:updated>`` or ``<dc:date>`` (W3C Datetimes), else
-    ``<pubDate>`` (RFC 822, turned into the W3C Datetime of the same instant; kept as
-    written when it is not valid, for lastmod-invalid to say so). Atom: the ``<link>`` with
-    ``rel="alternate"`` or no rel, and ``<updated>``.
-    """
-    loc = updated = dc_date = pub_date = None
-    for child in element:
-        tag = child.tag
-        if tag == "link" and loc is None:
-            loc = (child.text or "").strip(XML_SPACE)
-        elif tag == ATOM_LINK and loc is None and (child.get("rel") or "alternate") == "alternate":
-            loc = (child.get("href") or "").strip(XML_SPACE)
-        elif tag == ATOM_UPDATED and updated is None:
-            updated = (child.text or "").strip(XML_SPACE)
-        elif tag == DC_DATE and dc_date is None:
-            dc_date = (child.text or "").strip(XML_SPACE)
-        elif tag == "pubDate" and pub_date is None:
-            pub_date = (child.text or "").strip(XML_SPACE)
-    if updated is None and dc_date is None and pub_date is not None:
-        return loc, rfc822_to_w3c(pub_date) or pub_date
-    return loc, updated if updated is not None else dc_date
+    found = feed_link(container, base) if container is not None else None
+    return (found[0] or None) if found is not None else None
 
 
 def _news_date(children: list[Any]) -> str | None:
@@ -315,7 +243,7 @@ def _news_date(children: list[Any]) -> str | None:
     for child in children:
         if child.tag == NEWS_TAG:
             published = child.findtext(NEWS_DATE)
-            return published.strip(XML_SPACE) if published is not None else None
+            return trimmed(published) if published is not None else None
     return None
 
 
