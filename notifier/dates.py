@@ -140,45 +140,80 @@ def period_of(text: str, instant: dt.datetime) -> tuple[dt.datetime, dt.datetime
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 _ZONES = {"ut": 0, "gmt": 0, "z": 0, "est": -5, "edt": -4, "cst": -6, "cdt": -5, "mst": -7, "mdt": -6, "pst": -8, "pdt": -7}
+# RFC 2822 4.3: the military zones, one letter but J. RFC 822 gave their signs backwards, so
+# they "SHOULD all be considered equivalent to -0000": UTC, the local offset unknown.
+_MILITARY = frozenset("abcdefghiklmnopqrstuvwxyz")
+# RFC 2822 3.3 and 4.3: white space around the comma and the colons is the obsolete syntax's
+# CFWS (comments are taken out first); a two- or three-digit year is obsolete; second 60 is
+# a leap second.
 _RFC822 = re.compile(
-    r"""(?:(?P<weekday>[A-Za-z]{3}),\s*)?(?P<day>\d{1,2})\s+(?P<month>[A-Za-z]{3})\s+(?P<year>\d{4}|\d{2})
-    \s+(?P<hour>[01]\d|2[0-3]):(?P<minute>[0-5]\d)(?::(?P<second>[0-5]\d))?\s+(?P<zone>[+-]\d{4}|[A-Za-z]{1,3})""",
+    r"""(?:(?P<weekday>[A-Za-z]{3})\s*,\s*)?(?P<day>\d{1,2})\s+(?P<month>[A-Za-z]{3})\s+(?P<year>\d{2,4})
+    \s+(?P<hour>[01]\d|2[0-3])\s*:\s*(?P<minute>[0-5]\d)(?:\s*:\s*(?P<second>[0-5]\d|60))?\s+(?P<zone>[+-]\d{4}|[A-Za-z]{1,3})""",
     re.VERBOSE | re.ASCII,
 )
 
 
-_TRAILING_COMMENT = re.compile(r"\s*\([^()]*\)\s*$")  # RFC 2822 3.2.3: `+0100 (CET)`
+def _uncommented(text: str) -> str | None:
+    """``text`` with every RFC 2822 comment (3.2.3: ``(CET)``, nested, ``\\)`` quoted inside)
+    made one space, as the white space it stands for; None when a parenthesis is unmatched."""
+    if "(" not in text and ")" not in text:
+        return text
+    kept: list[str] = []
+    depth, position = 0, 0
+    while position < len(text):
+        character = text[position]
+        if depth and character == "\\":  # a quoted-pair: the next character is only text
+            position += 2
+            continue
+        if character == "(":
+            kept += " " if depth == 0 else ""
+            depth += 1
+        elif character == ")":
+            if depth == 0:
+                return None
+            depth -= 1
+        elif depth == 0:
+            kept.append(character)
+        position += 1
+    return "".join(kept) if depth == 0 else None
+
+
+def _year(written: str) -> int:
+    """RFC 2822 4.3: a two-digit year below 50 is 20YY, else 19YY; a three-digit one is 1900 later."""
+    year = int(written)
+    if len(written) == 2:
+        return year + (2000 if year < 50 else 1900)
+    return year + 1900 if len(written) == 3 else year
 
 
 def rfc822_to_w3c(text: str) -> str | None:
-    """An RSS ``<pubDate>`` (RFC 822, four- or two-digit year; a trailing comment such as
-    ``(CET)`` is allowed, as RFC 2822 allows it) as the W3C Datetime of the same instant and
-    offset; None when it is not a valid RFC 822 date (a weekday that does not fit the date
-    included)."""
-    match = _RFC822.fullmatch(_TRAILING_COMMENT.sub("", text.strip()))
+    """An RSS ``<pubDate>`` (RFC 822 as RFC 2822 reads it: comments anywhere, the obsolete
+    two- and three-digit years, military zones, a leap second) as the W3C Datetime of the
+    same instant and offset; None when it is not a valid date (a weekday that does not fit
+    the date included). A leap second, 23:59:60, is read as 23:59:59: W3C Datetime and
+    Python have no second 60, and the date stays on the day and minute it names."""
+    uncommented = _uncommented(text)
+    match = _RFC822.fullmatch(uncommented.strip()) if uncommented is not None else None
     if match is None:
         return None
     month_name, zone = match.group("month").lower(), match.group("zone").lower()
     numeric = zone.startswith(("+", "-"))
-    if month_name not in _MONTHS or (not numeric and zone not in _ZONES):
+    if month_name not in _MONTHS or (not numeric and zone not in _ZONES and zone not in _MILITARY):
         return None
-    year = int(match.group("year"))
-    if len(match.group("year")) == 2:  # RFC 2822 section 4.3: 00-49 are 2000-2049
-        year += 2000 if year < 50 else 1900
     if numeric:  # +hhmm: a timedelta takes 60 minutes as an hour; dt.timezone refuses 24 hours itself
         if zone[3:] > "59":
             return None
         offset = dt.timedelta(hours=int(zone[1:3]), minutes=int(zone[3:])) * (-1 if zone[0] == "-" else 1)
     else:
-        offset = dt.timedelta(hours=_ZONES[zone])
+        offset = dt.timedelta(hours=_ZONES.get(zone, 0))
     try:
         instant = dt.datetime(
-            year,
+            _year(match.group("year")),
             _MONTHS.index(month_name) + 1,
             int(match.group("day")),
             int(match.group("hour")),
             int(match.group("minute")),
-            int(match.group("second") or 0),
+            min(int(match.group("second") or 0), 59),
             tzinfo=dt.timezone(offset),
         )
     except ValueError:  # 31 April, 29 February of a common year

@@ -1,18 +1,25 @@
-"""Every real sitemap of ../shared/corpus: no traceback, the right exit code, the known lies caught."""
+"""Every real sitemap of ../shared/corpus: no traceback, the right exit code, the known lies caught;
+and stamped, each reads back with its URLs and the dates stamped."""
 
 from __future__ import annotations
 
 import gzip
 import os
 import re
+import urllib.parse
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import pytest
 
+import notifier
 from notifier.cli import main
-from notifier.sitemap.reader import read_sitemap
-from tests.conftest import CORPUS
+from notifier.dates import parse_w3c
+from notifier.history.source_files import placeholders
+from notifier.sitemap.items import readings
+from notifier.sitemap.reader import Entry, read_sitemap
+from tests.conftest import CORPUS, NS
+from tests.test_history import Repo
 
 FILES = sorted(p.name for p in CORPUS.glob("*.xml*")) if CORPUS.is_dir() else []
 # Away from CI the corpus may be missing (a clone on its own): skip. In CI it is there, and
@@ -107,3 +114,60 @@ def test_the_gzip_copy_reads_like_the_original() -> None:
     plain = read_sitemap(str(CORPUS / "mkdocs.xml")).entries
     packed = read_sitemap(str(CORPUS / "mkdocs.xml.gz")).entries
     assert [(e.loc, e.lastmod) for e in plain] == [(e.loc, e.lastmod) for e in packed]
+
+
+# -- stamp over the corpus: stamped and read again, the same URLs and exactly the dates stamped
+def _part_files(index: Path) -> list[Path]:
+    """Where the reader looks for each part of a corpus index (the parts are not in the
+    corpus): beside it for a relative loc, else under the site root by the URL's path."""
+    root = ElementTree.fromstring(index.read_bytes().lstrip())
+    locs = [(child.findtext(f"{root.tag.partition('}')[0]}}}loc") or "").strip() for child in root]
+    paths = [urllib.parse.unquote(urllib.parse.urlsplit(loc).path) for loc in locs]
+    return [index.parent / path.lstrip("/") for path in paths]  # the index is at the site root: both are its folder
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_every_file_stamped_reads_back_with_its_urls_and_the_dates_stamped(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    public = tmp_path / "public"
+    public.mkdir()
+    sitemap = public / name
+    sitemap.write_bytes((CORPUS / name).read_bytes())
+    (tmp_path / "notify-changes.toml").write_text('[history]\nsources = ["content/{path}.md"]\n')
+    repo = Repo(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    if name in MALFORMED:  # refused as the reader refuses it, and left as it was
+        assert main(["stamp", str(sitemap)]) == 2 and sitemap.read_bytes() == (CORPUS / name).read_bytes()
+        return
+    parts = _part_files(sitemap) if _independent_count(name)[0] == "sitemapindex" else []
+    for number, part in enumerate(parts):  # one page a part, dated by the build
+        part.parent.mkdir(parents=True, exist_ok=True)
+        part.write_text(f'<urlset xmlns="{NS}"><url><loc>https://parts.test/{number}/</loc><lastmod>2020-01-01</lastmod></url></urlset>')
+    before = read_sitemap(str(sitemap)).entries
+    paths = sorted({placeholders(entry.loc)["path"] for entry in before})
+    dated = {path: f"2026-01-{number % 28 + 1:02d}T{number // 28 % 24:02d}:{number % 60:02d}:07Z" for number, path in enumerate(paths)}
+    for path, date in dated.items():
+        source = tmp_path / "content" / f"{path}.md"
+        source.parent.mkdir(parents=True, exist_ok=True)
+        source.write_text(f"---\nlastmod: {date}\n---\n")
+    repo.git("add", "-A")
+    repo.git("commit", "-q", "-m", "sources", when="2025-01-01T00:00:00Z")
+    result = notifier.stamp(str(sitemap), cwd=tmp_path)
+    stamped = {(change.file, change.loc): change.new for change in result.changes}
+    after = read_sitemap(str(sitemap)).entries
+    assert [entry.loc for entry in after] == [entry.loc for entry in before]
+    assert not result.unmapped and result.kept == 0  # every page has a source, and its date was not there yet
+    assert [entry.lastmod for entry in after] == [
+        stamped[(str(sitemap) if not parts else _part_of(entry, parts), entry.loc)] for entry in after
+    ]
+    assert [parse_w3c(entry.lastmod or "") for entry in after] == [parse_w3c(dated[placeholders(entry.loc)["path"]]) for entry in after]
+    if parts:  # the index: each part's lastmod (where it has one) is now its page's date
+        found = readings(sitemap.read_bytes(), "", name)
+        assert [reading.date for reading in found] == [
+            stamped[(str(sitemap), reading.loc or "")] if reading.date is not None else None for reading in found
+        ]
+
+
+def _part_of(entry: Entry, parts: list[Path]) -> str:
+    return str(parts[int(entry.loc.rstrip("/").rpartition("/")[2])].resolve())
