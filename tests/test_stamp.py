@@ -228,6 +228,18 @@ def test_stamp_takes_the_publication_date_of_a_source_never_committed(offline_si
     assert "<lastmod>2025-03-14</lastmod>" in offline_site.sitemap.read_text()
 
 
+def test_a_warning_git_prints_while_stamp_reads_the_history_is_said(built: Site) -> None:
+    """A branch named HEAD: git warns (which HEAD is the history?) and reads on; stamp says so (#40 item 13)."""
+    assert "git warned" not in stamp(built, "--dry-run").out
+    Repo(built.root).git("update-ref", "refs/heads/HEAD", "HEAD")
+    result = stamp(built, "--dry-run")
+    assert result.code == 0, result.err
+    assert result.out.splitlines()[-1] == (
+        "stamp: git warned while reading the history (warning: refname 'HEAD' is ambiguous.); "
+        "the dates it gave may be wrong until what git names is fixed"
+    )
+
+
 def test_the_diff_lists_files_and_their_dates_in_the_order_they_are_written(built: Site) -> None:
     result = stamp(built, "--dry-run")
     lines = [line for line in result.out.splitlines() if line.startswith("--- ") or line.startswith("  http")]

@@ -59,6 +59,7 @@ class StampResult:
     files: list[str] = field(default_factory=list)  # files rewritten (or, in a dry run, to rewrite)
     unmapped: list[str] = field(default_factory=list)  # pages with no source file, or none with a date
     kept: int = 0  # entries whose lastmod already names the content's date
+    warnings: list[str] = field(default_factory=list)  # what git warned of while reading the history
 
     def lines(self, *, dry_run: bool = False) -> list[str]:
         """What ``notify-changes stamp`` prints: each date changed (a diff), then the counts."""
@@ -111,7 +112,7 @@ def stamp_sitemap(settings: Settings, *, dry_run: bool) -> StampResult:
             site_dir=settings.site_dir, base=settings.base_path, request_timeout=settings.request_timeout, workers=workers
         )
         sitemap = read_sitemap(settings.sitemap, options)
-    result = StampResult()
+    result = StampResult(warnings=list(dates.sources.warnings))
     if not dry_run:
         _remove_leftovers(Path(info.name) for info in sitemap.files)
     written: list[str] = []
@@ -355,3 +356,6 @@ def describe(result: StampResult, *, dry_run: bool) -> Iterator[str]:
             f"stamp: {len(result.unmapped)} page(s) left as they were: no source file with a date or a commit "
             f"(e.g. {result.unmapped[0]}); add a [history] sources template for them"
         )
+    if result.warnings:
+        said = "; ".join(result.warnings)
+        yield f"stamp: git warned while reading the history ({said}); the dates it gave may be wrong until what git names is fixed"
