@@ -15,8 +15,14 @@ from collections.abc import Collection
 from typing import NamedTuple
 
 _HIDDEN = re.compile(r"<!--.*?-->|<!\[CDATA\[.*?\]\]>|<\?.*?\?>", re.DOTALL)
-# a start tag (its attributes' values may hold ">"), an end tag, or an empty-element tag
-_TAG = re.compile(r"""<(/?)([^\s/>]+)((?:\s+[^\s=/>]+\s*=\s*(?:"[^"]*"|'[^']*'))*)\s*(/?)>""")
+# An end tag; or a start tag (its attributes' values may hold ">"), an empty-element tag, or a
+# whole element holding only text (<loc>...</loc>, most of a sitemap) in one match. Groups:
+# the end tag's name; the name, attributes, "/" of an empty element, where the content
+# starts, and the "</" of a text-only element's end tag.
+_TAG = re.compile(
+    r"</([^\s/>]+)\s*>"
+    r"""|<([^\s/>]+)((?:\s+[^\s=/>]+\s*=\s*(?:"[^"]*"|'[^']*'))*)\s*(?:(/)>|>()(?:[^<]*(</)\2\s*>)?)"""
+)
 _XMLNS = re.compile(r"""\sxmlns(?::([^\s=]+))?\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 XML_NAMESPACE = "http://www.w3.org/XML/1998/namespace"
 
@@ -36,6 +42,9 @@ class Span(NamedTuple):
         return self.content == self.end
 
 
+_span = tuple.__new__  # Span(...) without the Python-level constructor: once per child
+
+
 class Block(NamedTuple):
     """An item of the text, and its child elements in order."""
 
@@ -45,42 +54,65 @@ class Block(NamedTuple):
 
 def blocks(text: str, tags: Collection[str]) -> list[Block]:
     """Every element of ``text`` whose expanded name (``{namespace}local``) is in ``tags``,
-    in document order, with its children. ``text`` is well-formed XML (the reader read it)."""
+    in document order, with its children. ``text`` is well-formed XML (the reader read it).
+    Runs once per tag: depth is a count, and names are resolved only outside an item."""
     masked = _HIDDEN.sub(lambda found: " " * len(found.group(0)), text)
+    local_names = {tag.rpartition("}")[2] for tag in tags}
     found: list[Block] = []
-    scopes: list[dict[str, str]] = [{"xml": XML_NAMESPACE}]  # prefix -> namespace ("": the default), one a depth
-    opened: list[tuple[str, int, int]] = []  # the open elements: name, start, content
-    item: Block | None = None  # the item being read, and its depth
-    item_depth = -1
+    declared: list[tuple[int, dict[str, str]]] = [(-1, {"xml": XML_NAMESPACE})]  # (depth, prefix -> namespace) where declared
+    depth = 0  # the elements open
+    children: list[Span] | None = None  # the children of the item being read
+    item_depth, item_start, item_content, child_start, child_content = -1, 0, 0, 0, 0
     tags_read = 0
     for match in _TAG.finditer(masked):
-        tags_read += 1
-        closing, name, attributes, empty = match.groups()
-        if closing:
-            name, start, content = opened.pop()
-            scopes.pop()
-            span = Span(name, start, content, match.start(), match.end())
-        else:
-            scope = scopes[-1]
-            if "xmlns" in attributes:
-                scope = {**scope, **_declared(attributes)}
-            depth = len(opened)
-            if item is None and _expanded(name, scope) in tags:
-                item, item_depth = Block(Span(name, match.start(), match.end(), match.end(), match.end()), []), depth
-            if not empty:
-                opened.append((name, match.start(), match.end()))
-                scopes.append(scope)
-                continue
-            span = Span(name, match.start(), match.end(), match.end(), match.end())
-        depth = len(opened)
-        if item is not None and depth == item_depth + 1:
-            item.children.append(span)
-        elif item is not None and depth == item_depth:
-            found.append(Block(span, item.children))
-            item = None
+        closed, name, attributes, empty, _, leaf = match.groups()
+        start, end = match.span()
+        if closed is not None:
+            tags_read += 1
+            depth -= 1
+            if declared[-1][0] == depth:
+                declared.pop()
+            if children is not None and depth == item_depth + 1:
+                children.append(_span(Span, (closed, child_start, child_content, start, end)))
+            elif children is not None and depth == item_depth:
+                found.append(Block(Span(closed, item_start, item_content, start, end), children))
+                children = None
+            continue
+        tags_read += 2 if leaf else 1
+        whole = empty or leaf  # an element in one match: it opens and closes here
+        if children is not None:  # in an item: only its children matter, and no name
+            if depth == item_depth + 1:
+                if empty:
+                    children.append(_span(Span, (name, start, end, end, end)))
+                elif leaf:
+                    children.append(_span(Span, (name, start, match.start(5), match.start(6), end)))
+                else:
+                    child_start, child_content = start, end
+            depth += not whole
+            continue
+        scope = declared[-1][1]
+        if "xmlns" in attributes:
+            scope = {**scope, **_declared(attributes)}
+        is_item = name.rpartition(":")[2] in local_names and _expanded(name, scope) in tags
+        if whole:
+            if is_item:
+                found.append(Block(_whole(match, name), []))
+            continue
+        if scope is not declared[-1][1]:
+            declared.append((depth, scope))
+        if is_item:
+            children, item_depth, item_start, item_content = [], depth, start, end
+        depth += 1
     if tags_read != masked.count("<"):
         raise AssertionError(f"stamp's scan read {tags_read} tags of {masked.count('<')}")
     return found
+
+
+def _whole(match: re.Match[str], name: str) -> Span:
+    """An element matched whole: ``<x/>``, or ``<x>text</x>``."""
+    if match.group(4):
+        return Span(name, match.start(), match.end(), match.end(), match.end())
+    return Span(name, match.start(), match.start(5), match.start(6), match.end())
 
 
 def _declared(attributes: str) -> dict[str, str]:
