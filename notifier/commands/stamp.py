@@ -226,20 +226,30 @@ def _read(path: Path) -> tuple[bytes, bool]:
 Edit = tuple[int, int, str]  # the text from one offset to another, and what it becomes
 
 
-def _paired(text: str, found: list[Reading], name: str) -> Iterator[tuple[Reading, Block]]:
-    """Each item as the reader reads it, with where it is in the text."""
-    if not found:
-        return
+Wanted = list[tuple[int, Reading, str]]  # the items whose date changes: their number, reading and new date
+
+
+def _edited(text: str, name: str, found: list[Reading], wanted: Wanted) -> str:
+    """``text`` with each wanted date written where the reader reads it. The tags are
+    scanned only when a date changes: a stamped file stamps to itself at the cost of a read."""
+    if not wanted:
+        return text
     spans = blocks(text, {found[0].tag})
     if len(spans) != len(found):
         raise AssertionError(f"{name}: the reader read {len(found)} items, stamp's scan found {len(spans)}")
-    yield from zip(found, spans, strict=True)
+    pieces, last = [], 0
+    for number, reading, date in wanted:
+        start, end, value = _edit(spans[number], reading, date)
+        pieces += [text[last:start], value]
+        last = end
+    pieces.append(text[last:])
+    return "".join(pieces)
 
 
 def _stamp_pages(text: str, name: str, found: list[Reading], dates: ContentDates, result: StampResult) -> tuple[str, str | None]:
-    edits: list[Edit] = []
+    wanted: Wanted = []
     newest: list[str] = []
-    for reading, block in _paired(text, found, name):
+    for number, reading in enumerate(found):
         loc, old = reading.loc, reading.date
         if not loc:  # an item naming no page: url-invalid says so
             continue
@@ -257,8 +267,8 @@ def _stamp_pages(text: str, name: str, found: list[Reading], dates: ContentDates
             result.kept += 1
             continue
         result.changes.append(Restamp(name, loc, old, date, why))
-        edits.append(_edit(block, reading, date))
-    return _edited(text, edits), _latest(newest)
+        wanted.append((number, reading, date))
+    return _edited(text, name, found, wanted), _latest(newest)
 
 
 def _edit(block: Block, reading: Reading, date: str) -> Edit:
@@ -275,15 +285,6 @@ def _edit(block: Block, reading: Reading, date: str) -> Edit:
     tag = f"{prefix}:{local}" if prefix and reading.date_tag.startswith("{") else local  # in the item's namespace
     after = block.children[reading.page_at].end
     return after, after, f"<{tag}>{value}</{tag}>"
-
-
-def _edited(text: str, edits: list[Edit]) -> str:
-    pieces, last = [], 0
-    for start, end, value in edits:
-        pieces += [text[last:start], value]
-        last = end
-    pieces.append(text[last:])
-    return "".join(pieces)
 
 
 def _moment(date: str) -> dt.datetime:
@@ -312,10 +313,10 @@ def _latest(dates: list[str]) -> str | None:
 
 def _stamp_index(text: str, name: str, found: list[Reading], part_dates: list[str | None], result: StampResult) -> tuple[str, str | None]:
     """An index: each part's ``<lastmod>`` (where it has one) becomes the latest of its pages."""
-    edits: list[Edit] = []
+    wanted: Wanted = []
     newest: list[str] = []
     listed = iter(part_dates)  # one a part: an item with a loc
-    for reading, block in _paired(text, found, name):
+    for number, reading in enumerate(found):
         if not reading.loc:
             continue
         date = next(listed)
@@ -325,8 +326,8 @@ def _stamp_index(text: str, name: str, found: list[Reading], part_dates: list[st
         if reading.date_at < 0 or reading.date == date:
             continue
         result.changes.append(Restamp(name, reading.loc, reading.date, date, "the latest lastmod of the part"))
-        edits.append(_edit(block, reading, date))
-    return _edited(text, edits), _latest(newest)
+        wanted.append((number, reading, date))
+    return _edited(text, name, found, wanted), _latest(newest)
 
 
 def _replace(path: Path, data: bytes, *, gzipped: bool) -> None:
