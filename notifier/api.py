@@ -40,6 +40,7 @@ class Options(TypedDict, total=False):
     config: str | os.PathLike[str]
     no_removed: bool
     on_submit_error: str  # "fail" | "warn"
+    endpoint_mode: str  # "all" | "first"
     rules: Mapping[str, str]  # rule id -> "error" | "warn" | "off"
     clock_skew: str | float | dt.timedelta  # "1h", or seconds
     max_removed: str | float  # "20%", or 0.2

@@ -125,9 +125,13 @@ class Client:
         self.session.close()
 
     # -- retries -------------------------------------------------------------------
-    def _with_retries(self, send: Callable[[], requests.Response], label: str = "") -> tuple[requests.Response | None, str, int]:
+    def _with_retries(
+        self, send: Callable[[], requests.Response], label: str = "", *, fail_over: bool = False
+    ) -> tuple[requests.Response | None, str, int]:
         """Run ``send`` until a final answer; (response or None, why it ended, attempts).
-        Before each wait, one line to ``notice``: ``label``, what went wrong, the wait, the budget left."""
+        Before each wait, one line to ``notice``: ``label``, what went wrong, the wait, the budget left.
+        ``fail_over``: another endpoint is next (``--endpoint-mode first``), so what would be
+        retried here ends the try at once, with no wait."""
         policy = self.policy
         started = self._clock()
         attempts = 0
@@ -167,7 +171,7 @@ class Client:
 
         def stop(state: tenacity.RetryCallState) -> bool:
             # tenacity computes the wait first; give up rather than sleep past the budget
-            return self._clock() - started + state.upcoming_sleep > policy.budget
+            return fail_over or self._clock() - started + state.upcoming_sleep > policy.budget
 
         retrying = tenacity.Retrying(
             retry=tenacity.retry_if_exception_type((*RETRYABLE_EXCEPTIONS, _RetryableAnswer)),
@@ -177,16 +181,17 @@ class Client:
             sleep=self._sleep,
             reraise=True,
         )
+        gave_up = "not retried here: the next endpoint takes it" if fail_over else f"gave up within --retry-timeout {policy.budget:g} s"
         try:
             return retrying(attempt), "", attempts
         except _RetryableAnswer as error:
             response = error.response
             after = response.headers.get("Retry-After")
             last_problem = f"HTTP {response.status_code}" + (f" (Retry-After: {after[:40]})" if after else "")
-            return response, f"{last_problem}; gave up within --retry-timeout {policy.budget:g} s", attempts
+            return response, f"{last_problem}; {gave_up}", attempts
         except RETRYABLE_EXCEPTIONS as error:
             kind = "timed out" if isinstance(error, requests.Timeout) else "connection failed"
-            return None, f"{kind} ({type(error).__name__}); gave up within --retry-timeout {policy.budget:g} s", attempts
+            return None, f"{kind} ({type(error).__name__}); {gave_up}", attempts
 
     def _not_before(self, response: requests.Response) -> str | None:
         """When a 429 or 503 asked to be left alone past --retry-timeout: the time it named
@@ -243,9 +248,11 @@ class Client:
         return None
 
     # -- submissions ---------------------------------------------------------------
-    def submit(self, endpoint: str, batch: Batch, label: str = "") -> BatchResult:
+    def submit(self, endpoint: str, batch: Batch, label: str = "", *, fail_over: bool = False) -> BatchResult:
         """POST one batch and map the answer to a result; never raises for a server's answer.
-        ``label`` names the batch in the lines said before each retry wait."""
+        ``label`` names the batch in the lines said before each retry wait. ``fail_over``: a
+        429, 5xx, timeout or connection failure is not retried at this endpoint but ends the
+        try at once (``exhausted``), for the next endpoint to take the batch."""
         body: dict[str, object] = {"host": batch.host, "key": batch.key}
         if batch.key_location is not None:
             body["keyLocation"] = batch.key_location
@@ -257,7 +264,7 @@ class Client:
             return self.session.post(endpoint, data=data, headers=headers, timeout=self.timeout, allow_redirects=False, stream=True)
 
         try:
-            response, problem, attempts = self._with_retries(send, label)
+            response, problem, attempts = self._with_retries(send, label, fail_over=fail_over)
         except requests.RequestException as error:  # e.g. an invalid endpoint URL: not retryable
             return BatchResult(endpoint, batch.host, len(batch.urls), "failed", None, f"request failed: {error}", 1)
         if response is None:

@@ -25,6 +25,7 @@ from notifier.waits import endpoint_key
 
 FORMATS = ("text", "json", "github")
 INITIAL_CHOICES = ("baseline", "submit", "fail")  # and since:DURATION
+ENDPOINT_MODES = ("all", "first")  # IndexNow endpoints share what they receive: one that takes a batch may be enough
 
 
 def seconds(name: str, maximum: float = 86_400.0, *, minimum: float = 0.0) -> Callable[[Any], float]:
@@ -228,6 +229,15 @@ OPTIONS: tuple[Option, ...] = (
         run_only=True,
     ),
     Option("no-removed", flag, False, "do not announce removed URLs", kind="flag", run_only=True),
+    Option(
+        "endpoint-mode",
+        lambda label: choice(label, ENDPOINT_MODES),
+        "all",
+        "all (default): every batch to every endpoint; first: to the endpoints in order, stopping at the first that "
+        "takes it (a 429, 5xx, timeout or connection failure moves it to the next at once)",
+        choices=ENDPOINT_MODES,
+        run_only=True,
+    ),
     Option(
         "on-submit-error",
         lambda label: choice(label, ("fail", "warn")),

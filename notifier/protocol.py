@@ -44,6 +44,7 @@ class BatchResult(NamedTuple):
     attempts: int
     exhausted: bool = False  # failed after its retries (or a Retry-After past the budget): the endpoint is down for this run
     not_before: str | None = None  # a 429 or 503 asked to wait past --retry-timeout: no batch goes there before this time
+    moved_to: str | None = None  # --endpoint-mode first: this endpoint failed it, and the batch went on to that one
 
 
 def derive_key(secret: str, host: str) -> str:

@@ -109,6 +109,7 @@ class Report:
                     "message": batch.message,
                     "attempts": batch.attempts,
                 }
+                | ({"moved_to": batch.moved_to} if batch.moved_to else {})
                 for batch in self.batches
             ]
             + [

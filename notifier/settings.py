@@ -65,6 +65,7 @@ class Settings:
     initial: str = default("initial")
     no_removed: bool = default("no-removed")
     on_submit_error: str = default("on-submit-error")
+    endpoint_mode: str = default("endpoint-mode")
     rule_levels: dict[str, Level] = field(default_factory=dict)
     clock_skew: dt.timedelta = default("clock-skew")
     max_removed: float = default("max-removed")
@@ -226,6 +227,7 @@ def resolve(
         initial=value("initial"),
         no_removed=value("no-removed"),
         on_submit_error=value("on-submit-error"),
+        endpoint_mode=value("endpoint-mode"),
         rule_levels=_levels(cli, file_values.get("rules", {}), where=where, api=api),
         clock_skew=value("clock-skew"),
         max_removed=value("max-removed"),

@@ -249,7 +249,7 @@ def _record_run(run: Run, store: StateStore, state: State, verified: Verified, d
                 "the next run folds those deliveries in and sends only the rest: free space (or fix the folder) and run again"
             )
     if pending:
-        failed = [batch for batch in deliveries.batches if batch.status not in ("delivered", "accepted")]
+        failed = [batch for batch in deliveries.batches if batch.status not in ("delivered", "accepted") and not batch.moved_to]
         detail = f"; first problem: {failed[0].message}" if failed else ""
         waiting = [endpoint for endpoint in run.endpoints if state.pending.get(endpoint)]
         held = [until for until in (wait_for(state.backoff, endpoint) for endpoint in waiting) if until]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from notifier.dates import parse_w3c
@@ -110,9 +110,9 @@ def _explainer(diff: Diff, to_submit: list[Sequence[Change]], state: State, endp
 
 def _plan(settings: Settings, state: State, endpoints: list[str], reasons: dict[str, Change]) -> list[PlannedBatch]:
     planned: list[PlannedBatch] = []
-    for endpoint in endpoints:
+    for endpoint, pending in _sends(settings, state, endpoints):
         held = wait_for(state.backoff, endpoint)  # the waits still ahead (loop.begin bounded them)
-        batches, unsendable = make_batches(state.pending.get(endpoint, {}), settings.keys, settings.batch_size)
+        batches, unsendable = make_batches(pending, settings.keys, settings.batch_size)
         for batch in batches:
             planned.append(PlannedBatch(endpoint, batch.host, [reasons[loc] for loc in batch.urls], held))
         if unsendable and not settings.keys.configured:
@@ -124,6 +124,16 @@ def _plan(settings: Settings, state: State, endpoints: list[str], reasons: dict[
                 for start in range(0, len(changes), settings.batch_size):
                     planned.append(PlannedBatch(endpoint, host, changes[start : start + settings.batch_size], held))
     return planned
+
+
+def _sends(settings: Settings, state: State, endpoints: list[str]) -> list[tuple[str, Iterable[str]]]:
+    """Each endpoint a dry run shows batches to, with their URLs: with ``--endpoint-mode
+    first``, the first endpoint not asked to wait (else the first) with the URLs pending at any."""
+    if settings.endpoint_mode != "first":
+        return [(endpoint, state.pending.get(endpoint, {})) for endpoint in endpoints]
+    union = dict.fromkeys(loc for endpoint in endpoints for loc in state.pending.get(endpoint, {}))
+    free = [endpoint for endpoint in endpoints if wait_for(state.backoff, endpoint) is None]
+    return [((free or endpoints)[0], union)]
 
 
 def _require_keys(run: Run, to_submit: list[Sequence[Change]], state: State) -> None:

@@ -50,7 +50,7 @@ def submit_pending(run: Run, state: State, store: StateStore) -> Deliveries:
             if batch is not None and result.status in ("delivered", "accepted"):
                 delivered.extend(batch.urls)
                 try:
-                    store.record_delivered(state, result.endpoint, batch.urls, at)
+                    _record_delivered(store, state, result.endpoint, batch.urls, at, first=settings.endpoint_mode == "first")
                 except DeliveryNotRecorded as error:  # received, not recorded: it stays pending, and no more is sent
                     unrecorded, problems = list(batch.urls), [str(error)]
                     break
@@ -59,6 +59,20 @@ def submit_pending(run: Run, state: State, store: StateStore) -> Deliveries:
             client.close()
         notes = _record_ledger(store, sent, settings.keep_batches)
     return Deliveries(batches, delivered, problems + _unusual_successes(batches) + notes, unrecorded)
+
+
+def _record_delivered(store: StateStore, state: State, endpoint: str, urls: list[str], at: str, *, first: bool) -> None:
+    """An acknowledged batch leaves ``endpoint``'s pending set; with ``--endpoint-mode first``
+    it leaves every endpoint's (a URL one endpoint took is delivered: they share what they
+    receive), each set giving up the URLs it holds (the batch is made of every set's URLs),
+    so that each record is a slice of its set, as ``State.settle`` counts on."""
+    if not first:
+        store.record_delivered(state, endpoint, urls, at)
+        return
+    for each, items in list(state.pending.items()):
+        held = [loc for loc in urls if loc in items]  # never a URL the set lacks: settle counts on slices
+        if held:
+            store.record_delivered(state, each, held, at)
 
 
 def _unusual_successes(batches: list[BatchResult]) -> list[str]:
@@ -131,6 +145,31 @@ class _Submissions:
         return f"not sent: {name} asked to wait until {until} (Retry-After, at an earlier run); they stay pending"
 
     def __iter__(self) -> Iterator[tuple[BatchResult, Batch | None]]:
+        if self.settings.endpoint_mode == "first":
+            yield from self._first_taker()
+        else:
+            yield from self._every_endpoint()
+
+    def _step(self, label: str, batch: Batch, count: int) -> None:
+        if self.env.step is not None and count > 1:  # one batch: a short run writes no step
+            self.env.step(f"sending {label}: {plural(len(batch.urls), 'URL')} of {batch.host}")
+
+    def _stops(self, endpoint: str, label: str, result: BatchResult, *, retried: bool = True) -> str | None:
+        """Why ``endpoint`` gets no more batches this run after ``result``, or None."""
+        name = host_of(endpoint)
+        if result.http_status == 403:  # the key will not work for the other batches either
+            return f"not sent after the 403 above: {result.message}"
+        if result.not_before is not None:  # asked to wait past the budget: every run waits with it
+            key = endpoint_key(endpoint)
+            self.state.backoff[key] = max(result.not_before, self.state.backoff.get(key, ""))
+            return f"not sent: {name} asked to wait until {result.not_before} (Retry-After); they stay pending"
+        if result.exhausted:  # down for this run: its other batches must not each spend the budget
+            how = "after its retries" if retried else "(--endpoint-mode first: not retried while another endpoint is next)"
+            return f"not sent: {name} failed {label} {how}; they stay pending for the next run"
+        return None
+
+    def _every_endpoint(self) -> Iterator[tuple[BatchResult, Batch | None]]:
+        """``--endpoint-mode all``: every endpoint is sent its own pending URLs."""
         for endpoint in self.endpoints:
             pending = list(self.state.pending.get(endpoint, {}))
             batches, unsendable = make_batches(pending, self.settings.keys, self.settings.batch_size)
@@ -143,18 +182,43 @@ class _Submissions:
                 problem = None if stop_reason is not None else self._preflight(batch)
                 if problem is None and stop_reason is None:
                     label = f"batch {number}/{len(batches)} to {name}"
-                    if self.env.step is not None and len(batches) > 1:  # one batch: a short run writes no step
-                        self.env.step(f"sending {label}: {plural(len(batch.urls), 'URL')} of {batch.host}")
+                    self._step(label, batch, len(batches))
                     result = self.client.submit(endpoint, batch, label)
-                    if result.http_status == 403:  # the key will not work for the other batches either
-                        stop_reason = f"not sent after the 403 above: {result.message}"
-                    elif result.not_before is not None:  # asked to wait past the budget: every run waits with it
-                        key = endpoint_key(endpoint)
-                        self.state.backoff[key] = max(result.not_before, self.state.backoff.get(key, ""))
-                        stop_reason = f"not sent: {name} asked to wait until {result.not_before} (Retry-After); they stay pending"
-                    elif result.exhausted:  # down for this run: its other batches must not each spend the budget
-                        stop_reason = f"not sent: {name} failed {label} after its retries; they stay pending for the next run"
+                    stop_reason = self._stops(endpoint, label, result)
                     yield result, batch
                 else:
                     message = problem or stop_reason or ""
                     yield BatchResult(endpoint, batch.host, len(batch.urls), "skipped", None, message, 0), batch
+
+    def _first_taker(self) -> Iterator[tuple[BatchResult, Batch | None]]:
+        """``--endpoint-mode first``: the URLs pending at any endpoint (a URL an endpoint took
+        left every set), each batch to the endpoints in configured order until one takes it."""
+        endpoints = self.endpoints
+        union = dict.fromkeys(loc for endpoint in endpoints for loc in self.state.pending.get(endpoint, {}))
+        batches, unsendable = make_batches(union, self.settings.keys, self.settings.batch_size)
+        grouped = Counter((host_of(loc), why) for loc, why in unsendable)
+        for (host, why), count in grouped.items():
+            yield BatchResult(endpoints[0], host, count, "skipped", None, why, 0), None
+        out: dict[str, str] = {}  # endpoint -> why it gets no more batches this run
+        for endpoint in endpoints:
+            waiting = self._waiting(endpoint, host_of(endpoint))
+            if waiting is not None:
+                out[endpoint] = waiting
+        for number, batch in enumerate(batches, start=1):
+            chain = [endpoint for endpoint in endpoints if endpoint not in out]
+            problem = self._preflight(batch) if chain else "; ".join(dict.fromkeys(out.values()))
+            if problem is not None:
+                yield BatchResult(endpoints[0], batch.host, len(batch.urls), "skipped", None, problem, 0), batch
+                continue
+            for place, endpoint in enumerate(chain):
+                label = f"batch {number}/{len(batches)} to {host_of(endpoint)}"
+                self._step(label, batch, len(batches))
+                following = chain[place + 1] if place + 1 < len(chain) else None
+                result = self.client.submit(endpoint, batch, label, fail_over=following is not None)
+                stop_reason = self._stops(endpoint, label, result, retried=following is None)
+                if stop_reason is not None:
+                    out[endpoint] = stop_reason
+                if following is None or not result.exhausted:  # taken, or refused for a reason every endpoint shares
+                    yield result, batch
+                    break
+                yield result._replace(message=f"{result.message}; sent on to {host_of(following)}", moved_to=following), batch
