@@ -55,7 +55,7 @@ def test_a_batch_received_but_not_recorded_is_exit_5_reported_and_sent_again(sit
     assert site.run().code == 0
     site.write(urlset(pages(5)))
     journal = site.state.with_name(site.state.name + ".journal")
-    site.fake.after_answer = lambda _: journal.mkdir(exist_ok=True)  # nothing can be appended there any more
+    site.fake.on_post = lambda _: journal.mkdir(exist_ok=True)  # before the answer: nothing can be appended there once it is received
     result = site.run("--batch-size", "2", "--format", "json")
     assert result.code == 5, result
     report = json.loads(result.out)
@@ -65,7 +65,7 @@ def test_a_batch_received_but_not_recorded_is_exit_5_reported_and_sent_again(sit
     assert any("acknowledged a batch of 2 URLs, but it could not be recorded" in note for note in report["notes"])
     journal.rmdir()
     assert sorted(recorded_pending(site.state)[site.fake.endpoint]) == [f"{BASE}/p/{n}/" for n in range(1, 5)]
-    site.fake.after_answer = None
+    site.fake.on_post = None
     again = site.run("--batch-size", "2")
     assert again.code == 0 and site.fake.delivered()[2:4] == first  # sent again: at least once, never lost
 
