@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import resource
+import signal
 import socket
 import subprocess
 import sys
 import threading
 import urllib.parse
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -355,3 +357,16 @@ def recorded_pending(path: Any) -> dict[str, dict[str, dict[str, str]]]:
         for endpoint, items in state.pending.items()
         if items
     }
+
+
+@pytest.fixture
+def file_size_limit() -> Iterator[Callable[[int], None]]:
+    """Set RLIMIT_FSIZE for this process (the run and the fake endpoint share it) as a full
+    disk would refuse writes: EFBIG instead of SIGXFSZ. Restored afterwards."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    try:
+        yield lambda size: resource.setrlimit(resource.RLIMIT_FSIZE, (size, hard))
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, previous)

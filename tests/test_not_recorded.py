@@ -6,26 +6,11 @@ from __future__ import annotations
 
 import json
 import resource
-import signal
-from collections.abc import Callable, Iterator
-
-import pytest
+from collections.abc import Callable
 
 from notifier.errors import EXIT_CODE_MEANINGS, ExitCode
 from notifier.pipeline.sites import SEVERITY
 from tests.conftest import BASE, Site, pages, recorded_pending, urlset
-
-
-@pytest.fixture
-def file_size_limit() -> Iterator[Callable[[int], None]]:
-    """RLIMIT_FSIZE for this process, as a full disk refuses writes (EFBIG, SIGXFSZ ignored)."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-    previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    try:
-        yield lambda size: resource.setrlimit(resource.RLIMIT_FSIZE, (size, hard))
-    finally:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
-        signal.signal(signal.SIGXFSZ, previous)
 
 
 def test_a_final_save_that_fails_after_deliveries_is_exit_5_with_the_json_report(

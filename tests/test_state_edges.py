@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import json
 import resource
-import signal
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -268,19 +267,6 @@ def test_an_honest_site_has_nothing_refused(site: Site) -> None:
 
 
 # -- 6. the disk fills up at the final save, after every batch was delivered -------------------------
-@pytest.fixture
-def file_size_limit() -> Iterator[Callable[[int], None]]:
-    """Set RLIMIT_FSIZE for this process (the run and the fake endpoint share it) as a full
-    disk would refuse writes: EFBIG instead of SIGXFSZ. Restored afterwards."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-    previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    try:
-        yield lambda size: resource.setrlimit(resource.RLIMIT_FSIZE, (size, hard))
-    finally:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
-        signal.signal(signal.SIGXFSZ, previous)
-
-
 def test_a_full_disk_at_the_final_save_says_what_was_delivered_and_where_it_is_kept(
     site: Site, file_size_limit: Callable[[int], None]
 ) -> None:
