@@ -25,8 +25,8 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_pages import HOST, KEY, PageSite  # the same built site of small pages and gzip sitemap parts
-from benchlib import measure  # a command measured in a fresh process
+from bench_pages import HOST, PageSite  # the same built site of small pages and gzip sitemap parts
+from benchlib import installed_tool, measure  # a command measured in a fresh process
 
 
 def redirect_rules(count: int, urls: int) -> list[tuple[str, str, str]]:
@@ -114,9 +114,7 @@ def main() -> int:
     parser.add_argument("--rules", type=int, default=5_000, help="rules in _redirects, and blocks in _headers")
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    tool = [str(Path(sys.executable).parent / "notify-changes")]
-    env = dict(os.environ, INDEXNOW_KEY=KEY)
-    env.pop("CI", None)
+    tool, env = installed_tool()
     started = Path.cwd()
     with tempfile.TemporaryDirectory(prefix="nc-bench-hosting-") as temp:
         try:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import os
 import random
 import shutil
 import statistics
@@ -29,11 +28,10 @@ import textwrap
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import FLOOR, measure  # the same parse floor and measuring, in a fresh process
+from benchlib import FLOOR, KEY, installed_tool, measure  # the same parse floor and measuring, in a fresh process
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 HOST = "www.big-retailer.net"
-KEY = "bench0123456789abcdef"
 PARTS = 5
 
 # bench.py's parse floor (loc -> lastmod of every part), then every page file hashed
@@ -201,9 +199,7 @@ def main() -> int:
     parser.add_argument("--big", type=int, default=200_000, help="URLs of the no-file and memory scenarios")
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    tool = [str(Path(sys.executable).parent / "notify-changes")]
-    env = dict(os.environ, INDEXNOW_KEY=KEY)
-    env.pop("CI", None)
+    tool, env = installed_tool()
     with tempfile.TemporaryDirectory(prefix="nc-bench-pages-") as temp:
         results = run_pages(Path(temp), args.pages, args.big, args.rounds, env, tool)
     print(f"\n{args.pages:,} pages of 8 KB, {args.big:,} URLs for the no-file and memory rows; {args.rounds} rounds, medians")

@@ -3,9 +3,22 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
+
+KEY = "bench0123456789abcdef"  # the key every benchmark runs with
+
+
+def installed_tool() -> tuple[list[str], dict[str, str]]:
+    """The notify-changes beside this Python, and its environment: the benchmarks' key, and no
+    CI variable, so that a run measured under CI runs as a deploy on any machine does."""
+    env = dict(os.environ, INDEXNOW_KEY=KEY)
+    env.pop("CI", None)
+    return [str(Path(sys.executable).parent / "notify-changes")], env
+
 
 MEASURE = textwrap.dedent(
     """
