@@ -107,6 +107,7 @@ CORPUS_FILES = sorted(CORPUS.glob("*.xml*")) if CORPUS.is_dir() else []
 @given(st.integers(min_value=0, max_value=10**9), st.integers(min_value=1, max_value=8))
 @FUZZ
 def test_mutated_corpus_files(seed: int, edits: int) -> None:
+    assert CORPUS_FILES, f"{CORPUS} is missing: CI must run with ../shared beside the checkout"
     rng = random.Random(seed)
     source = CORPUS_FILES[seed % len(CORPUS_FILES)]
     data = bytearray(source.read_bytes())
