@@ -325,12 +325,11 @@ def as_w3c(value: object) -> str | None:
     if matched is None:
         return None
     date, time, zone = matched.group("date", "time", "zone")
-    if parse_w3c(date) is None:  # 2025-02-30 is not a date
-        return None
-    if time is None or zone is None:
-        return date
-    if len(time) == 5:
+    if time is not None and len(time) == 5:
         time += ":00"
-    if zone != "Z" and ":" not in zone:
+    if zone is not None and zone != "Z" and ":" not in zone:
         zone = f"{zone[:3]}:{zone[3:]}"
-    return f"{date}T{time}{zone}"
+    written = date if time is None else f"{date}T{time}{zone or 'Z'}"
+    if parse_w3c(written) is None:  # 2025-02-30, 25:00 or +25:00 is no date (never a date the rules cannot read)
+        return None
+    return date if zone is None else written

@@ -4,6 +4,7 @@ preflight, recording each acknowledged batch durably before the next is sent.
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Iterator
 
@@ -120,14 +121,14 @@ class _Submissions:
 
     def _live_problem(self, host: str) -> str | None:
         """Up to --verify-live added or changed pages of ``host`` must be served already (CDNs lag)."""
-        sample: dict[str, None] = {}
-        for endpoint in self.endpoints:
-            for loc, item in self.state.pending.get(endpoint, {}).items():
-                if item["reason"] in ("added", "changed") and host_of(loc) == host:
-                    sample[loc] = None
-                if len(sample) >= self.settings.verify_live:
-                    break
-        for loc in sample:  # at most --verify-live: the walk stops there
+        new_pages = (
+            loc
+            for endpoint in self.endpoints
+            for loc, item in self.state.pending.get(endpoint, {}).items()
+            if item["reason"] in ("added", "changed") and host_of(loc) == host
+        )
+        sample = itertools.islice(dict.fromkeys(new_pages), self.settings.verify_live)  # N pages, however many endpoints
+        for loc in sample:
             problem = self.client.check_live(loc)
             if problem is not None:
                 return f"the live site is not serving the new pages yet: {problem}; the URLs stay pending, run again later"
