@@ -52,6 +52,8 @@ class Options(TypedDict, total=False):
     site: str  # with [[sites]] in the config: only this site
     keep_batches: int  # batches the ledger keeps
     site_name: str  # with a postgresql:// state: this site's name
+    include: str | Sequence[str]  # [announce] include: glob patterns on a URL's path
+    exclude: str | Sequence[str]  # [announce] exclude
     environ: Mapping[str, str]  # instead of os.environ (INDEXNOW_KEY, GITHUB_ACTIONS)
     cwd: str | os.PathLike[str]  # where the config file is looked for and relative paths start
 

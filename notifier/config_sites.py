@@ -31,8 +31,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from notifier.announce import Announce
 from notifier.database import DatabaseURL
 from notifier.errors import UsageError
+from notifier.options import announce_table
 from notifier.settings import (
     CONVERTERS,
     DEFAULT_STATE,
@@ -76,6 +78,7 @@ class SiteState(NamedTuple):
     name: str | None  # None: the config lists no [[sites]]
     state: Path | DatabaseURL
     lock_timeout: float
+    announce: Announce = Announce()  # its [announce] patterns: `state url` says when one holds a URL out
 
 
 def site_layers(
@@ -97,10 +100,16 @@ def site_layers(
 def site_states(cli: Mapping[str, Any], environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> list[SiteState]:
     """The state of each site the command covers (``site_layers``), two sites in one refused."""
     cwd = Path.cwd() if cwd is None else cwd
-    found = [SiteState(name, *state_from(layers.merged, cwd, name)) for name, layers in site_layers(cli, environ, cwd)]
+    found = [SiteState(name, *state_from(layers.merged, cwd, name), _patterns(layers)) for name, layers in site_layers(cli, environ, cwd)]
     if len(found) > 1 or found[0].name is not None:
         _refuse_shared_states([(each.name or "", each.state) for each in found])
     return found
+
+
+def _patterns(layers: Layers) -> Announce:
+    """The ``[announce]`` patterns of a site's layers."""
+    values = {name: CONVERTERS[name](label)(value) for name, (value, label) in layers.merged.items() if name in ("include", "exclude")}
+    return Announce(include=values.get("include", ()), exclude=values.get("exclude", ()))
 
 
 def _chosen_tables(cli: Mapping[str, Any], layers: Layers) -> dict[str, dict[str, Any]] | None:
@@ -128,7 +137,8 @@ def _site_tables(sites: Any, where: str) -> dict[str, dict[str, Any]]:
         raise UsageError(f'{where}: sites must be an array of tables, each [[sites]] with name = "..." and its sitemap')
     tables: dict[str, dict[str, Any]] = {}
     for number, raw in enumerate(sites, start=1):
-        table = {key.replace("_", "-"): value for key, value in raw.items()}
+        table = {key.replace("_", "-"): value for key, value in raw.items() if key != "announce"}
+        table.update(announce_table(raw.get("announce", {}), f"{where}: [[sites]] number {number}"))
         name = table.get("name")
         if not isinstance(name, str) or not SITE_NAME.fullmatch(name):
             raise UsageError(

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from notifier.announce import patterns
 from notifier.dates import MAX_DURATION_SECONDS, parse_duration
 from notifier.errors import UsageError
 from notifier.paths import is_url
@@ -25,6 +26,7 @@ from notifier.waits import endpoint_key
 
 FORMATS = ("text", "json", "github")
 INITIAL_CHOICES = ("baseline", "submit", "fail")  # and since:DURATION
+ANNOUNCE = ("include", "exclude", "min-interval", "per-run", "per-day", "alternates")  # the config's [announce] table
 ENDPOINT_MODES = ("all", "first")  # IndexNow endpoints share what they receive: one that takes a batch may be enough
 
 
@@ -283,6 +285,25 @@ OPTIONS: tuple[Option, ...] = (
         "N",
         run_only=True,
     ),
+    Option(
+        "include",
+        patterns,
+        (),
+        "announce only URLs whose path matches this glob (repeatable; * within a segment, ** across, ? the query too; "
+        "config [announce] include)",
+        "PATTERN",
+        kind="list",
+        run_only=True,
+    ),
+    Option(
+        "exclude",
+        patterns,
+        (),
+        "never announce URLs whose path matches this glob (repeatable; they are recorded as usual; config [announce] exclude)",
+        "PATTERN",
+        kind="list",
+        run_only=True,
+    ),
 )
 BY_NAME = {option.name: option for option in OPTIONS}
 #: The options only ``run`` uses. ``check`` accepts them too (a deploy script passes one set
@@ -292,3 +313,16 @@ RUN_ONLY = tuple(option.name for option in OPTIONS if option.run_only)
 
 def default(name: str) -> Any:
     return BY_NAME[name].default
+
+
+def announce_table(table: Any, where: str) -> dict[str, Any]:
+    """The config's ``[announce]`` table as option values (``include = [...]``, ``per-day = 500``)."""
+    if not isinstance(table, dict):
+        raise UsageError(f'{where}: [announce] must be a table, e.g. exclude = ["/drafts/**"]')
+    values: dict[str, Any] = {}
+    for raw_key, value in table.items():
+        key = raw_key.replace("_", "-")
+        if key not in ANNOUNCE:
+            raise UsageError(f"{where}: [announce] unknown setting {raw_key!r} (settings: {', '.join(ANNOUNCE)})")
+        values[key] = value
+    return values

@@ -56,6 +56,7 @@ class Report:
     batches: list[BatchResult] = field(default_factory=list)
     planned: list[PlannedBatch] = field(default_factory=list)  # --dry-run
     notes: list[str] = field(default_factory=list)  # warnings about the run itself
+    excluded: dict[str, str] = field(default_factory=dict)  # loc -> why [announce] held it out: recorded, never announced
     # why each URL was (or is to be) sent: worked out when asked for (a first run sends a million)
     explain: Callable[[], dict[str, Change]] | None = field(default=None, repr=False)
     _reasons: dict[str, Change] | None = field(default=None, repr=False)
@@ -90,13 +91,16 @@ class Report:
             "held_back": len(self.held_back),
             "pending": len(self.pending),
             "submitted": len(self.submitted),
+            "excluded": len(self.excluded),
             "urls": {
                 "added": [change.loc for change in self.added],
                 "changed": [change.loc for change in self.changed],
                 "removed": [change.loc for change in self.removed],
                 "pending": list(self.pending),
                 "held_back": list(self.held_back),
+                "excluded": list(self.excluded),
             },
+            "policy": {"excluded": dict(self.excluded)},
             "why": {loc: _why(change) for loc, change in self.reasons.items()},
             "violations": [violation._asdict() for violation in self.violations],
             "batches": [

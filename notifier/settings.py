@@ -17,12 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from notifier.announce import Announce
 from notifier.config_tables import HistorySettings, bulk_table, history_table
 from notifier.database import DatabaseURL, is_database_url, without_password
 from notifier.dates import parse_duration
 from notifier.discovery import find_sitemap
 from notifier.errors import UsageError
-from notifier.options import FORMATS, INITIAL_CHOICES, OPTIONS, RUN_ONLY, Converter, default, duration, text
+from notifier.options import ANNOUNCE, FORMATS, INITIAL_CHOICES, OPTIONS, RUN_ONLY, Converter, announce_table, default, duration, text
 from notifier.paths import is_url
 from notifier.protocol import Keys, validate_key
 from notifier.rules import LEVELS, RULES, WARN, BulkThresholds
@@ -74,6 +75,7 @@ class Settings:
     history: HistorySettings | None = None
     verify_live: int = default("verify-live")
     keep_batches: int = default("keep-batches")
+    announce: Announce = Announce()  # [announce]: which URLs are announced, and when
     jobs: int | None = default("jobs")
     platform: str = DEFAULT_PLATFORM  # how the host reads _headers and _redirects (hosting.PLATFORMS)
     project_dir: Path = Path()  # the config file's folder, else where the run started: netlify.toml is looked for here
@@ -156,6 +158,9 @@ def _normalise(table: Mapping[str, Any], where: str) -> dict[str, Any]:
         key = raw_key.replace("_", "-")
         if key == "rule":
             raise UsageError(RULE_IN_A_FILE.format(where=where))
+        if key == "announce":
+            result.update(announce_table(value, where))
+            continue
         if key not in CONVERTERS and key not in TABLES:
             raise UsageError(f"{where}: unknown setting {raw_key!r}; see `notify-changes --help` for the names")
         result[key] = value
@@ -236,6 +241,7 @@ def resolve(
         history=_history(cli, file_values.get("history"), base, where, api=api),
         verify_live=value("verify-live"),
         keep_batches=value("keep-batches"),
+        announce=Announce.of(value),
         jobs=value("jobs"),
         platform=values.get("platform") or detect_platform(environ) or DEFAULT_PLATFORM,
         project_dir=base,
@@ -320,7 +326,7 @@ def merge_values(
         if name in CONVERTERS:
             if name in PATH_OPTIONS and isinstance(value, str) and value and not is_url(value) and not is_database_url(value):
                 value = str(base / value)
-            merged[name] = (value, f"{where}: {name}")
+            merged[name] = (value, f"{where}: {'[announce] ' if name in ANNOUNCE else ''}{name}")
     if environ.get("INDEXNOW_KEY"):
         merged["key"] = (environ["INDEXNOW_KEY"], "INDEXNOW_KEY")
     if environ.get("NOTIFY_CHANGES_JOBS"):

@@ -186,6 +186,9 @@ def _url(request: StateRequest, state: State, out: TextIO) -> None:
         described["sitemap_file"] = part
     else:
         described["note"] = "no longer listed by the sitemap; pending as removed"
+    held_out = request.announce.why_held_out(loc)
+    if held_out is not None:
+        described["announced"] = f"never: it {held_out} (recorded as usual)"
     described["pending"] = waiting
     if request.format == "json":
         out.write(json.dumps(described, ensure_ascii=False, indent=2) + "\n")

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from notifier.announce import Announce
 from notifier.config_sites import SiteState
 from notifier.database import DatabaseURL
 from notifier.errors import UsageError
@@ -59,6 +60,7 @@ class StateRequest:
     lock_timeout: float = 60.0
     backoff: bool = False  # forget: the endpoints' waits, not URLs
     site: str | None = None  # one of the config's [[sites]]
+    announce: Announce = Announce()  # url: the config's [announce] patterns, to say when one holds the URL out
     now: Callable[[], dt.datetime] = functools.partial(dt.datetime.now, dt.UTC)  # what a stored wait is measured against
     notice: Callable[[str], None] | None = None  # forget: says once that it waits for a run's lock
 
@@ -93,6 +95,7 @@ def state_requests(namespace: argparse.Namespace, sites: Sequence[SiteState]) ->
             lock_timeout=each.lock_timeout,
             backoff=namespace.backoff,
             site=each.name,
+            announce=each.announce,
         )
         for each in sites
     ]

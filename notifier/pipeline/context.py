@@ -91,6 +91,7 @@ class Plan:
     notes: list[str]
     explain: Callable[[], dict[str, Change]]
     planned: list[PlannedBatch]
+    excluded: dict[str, str] = field(default_factory=dict)  # loc -> the [announce] pattern that held it out
 
 
 @dataclass(frozen=True)

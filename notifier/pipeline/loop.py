@@ -169,6 +169,7 @@ def _report(
         planned=plan.planned if plan is not None else [],
         notes=[redact_all(note, keys) for note in notes] if keys.secrets else notes,
         explain=plan.explain if plan is not None else None,
+        excluded=plan.excluded if plan is not None else {},
     )
 
 

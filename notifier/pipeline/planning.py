@@ -14,6 +14,7 @@ from notifier.errors import UsageError
 from notifier.pipeline.context import Plan, Run
 from notifier.pipeline.diff import Added, Change, Diff
 from notifier.pipeline.pending import apply_to_state, refuse_unsendable
+from notifier.pipeline.policy import hold_out
 from notifier.protocol import make_batches
 from notifier.report import PlannedBatch, plural
 from notifier.settings import Settings
@@ -27,9 +28,9 @@ def plan_announcements(run: Run, diff: Diff, state: State) -> Plan:
     take), require a key for every host, and record the sitemap as the new truth with each
     endpoint's pending URLs. A dry run's plan has the batches it would send, and why."""
     notes: list[str] = []
-    chosen = _choose(run, diff, notes)
+    chosen, excluded, held_out = hold_out(run.settings.announce, _choose(run, diff, notes), state, run.endpoints)
     to_submit, refused = refuse_unsendable(chosen, diff.irregular)
-    notes.extend(refused)
+    notes.extend([*held_out, *refused])
     _require_keys(run, to_submit, state)
     apply_to_state(diff, state, endpoints=run.endpoints, to_submit=to_submit, now=run.stamp)
     explain = _explainer(diff, to_submit, state, run.endpoints)
@@ -39,7 +40,7 @@ def plan_announcements(run: Run, diff: Diff, state: State) -> Plan:
         if not keys.configured:
             notes.append(f"no IndexNow key is set: for a real run, {keys.missing()}")
         planned = _plan(run.settings, state, run.endpoints, explain())
-    return Plan(to_submit, notes, explain, planned)
+    return Plan(to_submit, notes, explain, planned, excluded)
 
 
 def preview_first_run(run: Run, diff: Diff) -> list[str]:

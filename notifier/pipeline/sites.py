@@ -97,5 +97,6 @@ def combined(reports: list[Report], runs: Sequence[Settings], notes: Sequence[st
         planned=[batch for report in reports for batch in report.planned],
         notes=[f"{report.site}: {note}" for report in reports for note in report.notes] + list(notes),
         explain=explain,
+        excluded={loc: why for report in reports for loc, why in report.excluded.items()},
         sites={report.site or "": report for report in reports},
     )
