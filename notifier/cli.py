@@ -76,7 +76,8 @@ _DESCRIPTIONS = {
         "key new [--write DIR] (make an IndexNow key and its key file), key file --host HOST --write DIR (write the "
         "key file of the key HOST uses), deploy-hook (print the deploy hook script), "
         "stamp (rewrite the built sitemap's dates from the content's history), "
-        f"and state {'|'.join(state_request.ACTIONS)} (inspect and repair the state; history: the batches the endpoints answered). "
+        f"and state {'|'.join(state_request.ACTIONS)} (inspect and repair the state; history: the batches the endpoints "
+        "answered; stats [--since 30d]: what they received, refused or failed per day). "
         "`notify-changes COMMAND --help` describes each. The config file (notify-changes.toml) also takes [history] "
         '(preset = "hugo", jekyll, mkdocs, eleventy, astro, docusaurus, sphinx or pelican: lastmods checked against '
         "each page's front matter and git history) and [bulk] (the lastmod-bulk thresholds); see the README."
@@ -368,7 +369,7 @@ def _key_file(host: str | None, folder: str | None, config: str | None, site: st
 
 
 def _state_command(args: list[str]) -> int:
-    """``notify-changes state show|url|pending|forget|export|history``: inspect and repair the state."""
+    """``notify-changes state ACTION`` (state_request.ACTIONS): inspect and repair the state."""
     parser = _Parser(prog="notify-changes state", description=state_request.DESCRIPTION, epilog=state_request.EPILOG)
     state_request.add_arguments(parser)
     try:

@@ -18,6 +18,19 @@ def test_every_option_is_in_the_readme() -> None:
     assert missing == []
 
 
+def test_every_state_command_and_option_is_in_the_readme() -> None:
+    import argparse
+
+    from notifier.commands import state_request
+
+    parser = argparse.ArgumentParser()
+    state_request.add_arguments(parser)
+    section = README.split("## Inspecting the state", 1)[1].split("\n## ", 1)[0]
+    options = [opt for action in parser._actions for opt in action.option_strings if opt.startswith("--") and opt != "--help"]
+    assert [opt for opt in options if f"`{opt}" not in README and f" {opt} " not in section] == []
+    assert [action for action in state_request.ACTIONS if f"| `state {action}" not in section] == []
+
+
 def test_every_exit_code_is_in_the_readme() -> None:
     table = README.split("## Exit codes", 1)[1]
     for code in ExitCode:

@@ -45,7 +45,7 @@ def test_state_show_site_shows_that_sites_state(deployed: Path, capsys: pytest.C
     assert list(summary["sites"]) == ["docs", "blog"] and summary["sites"]["blog"]["urls"] == 3
 
 
-@pytest.mark.parametrize("action", [["pending"], ["export"], ["history"], ["url", f"{DOCS}/p/0/"], ["forget", f"{DOCS}/p/0/"]])
+@pytest.mark.parametrize("action", [["pending"], ["export"], ["history"], ["stats"], ["url", f"{DOCS}/p/0/"], ["forget", f"{DOCS}/p/0/"]])
 def test_a_state_command_of_one_sites_records_asks_which_site(
     deployed: Path, capsys: pytest.CaptureFixture[str], action: list[str]
 ) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import difflib
 import json
+import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -66,6 +67,11 @@ def run_state_command(request: StateRequest, out: TextIO) -> None:
         return
     if request.action == "history":
         _history(request, out)
+        return
+    if request.action == "stats":
+        from notifier.commands.stats import run_stats
+
+        run_stats(request, out, sys.stderr)
         return
     state = read_state(request.state)
     if state is None:

@@ -19,17 +19,22 @@ from notifier.config_sites import SiteState
 from notifier.database import DatabaseURL
 from notifier.errors import UsageError
 
-ACTIONS = ("show", "url", "pending", "forget", "export", "history")
+ACTIONS = ("show", "url", "pending", "forget", "export", "history", "stats")
 DESCRIPTION = (
     "Inspect and repair the recorded state. show: counts, pending per endpoint, the endpoints waited for (not before T), "
     "the last runs. url URL: one URL's record (lastmod, first seen, last submitted, fingerprint, sitemap file) and where it "
     "is pending. pending: every pending URL. forget URL... --yes: drop URLs from the pending set (they are never sent); "
     "forget --backoff --yes: clear the waits endpoints asked for (Retry-After). export: every record, as JSON or CSV. "
-    "history [URL]: the last batches the endpoints answered (of that URL). With [[sites]] in the config, --site NAME "
+    "history [URL]: the last batches the endpoints answered (of that URL). stats [--since 30d]: per UTC day and endpoint, "
+    "the URLs sent, received (2xx), refused (4xx), failed (429, 5xx, no answer) and held, the pending set's age, the busiest "
+    "hosts, counted from the ledger. With [[sites]] in the config, --site NAME "
     "picks a site; show shows every site, the others need --site when there are several. Works on every store; only "
     "forget takes the state lock."
 )
-EPILOG = "Exit codes: 0 done, 2 usage or input error (no state, an unknown URL or site, forget without --yes), 4 state locked."
+EPILOG = (
+    "Exit codes: 0 done, 2 usage or input error (no state, an unknown URL or site, forget without --yes, a --since that "
+    "is no duration or date), 4 state locked."
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -46,6 +51,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--endpoint", metavar="URL", action="append", help="forget: only at this endpoint (repeatable; default all)")
     parser.add_argument("--backoff", action="store_true", help="forget: clear the endpoints' waits (Retry-After) instead of URLs")
     parser.add_argument("--yes", action="store_true", help="forget: really drop them")
+    parser.add_argument(
+        "--since", metavar="WHEN", help="stats: count from then on: a duration back (default 30d), a date (2026-11-01), or all"
+    )
     parser.add_argument("--lock-timeout", metavar="SECONDS", help="forget: wait this long for a run's lock (default 60)")
 
 
@@ -61,6 +69,7 @@ class StateRequest:
     backoff: bool = False  # forget: the endpoints' waits, not URLs
     site: str | None = None  # one of the config's [[sites]]
     announce: Announce = Announce()  # url: the config's [announce] patterns, to say when one holds the URL out
+    since: str | None = None  # stats: --since as given (None: the default, 30d)
     now: Callable[[], dt.datetime] = functools.partial(dt.datetime.now, dt.UTC)  # what a stored wait is measured against
     notice: Callable[[str], None] | None = None  # forget: says once that it waits for a run's lock
 
@@ -78,6 +87,8 @@ def state_requests(namespace: argparse.Namespace, sites: Sequence[SiteState]) ->
         raise UsageError(f"state {namespace.action} takes no URL; `state url URL` shows one")
     if namespace.backoff and namespace.action != "forget":
         raise UsageError(f"--backoff: only `state forget --backoff` takes it; `state {namespace.action}` shows the waits in `state show`")
+    if namespace.since is not None and namespace.action != "stats":
+        raise UsageError(f"--since: only `state stats` takes it; `state {namespace.action}` does not count over time")
     if len(sites) > 1 and namespace.action != "show":
         names = ", ".join(str(each.name) for each in sites)
         raise UsageError(
@@ -96,6 +107,7 @@ def state_requests(namespace: argparse.Namespace, sites: Sequence[SiteState]) ->
             backoff=namespace.backoff,
             site=each.name,
             announce=each.announce,
+            since=namespace.since,
         )
         for each in sites
     ]

@@ -9,7 +9,7 @@ store) <- ``sqlite``. This module picks the store for a path.
 from __future__ import annotations
 
 import collections
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -135,18 +135,19 @@ def read_state(path: Path | DatabaseURL) -> State | None:
     return load_state(path)
 
 
-def ledger_entries(path: Path | DatabaseURL) -> Iterator[LedgerEntry]:
+def ledger_entries(path: Path | DatabaseURL, damaged: Callable[[], None] | None = None) -> Iterator[LedgerEntry]:
     """What every endpoint said to every batch sent (the newest ``keep-batches``), oldest
-    first, one entry at a time: a ledger of big batches is hundreds of megabytes."""
+    first, one entry at a time: a ledger of big batches is hundreds of megabytes. A damaged
+    line or row is skipped, ``damaged`` called for each."""
     if isinstance(path, DatabaseURL):
         from notifier.store.postgres import postgres_ledger_entries
 
-        return postgres_ledger_entries(path)
+        return postgres_ledger_entries(path, damaged)
     if path.suffix in SQLITE_SUFFIXES:
         from notifier.store.sqlite import sqlite_ledger_entries
 
-        return sqlite_ledger_entries(follow_link(path))
-    return json_ledger_entries(ledger_path(follow_link(path)))
+        return sqlite_ledger_entries(follow_link(path), damaged)
+    return json_ledger_entries(ledger_path(follow_link(path)), damaged)
 
 
 def read_ledger(path: Path | DatabaseURL) -> list[LedgerEntry]:

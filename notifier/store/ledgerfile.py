@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, cast
 
@@ -61,9 +61,10 @@ def _entry_lines(path: Path, skip: int) -> Iterator[bytes]:
                 yield line if line.endswith(b"\n") else line + b"\n"
 
 
-def json_ledger_entries(path: Path) -> Iterator[LedgerEntry]:
+def json_ledger_entries(path: Path, damaged: Callable[[], None] | None = None) -> Iterator[LedgerEntry]:
     """The entries of the ledger file ``path``, oldest first, one at a time; a damaged line
-    is skipped (nothing decides on the ledger). None there: no entry."""
+    is skipped (nothing decides on the ledger), and ``damaged`` called for it (a blank line
+    is no damage). None there: no entry."""
     try:
         handle = os.fdopen(open_regular(path, os.O_RDONLY), "rb")
     except FileNotFoundError:
@@ -76,6 +77,8 @@ def json_ledger_entries(path: Path) -> Iterator[LedgerEntry]:
                 entry = _entry(line)
                 if entry is not None:
                     yield entry
+                elif damaged is not None and line.strip():
+                    damaged()
         except OSError as error:
             raise StateError(f"{path}: cannot read the ledger ({error.strerror})") from None
 

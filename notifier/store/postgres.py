@@ -162,14 +162,14 @@ def _read(connection: psycopg.Connection[Any], location: DatabaseURL) -> tuple[S
     )
 
 
-def postgres_ledger_entries(location: DatabaseURL) -> Iterator[LedgerEntry]:
+def postgres_ledger_entries(location: DatabaseURL, damaged: Callable[[], None] | None = None) -> Iterator[LedgerEntry]:
     """The site's ledger, oldest first, a row at a time (``stream``: the rows arrive as they
     are walked, never all at once)."""
     with connected(location) as connection:
         if _LEDGER not in _schema(connection, location):
             return
         rows = connection.cursor().stream("SELECT entry FROM notify_changes_ledger WHERE site = %s ORDER BY id", (location.site,))
-        yield from ledger_rows(row[0] for row in rows)
+        yield from ledger_rows((row[0] for row in rows), damaged)
 
 
 def read_postgres_state(location: DatabaseURL) -> State | None:

@@ -28,15 +28,18 @@ PendingRow = tuple[Any, Any, Any, Any]  # endpoint, reason, since, urls
 DeliveredRow = tuple[Any, Any, Any]  # endpoint, at, urls
 
 
-def ledger_rows(texts: Iterable[Any]) -> Iterator[LedgerEntry]:
-    """A database store's ledger rows (JSON text), oldest first, one at a time; a damaged row is skipped."""
+def ledger_rows(texts: Iterable[Any], damaged: Callable[[], None] | None = None) -> Iterator[LedgerEntry]:
+    """A database store's ledger rows (JSON text), oldest first, one at a time; a damaged row
+    is skipped, and ``damaged`` called for it."""
     for text in texts:
         try:
             value = json.loads(text)
         except (TypeError, ValueError):
-            continue
+            value = None
         if is_entry(value):
             yield cast(LedgerEntry, value)
+        elif damaged is not None:
+            damaged()
 
 
 def state_from_rows(

@@ -101,7 +101,7 @@ def _hot_journal(path: Path) -> bool:
         return False
 
 
-def sqlite_ledger_entries(path: Path) -> Iterator[LedgerEntry]:
+def sqlite_ledger_entries(path: Path, damaged: Callable[[], None] | None = None) -> Iterator[LedgerEntry]:
     """The ledger of an SQLite state, oldest first (none before its first batch), a row at a
     time: the rows are read as they are walked, never all at once."""
     if not path.exists():
@@ -110,7 +110,7 @@ def sqlite_ledger_entries(path: Path) -> Iterator[LedgerEntry]:
         with _connect(path, mode="ro") as connection:
             if not connection.execute("SELECT 1 FROM sqlite_master WHERE name = 'ledger'").fetchone():
                 return
-            yield from ledger_rows(row[0] for row in connection.execute("SELECT entry FROM ledger ORDER BY id"))
+            yield from ledger_rows((row[0] for row in connection.execute("SELECT entry FROM ledger ORDER BY id")), damaged)
     except sqlite3.OperationalError as error:
         raise StateError(f"{path}: cannot read the ledger ({operational(error)})") from None
 

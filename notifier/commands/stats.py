@@ -1,0 +1,68 @@
+"""``notify-changes state stats [--since 30d] [--format json]``: what the endpoints did with
+what was sent, per UTC day and endpoint, from the ledger (``notifier.stats`` counts)."""
+
+from __future__ import annotations
+
+import json
+from typing import TextIO
+
+from notifier.commands.state_request import StateRequest
+from notifier.errors import InputError
+from notifier.report import plural, printable
+from notifier.stats import Stats, Tally, ledger_stats, since_of
+from notifier.store import read_state
+
+
+def request_stats(request: StateRequest) -> Stats:
+    """The stats the request asks for: its ``--since`` against its clock, over its state's ledger."""
+    now = request.now()
+    since = since_of(request.since, now)
+    state = read_state(request.state)
+    if state is None:
+        raise InputError(f"{request.state}: no state yet; the first `notify-changes run` records one (or pass --state PATH)")
+    return ledger_stats(request.state, state, since, now)
+
+
+def run_stats(request: StateRequest, out: TextIO, err: TextIO) -> None:
+    """Write the stats as text or JSON on ``out``; damaged ledger lines are one line on ``err``."""
+    stats = request_stats(request)
+    if stats.damaged:
+        err.write(
+            f"notify-changes: note: {plural(stats.damaged, 'ledger line')} of {printable(str(request.state))} "
+            "could not be read and were left out of the counts\n"
+        )
+    if request.format == "json":
+        out.write(json.dumps({"state": str(request.state), **stats.as_dict()}, ensure_ascii=False, indent=2) + "\n")
+        return
+    _text(request, stats, out)
+
+
+def _batches(count: int) -> str:
+    return f"{count:,} batch" + ("es" if count != 1 else "")
+
+
+def _counts(tally: Tally) -> str:
+    text = f"{tally.sent:,} sent: {tally.received:,} received, {tally.refused:,} refused, {tally.failed:,} failed"
+    return text + (f", {tally.held:,} held" if tally.held else "")
+
+
+def _text(request: StateRequest, stats: Stats, out: TextIO) -> None:
+    window = f"since {stats.since}" if stats.since else "all it keeps"
+    out.write(f"{printable(str(request.state))}: the ledger {window} (until {stats.until})\n")
+    total = stats.totals
+    if not stats.entries:
+        kept = f"; its oldest batch is of {stats.oldest_entry}" if stats.oldest_entry else ""
+        out.write(f"  no batch in that time{kept}\n")
+    else:
+        out.write(f"  {_batches(total.batches)}, URLs " + _counts(total) + "\n")
+        out.write("per day (UTC) and endpoint:\n")
+        for (day, endpoint), tally in sorted(stats.days.items()):
+            line = f"  {day}  {endpoint}  {_batches(tally.batches)}, " + _counts(tally)
+            out.write(printable(line) + "\n")
+        out.write("busiest hosts:\n")
+        for host, sent, received in stats.busiest():
+            out.write(printable(f"  {host}: {sent:,} sent, {received:,} received") + "\n")
+    if stats.pending_urls:
+        out.write(f"pending: {plural(stats.pending_urls, 'URL')}, the oldest waiting since {stats.pending_oldest}\n")
+    else:
+        out.write("pending: nothing\n")
