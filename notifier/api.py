@@ -54,6 +54,9 @@ class Options(TypedDict, total=False):
     site_name: str  # with a postgresql:// state: this site's name
     include: str | Sequence[str]  # [announce] include: glob patterns on a URL's path
     exclude: str | Sequence[str]  # [announce] exclude
+    min_interval: str | float | dt.timedelta  # [announce] min-interval: "10m", or seconds
+    per_run: int  # [announce] per-run: URLs to each endpoint a run
+    per_day: int  # [announce] per-day: URLs to each endpoint a UTC day
     environ: Mapping[str, str]  # instead of os.environ (INDEXNOW_KEY, GITHUB_ACTIONS)
     cwd: str | os.PathLike[str]  # where the config file is looked for and relative paths start
 

@@ -304,6 +304,30 @@ OPTIONS: tuple[Option, ...] = (
         kind="list",
         run_only=True,
     ),
+    Option(
+        "min-interval",
+        duration,
+        dt.timedelta(0),
+        "a URL announced less than this long ago waits, pending, until then (default 0: off; e.g. 10m)",
+        "DURATION",
+        run_only=True,
+    ),
+    Option(
+        "per-run",
+        lambda label: whole_number(label, 1),
+        None,
+        "at most N URLs to each endpoint a run; the rest stays pending (default: no cap)",
+        "N",
+        run_only=True,
+    ),
+    Option(
+        "per-day",
+        lambda label: whole_number(label, 1),
+        None,
+        "at most N URLs to each endpoint a UTC day, counted across runs in the state; the rest stays pending (default: no cap)",
+        "N",
+        run_only=True,
+    ),
 )
 BY_NAME = {option.name: option for option in OPTIONS}
 #: The options only ``run`` uses. ``check`` accepts them too (a deploy script passes one set

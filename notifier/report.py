@@ -57,6 +57,7 @@ class Report:
     planned: list[PlannedBatch] = field(default_factory=list)  # --dry-run
     notes: list[str] = field(default_factory=list)  # warnings about the run itself
     excluded: dict[str, str] = field(default_factory=dict)  # loc -> why [announce] held it out: recorded, never announced
+    deferred: dict[str, str] = field(default_factory=dict)  # loc -> why [announce] kept it pending this run (not a failure)
     # why each URL was (or is to be) sent: worked out when asked for (a first run sends a million)
     explain: Callable[[], dict[str, Change]] | None = field(default=None, repr=False)
     _reasons: dict[str, Change] | None = field(default=None, repr=False)
@@ -92,6 +93,7 @@ class Report:
             "pending": len(self.pending),
             "submitted": len(self.submitted),
             "excluded": len(self.excluded),
+            "deferred": len(self.deferred),
             "urls": {
                 "added": [change.loc for change in self.added],
                 "changed": [change.loc for change in self.changed],
@@ -99,8 +101,9 @@ class Report:
                 "pending": list(self.pending),
                 "held_back": list(self.held_back),
                 "excluded": list(self.excluded),
+                "deferred": list(self.deferred),
             },
-            "policy": {"excluded": dict(self.excluded)},
+            "policy": {"excluded": dict(self.excluded), "deferred": dict(self.deferred)},
             "why": {loc: _why(change) for loc, change in self.reasons.items()},
             "violations": [violation._asdict() for violation in self.violations],
             "batches": [

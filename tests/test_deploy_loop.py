@@ -187,10 +187,18 @@ def test_json_report_has_the_documented_fields(site: Site) -> None:
     result = site.run("--format", "json")
     assert result.code == 0, result.err
     report = json.loads(result.out)
-    for name in ("added", "changed", "removed", "unchanged", "held_back", "pending", "submitted", "excluded", "exit_code"):
+    for name in ("added", "changed", "removed", "unchanged", "held_back", "pending", "submitted", "excluded", "deferred", "exit_code"):
         assert isinstance(report[name], int), name
     assert report["changed"] == 1 and report["unchanged"] == 4 and report["submitted"] == 1
-    assert report["urls"] == {"added": [], "changed": [BASE + "/a/"], "removed": [], "pending": [], "held_back": [], "excluded": []}
+    assert report["urls"] == {
+        "added": [],
+        "changed": [BASE + "/a/"],
+        "removed": [],
+        "pending": [],
+        "held_back": [],
+        "excluded": [],
+        "deferred": [],
+    }
     assert report["why"][BASE + "/a/"] == {
         "reason": "changed",
         "old_lastmod": "2024-05-02T10:00:00Z",

@@ -8,9 +8,10 @@ is written once, in ``STOPS``.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from types import MappingProxyType
+from typing import Literal, NamedTuple
 
 from notifier.dates import format_utc
 from notifier.environment import Environment
@@ -81,6 +82,29 @@ class Verified:
         return any(violation.level == "error" for violation in self.violations)
 
 
+class Holds(NamedTuple):
+    """What waits, pending, at each endpoint this run (loc -> why), and the endpoints whose
+    day is used up (``--endpoint-mode first`` passes over them). Not a failure: exit 0."""
+
+    waiting: dict[str, dict[str, str]]
+    full: dict[str, str]
+
+    def at(self, endpoint: str) -> Mapping[str, str]:
+        return self.waiting.get(endpoint, _NOTHING)
+
+    def urls(self) -> dict[str, str]:
+        """Every URL held at some endpoint, with why (the first endpoint's reason)."""
+        every: dict[str, str] = {}
+        for held in self.waiting.values():
+            for loc, why in held.items():
+                every.setdefault(loc, why)
+        return every
+
+
+_NOTHING: Mapping[str, str] = MappingProxyType({})
+NO_HOLDS = Holds({}, {})
+
+
 @dataclass(frozen=True)
 class Plan:
     """Phase two: what this deploy announces (recorded in the state as pending), the notes,
@@ -92,6 +116,7 @@ class Plan:
     explain: Callable[[], dict[str, Change]]
     planned: list[PlannedBatch]
     excluded: dict[str, str] = field(default_factory=dict)  # loc -> the [announce] pattern that held it out
+    holds: Holds = NO_HOLDS  # what [announce] keeps pending this run
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,8 @@ from notifier.workers import Workers
 
 __all__ = ["Environment", "execute"]
 
+_NOTHING: Mapping[str, str] = {}
+
 
 def execute(settings: Settings, env: Environment | None = None, *, notes: Sequence[str] = ()) -> Report:
     """Run ``check`` or ``run`` as ``settings`` say and return the report; ``notes``: the
@@ -122,8 +124,8 @@ def finish(begun: Begun, store: StateStore | None, notes: Sequence[str] = ()) ->
     # a rerun of the same deploy changes nothing: every file unread, nothing new to announce
     changed = run.first_run or bool(tidied) or any(plan.to_submit) or _parts_changed(state.parts, begun.recorded_parts)
     _persist_pending(store, state, run.endpoints, stamp=run.stamp, changed=changed)
-    deliveries = submit_pending(run, state, store) if _has_pending(state, run.endpoints) else Deliveries([], [])
-    done = _record_run(run, store, state, verified, deliveries, changed=changed)
+    deliveries = submit_pending(run, state, store, plan.holds) if _has_pending(state, run.endpoints) else Deliveries([], [])
+    done = _record_run(run, store, state, verified, deliveries, changed=changed, held=plan.holds.urls())
     exit_code = ExitCode.NOT_RECORDED if done.not_recorded else ExitCode.SUBMISSION_INCOMPLETE if done.incomplete else ExitCode.OK
     return _report(
         run,
@@ -170,6 +172,7 @@ def _report(
         notes=[redact_all(note, keys) for note in notes] if keys.secrets else notes,
         explain=plan.explain if plan is not None else None,
         excluded=plan.excluded if plan is not None else {},
+        deferred=plan.holds.urls() if plan is not None else {},
     )
 
 
@@ -210,16 +213,27 @@ def _persist_pending(store: StateStore, state: State, endpoints: list[str], *, s
         store.save(state)
 
 
-def _record_run(run: Run, store: StateStore, state: State, verified: Verified, deliveries: Deliveries, *, changed: bool) -> Recorded:
+def _record_run(
+    run: Run,
+    store: StateStore,
+    state: State,
+    verified: Verified,
+    deliveries: Deliveries,
+    *,
+    changed: bool,
+    held: Mapping[str, str] = _NOTHING,
+) -> Recorded:
     """The run's outcome and, when something happened, the state's log of runs; the final
-    save (a rerun that did nothing leaves the file's bytes alone)."""
+    save (a rerun that did nothing leaves the file's bytes alone). What [announce] ``held``
+    pending is no failure."""
     endpoints, diff, delivered = run.endpoints, verified.diff, deliveries.delivered
     submitted = list(dict.fromkeys(delivered)) if len(endpoints) > 1 else delivered
     if deliveries.unrecorded:  # the store failed a batch: on disk it is still pending, and this run writes no more
         pending = list(dict.fromkeys([*state.waiting(endpoints), *deliveries.unrecorded]))
         return Recorded(submitted, pending, [], incomplete=True, not_recorded=True)
     pending = state.waiting(endpoints)
-    incomplete = bool(pending) and run.settings.on_submit_error == "fail"
+    undelivered = [loc for loc in pending if loc not in held] if held else pending
+    incomplete = bool(undelivered) and run.settings.on_submit_error == "fail"
     if any(diff.announced) or deliveries.batches or run.first_run or pending:
         state.runs.append(
             RunRecord(
@@ -249,11 +263,11 @@ def _record_run(run: Run, store: StateStore, state: State, verified: Verified, d
                 f"batch is recorded in {store.delivery_log}, but the state could not be rewritten ({error.reason}); "
                 "the next run folds those deliveries in and sends only the rest: free space (or fix the folder) and run again"
             )
-    if pending:
+    if undelivered:
         failed = [batch for batch in deliveries.batches if batch.status not in ("delivered", "accepted") and not batch.moved_to]
         detail = f"; first problem: {failed[0].message}" if failed else ""
         waiting = [endpoint for endpoint in run.endpoints if state.pending.get(endpoint)]
-        held = [until for until in (wait_for(state.backoff, endpoint) for endpoint in waiting) if until]
-        when = f"the first run after {min(held)}" if held and len(held) == len(waiting) else "the next run"  # every endpoint waits
-        notes.append(f"{plural(len(pending), 'URL')} not delivered; they stay pending and go out with {when}{detail}")
+        asked = [until for until in (wait_for(state.backoff, endpoint) for endpoint in waiting) if until]
+        when = f"the first run after {min(asked)}" if asked and len(asked) == len(waiting) else "the next run"  # every endpoint waits
+        notes.append(f"{plural(len(undelivered), 'URL')} not delivered; they stay pending and go out with {when}{detail}")
     return Recorded(submitted, pending, notes, incomplete, not_recorded=not saved)

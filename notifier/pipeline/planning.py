@@ -11,10 +11,10 @@ from pathlib import Path
 
 from notifier.dates import parse_w3c
 from notifier.errors import UsageError
-from notifier.pipeline.context import Plan, Run
+from notifier.pipeline.context import Holds, Plan, Run
 from notifier.pipeline.diff import Added, Change, Diff
 from notifier.pipeline.pending import apply_to_state, refuse_unsendable
-from notifier.pipeline.policy import hold_out
+from notifier.pipeline.policy import hold_back, hold_out, holds_note
 from notifier.protocol import make_batches
 from notifier.report import PlannedBatch, plural
 from notifier.settings import Settings
@@ -33,14 +33,16 @@ def plan_announcements(run: Run, diff: Diff, state: State) -> Plan:
     notes.extend([*held_out, *refused])
     _require_keys(run, to_submit, state)
     apply_to_state(diff, state, endpoints=run.endpoints, to_submit=to_submit, now=run.stamp)
+    holds = hold_back(run, state)
+    notes.extend(holds_note(holds))
     explain = _explainer(diff, to_submit, state, run.endpoints)
     planned: list[PlannedBatch] = []
     if run.mode == "dry-run":
         keys = run.settings.keys
         if not keys.configured:
             notes.append(f"no IndexNow key is set: for a real run, {keys.missing()}")
-        planned = _plan(run.settings, state, run.endpoints, explain())
-    return Plan(to_submit, notes, explain, planned, excluded)
+        planned = _plan(run.settings, state, run.endpoints, explain(), holds)
+    return Plan(to_submit, notes, explain, planned, excluded, holds)
 
 
 def preview_first_run(run: Run, diff: Diff) -> list[str]:
@@ -109,9 +111,11 @@ def _explainer(diff: Diff, to_submit: list[Sequence[Change]], state: State, endp
     return explain
 
 
-def _plan(settings: Settings, state: State, endpoints: list[str], reasons: dict[str, Change]) -> list[PlannedBatch]:
+def _plan(settings: Settings, state: State, endpoints: list[str], reasons: dict[str, Change], holds: Holds) -> list[PlannedBatch]:
     planned: list[PlannedBatch] = []
-    for endpoint, pending in _sends(settings, state, endpoints):
+    for endpoint, sends in _sends(settings, state, [each for each in endpoints if each not in holds.full] or endpoints):
+        kept = holds.at(endpoint)  # [announce] keeps these pending this run
+        pending = [loc for loc in sends if loc not in kept] if kept else sends
         held = wait_for(state.backoff, endpoint)  # the waits still ahead (loop.begin bounded them)
         batches, unsendable = make_batches(pending, settings.keys, settings.batch_size)
         for batch in batches:

@@ -6,12 +6,21 @@ it was given without looking at a URL.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import datetime as dt
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 
 from notifier.announce import Announce
+from notifier.dates import format_utc, parse_w3c
 from notifier.pipeline.changes import Added, Change
+from notifier.pipeline.context import NO_HOLDS, Holds, Run
 from notifier.report import plural
-from notifier.store import State
+from notifier.store import PendingItem, State
+from notifier.store.checks import SentToday
+from notifier.store.model import RecordedPart
+from notifier.store.records import last_submitted_of
+from notifier.urlhash import loc_hash
+from notifier.waits import endpoint_key
 
 Groups = list[Sequence[Change]]
 
@@ -57,3 +66,115 @@ def hold_out(announce: Announce, groups: Groups, state: State, endpoints: Sequen
     if dropped:
         notes.append(f"{plural(len(dropped), 'pending URL')} now held out by [announce] patterns left the pending set; they are never sent")
     return kept, out, notes
+
+
+_ORDER = {"added": 0, "changed": 1, "removed": 2}  # what a cap sends first; oldest first within each
+
+
+def hold_back(run: Run, state: State) -> Holds:
+    """What ``min-interval``, ``per-run`` and ``per-day`` keep pending this run. With
+    ``--endpoint-mode first`` every endpoint holds the same URLs (the batches are made of
+    what any endpoint waits for), capped by the smallest allowance left among the endpoints
+    that can still take some, so that no endpoint goes over its cap."""
+    announce = run.settings.announce
+    if not announce.holds:
+        return NO_HOLDS
+    endpoints = run.endpoints
+    first = run.settings.endpoint_mode == "first"
+    deferred = _deferred(announce, state, endpoints, run.now) if announce.min_interval else {}
+    allowance = {endpoint: _allowance(announce, state, endpoint, run.stamp) for endpoint in endpoints}
+    full = {e: f"took its [announce] per-day {announce.per_day} URLs today (UTC)" for e, left in allowance.items() if left == 0}
+    waiting: dict[str, dict[str, str]] = {}
+    if first:
+        union: dict[str, PendingItem] = {}
+        for endpoint in endpoints:
+            for loc, item in state.pending.get(endpoint, {}).items():
+                union.setdefault(loc, item)
+        open_to = [left for endpoint, left in allowance.items() if endpoint not in full and left is not None]
+        uncapped = announce.per_run is None and announce.per_day is None
+        held = _capped(union, deferred, None if uncapped else min(open_to, default=0), announce)
+        waiting = dict.fromkeys(endpoints, held)
+    else:
+        for endpoint in endpoints:
+            waiting[endpoint] = _capped(state.pending.get(endpoint, {}), deferred, allowance[endpoint], announce)
+    return Holds({endpoint: held for endpoint, held in waiting.items() if held}, full)
+
+
+def _allowance(announce: Announce, state: State, endpoint: str, stamp: str) -> int | None:
+    """How many URLs ``endpoint`` may still take this run (None: no cap)."""
+    caps = [announce.per_run] if announce.per_run is not None else []
+    if announce.per_day is not None:
+        today = state.sent_today.get(endpoint_key(endpoint))
+        sent = today["urls"] if today is not None and today["day"] == stamp[:10] else 0
+        caps.append(max(announce.per_day - sent, 0))
+    return min(caps) if caps else None
+
+
+def _capped(items: Mapping[str, PendingItem], deferred: dict[str, str], allowance: int | None, announce: Announce) -> dict[str, str]:
+    held = {loc: deferred[loc] for loc in items if loc in deferred} if deferred else {}
+    if allowance is None:
+        return held
+    free = [loc for loc in items if loc not in held] if held else list(items)
+    if len(free) <= allowance:
+        return held
+    free.sort(key=lambda loc: (_ORDER.get(items[loc]["reason"], 0), items[loc]["since"]))  # stable: sitemap order within
+    cap = "per-run" if announce.per_run is not None and allowance == announce.per_run else "per-day"
+    limit = announce.per_run if cap == "per-run" else announce.per_day
+    why = f"over the [announce] {cap} cap of {limit}: a later run sends it"
+    held.update(dict.fromkeys(free[allowance:], why))
+    return held
+
+
+def _deferred(announce: Announce, state: State, endpoints: Sequence[str], now: dt.datetime) -> dict[str, str]:
+    """loc -> why, for the pending URLs last announced less than ``min-interval`` ago."""
+    union = dict.fromkeys(loc for endpoint in endpoints for loc in state.pending.get(endpoint, {}))
+    deferred: dict[str, str] = {}
+    for loc, at in last_announced(state, union).items():
+        instant = parse_w3c(at)
+        if instant is not None and instant + announce.min_interval > now:
+            until = format_utc(instant + announce.min_interval)
+            deferred[loc] = f"announced at {at}, less than [announce] min-interval ago: sent by the first run after {until}"
+    return deferred
+
+
+def last_announced(state: State, locs: Iterable[str]) -> dict[str, str]:
+    """loc -> when an endpoint last acknowledged it, for those of ``locs`` recorded with a time."""
+    records = state.records or {}
+    found: dict[str, str] = {}
+    left: list[str] = []
+    for loc in locs:
+        record = records.get(loc)
+        if record is None:
+            left.append(loc)
+        elif last_submitted_of(record):
+            found[loc] = last_submitted_of(record) or ""
+    if left:
+        hashed = [(loc, loc_hash(loc)) for loc in left]
+        for part in state.parts:
+            if isinstance(part, RecordedPart):  # a new part's records are this run's: looked up above
+                urls = part.urls() if part.decoded else None
+                for loc in part.may_list_among(hashed):
+                    record = (urls if urls is not None else part.urls()).get(loc)
+                    at = last_submitted_of(record) if record is not None else None
+                    if at:
+                        found.setdefault(loc, at)
+    return found
+
+
+def count_sent(state: State, endpoint: str, count: int, at: str) -> None:
+    """``endpoint`` took ``count`` URLs at ``at``: the day's count, for ``per-day``."""
+    key = endpoint_key(endpoint)
+    today = state.sent_today.get(key)
+    sent = today["urls"] if today is not None and today["day"] == at[:10] else 0
+    state.sent_today[key] = SentToday(day=at[:10], urls=sent + count)
+
+
+def holds_note(holds: Holds) -> list[str]:
+    """One line: how many URLs wait, and why (a deferral is policy, not a failure)."""
+    every = holds.urls()
+    if not every:
+        return []
+    reasons = Counter("min-interval" if "min-interval" in why else "per-run" if "per-run" in why else "per-day" for why in every.values())
+    said = ", ".join(f"{count} by {reason}" for reason, count in reasons.items())
+    loc, why = next(iter(every.items()))
+    return [f"{plural(len(every), 'URL')} wait for [announce] ({said}): pending, not a failure (e.g. {loc[:200]}: {why})"]

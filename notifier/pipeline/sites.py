@@ -98,5 +98,6 @@ def combined(reports: list[Report], runs: Sequence[Settings], notes: Sequence[st
         notes=[f"{report.site}: {note}" for report in reports for note in report.notes] + list(notes),
         explain=explain,
         excluded={loc: why for report in reports for loc, why in report.excluded.items()},
+        deferred={loc: why for report in reports for loc, why in report.deferred.items()},
         sites={report.site or "": report for report in reports},
     )

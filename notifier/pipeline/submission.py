@@ -12,7 +12,8 @@ from notifier.dates import format_utc
 from notifier.environment import Environment
 from notifier.errors import StateError
 from notifier.indexnow import Batch, BatchResult, Client, RetryPolicy, make_batches, redact
-from notifier.pipeline.context import Deliveries, Run
+from notifier.pipeline.context import NO_HOLDS, Deliveries, Holds, Run
+from notifier.pipeline.policy import count_sent
 from notifier.report import plural
 from notifier.settings import Settings
 from notifier.store import State, StateStore
@@ -22,9 +23,9 @@ from notifier.urls import host_of
 from notifier.waits import endpoint_key, wait_for
 
 
-def submit_pending(run: Run, state: State, store: StateStore) -> Deliveries:
-    """Send what is pending: each batch's outcome, and the URLs delivered (each recorded in
-    ``store`` as it is acknowledged)."""
+def submit_pending(run: Run, state: State, store: StateStore, holds: Holds = NO_HOLDS) -> Deliveries:
+    """Send what is pending but what ``holds`` keeps back ([announce]): each batch's outcome,
+    and the URLs delivered (each recorded in ``store`` as it is acknowledged)."""
     settings, env = run.settings, run.env
     batches: list[BatchResult] = []
     delivered: list[str] = []
@@ -41,7 +42,7 @@ def submit_pending(run: Run, state: State, store: StateStore) -> Deliveries:
     unrecorded: list[str] = []
     problems: list[str] = []
     try:
-        for result, batch in _Submissions(settings, client, state, run.endpoints, env):
+        for result, batch in _Submissions(settings, client, state, run.endpoints, env, holds):
             batches.append(result)
             at = format_utc(env.now())
             if batch is not None and result.attempts:  # sent: what the endpoint said goes to the ledger
@@ -50,6 +51,8 @@ def submit_pending(run: Run, state: State, store: StateStore) -> Deliveries:
                 )
             if batch is not None and result.status in ("delivered", "accepted"):
                 delivered.extend(batch.urls)
+                if settings.announce.per_day is not None:
+                    count_sent(state, result.endpoint, len(batch.urls), at)
                 try:
                     _record_delivered(store, state, result.endpoint, batch.urls, at, first=settings.endpoint_mode == "first")
                 except DeliveryNotRecorded as error:  # received, not recorded: it stays pending, and no more is sent
@@ -102,8 +105,9 @@ def _record_ledger(store: StateStore, sent: list[LedgerEntry], keep: int) -> lis
 class _Submissions:
     """Iterate (result, batch) over every endpoint's pending URLs, after the key preflight."""
 
-    def __init__(self, settings: Settings, client: Client, state: State, endpoints: list[str], env: Environment) -> None:
+    def __init__(self, settings: Settings, client: Client, state: State, endpoints: list[str], env: Environment, holds: Holds) -> None:
         self.settings, self.client, self.state, self.endpoints, self.env = settings, client, state, endpoints, env
+        self.holds = holds
         self.host_problems: dict[str, str | None] = {}
 
     def _preflight(self, batch: Batch) -> str | None:
@@ -172,7 +176,8 @@ class _Submissions:
     def _every_endpoint(self) -> Iterator[tuple[BatchResult, Batch | None]]:
         """``--endpoint-mode all``: every endpoint is sent its own pending URLs."""
         for endpoint in self.endpoints:
-            pending = list(self.state.pending.get(endpoint, {}))
+            held = self.holds.at(endpoint)
+            pending = [loc for loc in self.state.pending.get(endpoint, {}) if loc not in held]
             batches, unsendable = make_batches(pending, self.settings.keys, self.settings.batch_size)
             grouped = Counter((host_of(loc), why) for loc, why in unsendable)
             for (host, why), count in grouped.items():
@@ -195,12 +200,13 @@ class _Submissions:
         """``--endpoint-mode first``: the URLs pending at any endpoint (a URL an endpoint took
         left every set), each batch to the endpoints in configured order until one takes it."""
         endpoints = self.endpoints
-        union = dict.fromkeys(loc for endpoint in endpoints for loc in self.state.pending.get(endpoint, {}))
+        held = self.holds.at(endpoints[0])  # the same at every endpoint in this mode
+        union = dict.fromkeys(loc for endpoint in endpoints for loc in self.state.pending.get(endpoint, {}) if loc not in held)
         batches, unsendable = make_batches(union, self.settings.keys, self.settings.batch_size)
         grouped = Counter((host_of(loc), why) for loc, why in unsendable)
         for (host, why), count in grouped.items():
             yield BatchResult(endpoints[0], host, count, "skipped", None, why, 0), None
-        out: dict[str, str] = {}  # endpoint -> why it gets no more batches this run
+        out: dict[str, str] = dict(self.holds.full)  # endpoint -> why it gets no more batches this run
         for endpoint in endpoints:
             waiting = self._waiting(endpoint, host_of(endpoint))
             if waiting is not None:

@@ -13,7 +13,7 @@ import binascii
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import orjson
 
@@ -54,6 +54,29 @@ def check_backoff(value: object, name: str) -> dict[str, str]:
     if type(value) is not dict:
         raise damaged(name, '"backoff" is not an object of endpoint URL -> timestamp')
     return {str(endpoint): when if type(when) is str else orjson.dumps(when).decode() for endpoint, when in value.items()}
+
+
+class SentToday(TypedDict):
+    """How many URLs an endpoint took on one UTC day, for ``[announce] per-day``."""
+
+    day: str  # YYYY-MM-DD
+    urls: int
+
+
+DAY = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
+
+
+def check_sent_today(value: object, name: str) -> dict[str, SentToday]:
+    """``sent_today``: endpoint -> {"day", "urls"}."""
+    if type(value) is not dict:
+        raise damaged(name, '"sent_today" is not an object of endpoint URL -> {"day", "urls"}')
+    checked: dict[str, SentToday] = {}
+    for endpoint, count in value.items():
+        day, urls = (count.get("day"), count.get("urls")) if type(count) is dict else (None, None)
+        if type(day) is not str or DAY.fullmatch(day) is None or type(urls) is not int or urls < 0:
+            raise damaged(name, f'"sent_today" of {endpoint} is not {{"day": "YYYY-MM-DD", "urls": N}}')
+        checked[str(endpoint)] = SentToday(day=day, urls=urls)
+    return checked
 
 
 def is_timestamp(value: object) -> bool:

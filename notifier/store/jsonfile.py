@@ -26,6 +26,7 @@ from notifier.store.checks import (
     check_pending_group,
     check_records,
     check_run,
+    check_sent_today,
     damaged,
 )
 from notifier.store.durable import DeliveryNotRecorded, StateStore, follow_link, fsync_folder, write_atomic
@@ -51,6 +52,8 @@ def encode_chunks(state: State) -> Iterator[bytes | memoryview]:
         header["updated"] = state.updated
     if state.backoff:  # written only when some endpoint asked to wait: older readers' files stay the same bytes
         header["backoff"] = dict(sorted(state.backoff.items()))
+    if state.sent_today:  # only with [announce] per-day
+        header["sent_today"] = dict(sorted(state.sent_today.items()))
     yield orjson.dumps(header)[:-1] + b',"pending":{'
     yield from _pending_chunks(state.pending)
     yield b'},"runs":' + orjson.dumps(state.runs[-MAX_RUNS_KEPT:]) + b',"parts":[\n'
@@ -267,6 +270,7 @@ def _state_from_header(document: dict[str, Any], name: str, version: int) -> Sta
         created=document.get("created", ""),
         updated=document.get("updated", ""),
         backoff=check_backoff(document.get("backoff", {}), name),
+        sent_today=check_sent_today(document.get("sent_today", {}), name),
     )
 
 

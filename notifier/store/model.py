@@ -18,7 +18,7 @@ from typing import Any, TypedDict
 
 import orjson
 
-from notifier.store.checks import check_count, check_records, damaged
+from notifier.store.checks import SentToday, check_count, check_records, damaged
 from notifier.store.records import Record, lastmod_of, stamp_submitted
 from notifier.urlhash import hash_index, loc_hash
 from notifier.urls import origins_of
@@ -270,9 +270,9 @@ class State:
     runs: list[RunRecord] = field(default_factory=list)
     created: str = ""
     updated: str = ""
-    # endpoint -> the time before which it must not be sent to: it answered 429 or 503 with a
-    # Retry-After beyond --retry-timeout (every run, and in PostgreSQL every site, keeps it)
+    # endpoint -> not before this time: a 429 or 503's Retry-After beyond --retry-timeout (every run and site keeps it)
     backoff: dict[str, str] = field(default_factory=dict)
+    sent_today: dict[str, SentToday] = field(default_factory=dict)  # endpoint -> URLs it took on a UTC day ([announce] per-day)
     # loc -> when an endpoint acknowledged it, not yet written into its part's record
     submitted: dict[str, str] = field(default_factory=dict)
     # batches acknowledged, not yet folded in (see settle): (endpoint, urls, at, sent by this run)

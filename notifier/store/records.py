@@ -52,6 +52,11 @@ def recorded_on(record: Record) -> str | None:
     return record[LAST_SUBMITTED] or record[FIRST_SEEN]  # type: ignore[no-any-return]
 
 
+def last_submitted_of(record: Record) -> str | None:
+    """When an endpoint last acknowledged it, or None."""
+    return record[LAST_SUBMITTED]  # type: ignore[no-any-return]
+
+
 def renew(record: Record, lastmod: str | None, fingerprint: str | None) -> Record:
     """The record as this deploy leaves it: the sitemap's lastmod, the new fingerprint."""
     record[LASTMOD] = lastmod

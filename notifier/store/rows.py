@@ -8,7 +8,16 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
-from notifier.store.checks import check_backoff, check_index, check_part_meta, check_pending_group, check_run, damaged, json_column
+from notifier.store.checks import (
+    check_backoff,
+    check_index,
+    check_part_meta,
+    check_pending_group,
+    check_run,
+    check_sent_today,
+    damaged,
+    json_column,
+)
 from notifier.store.ledger import LedgerEntry, is_entry
 from notifier.store.model import PendingItem, RecordedPart, RunRecord, State, apply_delivery
 
@@ -57,6 +66,8 @@ def state_from_rows(
             raise damaged(name, f"meta {key} is not a timestamp")
     backoff = check_backoff(json_column(meta["backoff"], name, "meta backoff"), name) if "backoff" in meta else {}
     state = State(created=meta.get("created", ""), updated=meta.get("updated", ""), backoff=backoff)
+    if "sent_today" in meta:
+        state.sent_today = check_sent_today(json_column(meta["sent_today"], name, "meta sent_today"), name)
     for part_name, digest, count, missing, origins, prints, urls in parts:
         where = f"parts row {part_name!r}"
         checked = check_part_meta(

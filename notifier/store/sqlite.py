@@ -268,7 +268,8 @@ class SqliteStore(StateStore):
                 connection.executemany(
                     "INSERT INTO meta VALUES (?, ?)",
                     [("version", str(FORMAT_VERSION)), ("created", state.created), ("updated", state.updated)]
-                    + ([("backoff", json.dumps(dict(sorted(state.backoff.items()))))] if state.backoff else []),
+                    + ([("backoff", json.dumps(dict(sorted(state.backoff.items()))))] if state.backoff else [])
+                    + ([("sent_today", json.dumps(dict(sorted(state.sent_today.items()))))] if state.sent_today else []),
                 )
                 connection.executemany(
                     "INSERT INTO pending (endpoint, reason, since, urls) VALUES (?, ?, ?, ?)",
