@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from notifier.cli import main
+from notifier.history.git import read_history
 from notifier.protocol import derive_key
 from tests.conftest import BASE, HOST, KEY, Site, pages, recorded_pending, urlset
 from tests.fakeindexnow import FakeIndexNow, status
@@ -37,6 +38,84 @@ def test_an_impossible_date_in_a_source_is_no_date(offline_site: Site, name: str
     offline_site.write(urlset({"/tea/": "2025-03-01T10:00:00Z"}))
     result = offline_site.check()
     assert result.code == 0, (result.out, result.err)
+
+
+def test_a_month_lastmod_names_a_front_matter_date_within_that_month(offline_site: Site) -> None:
+    """``lastmod: 2025-04`` for a post dated 2025-04-15, committed in June: the month holds the day.
+    Fails with ``agrees``' ``day_span(lastmod, instant)`` made ``(instant, instant)`` (the month
+    taken as its first instant)."""
+    repo = Repo(offline_site.root)
+    repo.commit({"content/tea.md": "---\ndate: 2025-04-15\n---\n"}, "2025-06-01T10:00:00Z")
+    (offline_site.root / "notify-changes.toml").write_text('[history]\nsources = ["content/{path}.md"]\nfields = ["date"]\n')
+    offline_site.write(urlset({"/tea/": "2025-04"}))
+    result = offline_site.check()
+    assert result.code == 0, result.out
+    offline_site.write(urlset({"/tea/": "2025-03"}))  # the month before: not the post's date
+    result = offline_site.check()
+    assert result.code == 1 and "lastmod-vs-history" in result.out, result.out
+
+
+def test_with_commit_dates_out_of_order_the_first_commit_is_the_earliest_time(offline_site: Site) -> None:
+    """A rebase or a skewed clock: the oldest commit is dated April, a later one March. A
+    lastmod in March is not "earlier than the first commit". Fails with ``_count``'s
+    ``min(early, span.first)`` made ``early`` (the oldest commit's time overwriting the earliest),
+    or ``max(late, span.last)`` made ``late``."""
+    repo = Repo(offline_site.root)
+    for when in ("2025-04-01T10:00:00Z", "2025-03-01T10:00:00Z", "2025-05-01T10:00:00Z"):  # in commit order
+        repo.commit({"content/tea.md": when}, when)
+    assert (read_history(repo.root)["content/tea.md"].first.month, read_history(repo.root)["content/tea.md"].last.month) == (3, 5)
+    (offline_site.root / "notify-changes.toml").write_text('[history]\nsources = ["content/{path}.md"]\n')
+    offline_site.write(urlset({"/tea/": "2025-03-15"}))
+    result = offline_site.check()
+    assert result.code == 0, result.out
+    offline_site.write(urlset({"/tea/": "2025-02-15"}))
+    result = offline_site.check()
+    assert result.code == 1 and "earlier than the first commit" in result.out and "2025-03-01T10:00:00Z" in result.out, result.out
+
+
+@pytest.mark.parametrize(("first", "second", "elsewhere"), [("/tea/", "/cake/", False), ("/cake/", "/tea/", True)])
+def test_the_first_canonical_of_a_page_is_its_canonical(offline_site: Site, first: str, second: str, elsewhere: bool) -> None:
+    """Fails with ``read_head``'s ``canonical is None`` test dropped (the last canonical winning)."""
+    offline_site.write(urlset({"/tea/": "2024-05-01", "/cake/": "2024-05-02"}))
+    offline_site.build_pages(["/cake/"])
+    page = offline_site.public / "tea" / "index.html"
+    page.parent.mkdir(parents=True)
+    page.write_text(
+        f'<!DOCTYPE html><html><head><title>Tea</title><link rel="canonical" href="{BASE}{first}">'
+        f'<link rel="canonical" href="{BASE}{second}"></head><body><p>tea</p></body></html>\n'
+    )
+    result = offline_site.check("--site-dir", str(offline_site.public))
+    assert ("page-canonical-elsewhere" in result.out) == elsewhere, result.out
+    assert result.code == (1 if elsewhere else 0), result.out
+
+
+@pytest.mark.parametrize(
+    ("links", "page"), [("<link>{base}/a/</link><link>{base}/b/</link>", "/a/"), ("<link>{base}/b/</link><link>{base}/a/</link>", "/b/")]
+)
+def test_an_rss_item_with_two_links_is_read_by_the_first(offline_site: Site, links: str, page: str) -> None:
+    """Fails with ``feed_link`` keeping the last link it meets instead of returning the first."""
+    from notifier.sitemap.reader import read_sitemap
+
+    feed = (
+        f'<?xml version="1.0"?><rss version="2.0"><channel><title>t</title><link>{BASE}/</link>'
+        f"<item>{links.format(base=BASE)}<pubDate>Wed, 01 May 2024 10:00:00 +0000</pubDate></item></channel></rss>"
+    )
+    (entry,) = read_sitemap(str(offline_site.write(feed, "feed.xml"))).entries
+    assert entry.loc == f"{BASE}{page}"
+
+
+@pytest.mark.parametrize(
+    ("rule", "path", "blocked"),
+    [("/a*a$", "/a", False), ("/a*a$", "/aba", True), ("/a*a$", "/aa", True), ("/a*bc*c", "/abc", False), ("/a*bc*c", "/abcc", True)],
+)
+def test_a_wildcard_pattern_never_reuses_the_characters_of_the_piece_before(rule: str, path: str, blocked: bool) -> None:
+    """``/a*a$`` needs two a's, ``/a*bc*c`` two c's. Fails with ``Rule.matches``' anchored
+    ``len(path) - len(last) >= position`` test dropped (``/a`` blocked) or a piece's end taken as
+    ``position = found`` (``/abc`` blocked)."""
+    from notifier.site.robots import Robots
+
+    robots = Robots.parse(f"User-agent: *\nDisallow: {rule}\n")
+    assert bool(robots.blocking(f"{BASE}{path}")) == blocked
 
 
 # -- commands and delivery (#44 items 17-22) -------------------------------------------------------
