@@ -3,16 +3,117 @@ behaviour, and its docstring names the faulty edit it fails with."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterator
 
 import pytest
 
 from notifier.cli import main
+from notifier.database import DatabaseURL
 from notifier.history.git import read_history
+from notifier.pipeline.loop import Environment, execute
 from notifier.protocol import derive_key
-from tests.conftest import BASE, HOST, KEY, Site, pages, recorded_pending, urlset
+from notifier.report import Report
+from notifier.settings import build_settings
+from notifier.store import read_ledger, read_state
+from tests.conftest import BASE, HOST, KEY, Site, index, pages, recorded_pending, urlset
 from tests.fakeindexnow import FakeIndexNow, status
+from tests.faketime import FakeTime
 from tests.test_history import Repo
+
+
+# -- PostgreSQL and the store (#44 items 1-4) -------------------------------------------------------
+def _at(site: Site, when: dt.datetime, command: str = "run", **options: object) -> Report:
+    """``command`` through the library at the wall-clock time ``when``, on the site's state (a
+    file, or a PostgreSQL site)."""
+    state: object = site.state
+    where: dict[str, object] = (
+        {"state": state.dsn, "site-name": state.site} if isinstance(state, DatabaseURL) else {"state": str(site.state)}
+    )
+    given: dict[str, object] = {"sitemap": str(site.sitemap), "key": KEY, "retry-timeout": 0.2, **where} | options
+    if site.fake is not None and command == "run":
+        given.setdefault("endpoint", [site.fake.endpoint])
+    clock = FakeTime(when)
+    return execute(build_settings(command, given), Environment(now=clock.now, sleep=clock.sleep, clock=clock.clock))
+
+
+@pytest.fixture
+def pg_site(site: Site, pg_url: str) -> Site:
+    site.state = DatabaseURL(pg_url, site="shop")  # type: ignore[assignment]
+    return site
+
+
+def test_a_postgresql_state_reads_after_the_index_drops_its_first_part(pg_site: Site) -> None:
+    """The kept parts' rows are renumbered (1 -> 0, 2 -> 1) in the save that drops part 0. Fails
+    with ``_save_parts`` renumbering a kept row only when its number moves by more than one, or
+    with the rows not first moved out of the new numbers' way (``n = -1 - n`` made ``n = n``)."""
+    site = pg_site
+    site.write(index({f"/part-{n}.xml": None for n in range(3)}))
+    for n in range(3):
+        site.write(urlset(pages(2, prefix=f"/s{n}/")), f"part-{n}.xml")
+    assert site.run().code == 0
+    site.write(index({f"/part-{n}.xml": None for n in (1, 2)}))  # the first part is gone
+    result = site.run("--rule", "mass-removal=off")
+    assert result.code == 0 and result.out.startswith("0 added, 0 changed, 2 removed"), result.out
+    site.write(urlset(pages(3, prefix="/s2/")), "part-2.xml")
+    result = site.run()  # the next load reads the renumbered rows
+    assert result.code == 0 and result.out.startswith("1 added, 0 changed, 0 removed"), (result.out, result.err)
+    state = read_state(site.state)
+    assert state is not None and sorted(state.all_urls()) == sorted(
+        [f"{BASE}/s1/{n}/" for n in range(2)] + [f"{BASE}/s2/{n}/" for n in range(3)]
+    )
+
+
+def test_one_sites_shorter_wait_never_shortens_anothers_longer_one(pg_url: str) -> None:
+    """The endpoint's wait is shared by the sites of a database. Fails with the upsert's
+    ``greatest(notify_changes_backoff.not_before, excluded.not_before)`` replaced by the new value."""
+    from notifier.store import State
+    from notifier.store.postgres import PostgresStore
+
+    endpoint = "https://api.indexnow.org/indexnow"
+    with PostgresStore(DatabaseURL(pg_url, site="shop")) as store:
+        store.save(State(backoff={endpoint: "2030-06-01T15:00:00Z"}, updated="2030-06-01T12:00:00Z"))
+    with PostgresStore(DatabaseURL(pg_url, site="blog")) as store:
+        store.save(State(backoff={endpoint: "2030-06-01T13:00:00Z"}, updated="2030-06-01T12:00:00Z"))
+    for name in ("shop", "blog"):
+        state = read_state(DatabaseURL(pg_url, site=name))
+        assert state is not None and state.backoff == {endpoint: "2030-06-01T15:00:00Z"}
+    with PostgresStore(DatabaseURL(pg_url, site="blog")) as store:  # honest: a longer wait lengthens it
+        store.save(State(backoff={endpoint: "2030-06-01T16:00:00Z"}, updated="2030-06-01T12:00:00Z"))
+    state = read_state(DatabaseURL(pg_url, site="shop"))
+    assert state is not None and state.backoff == {endpoint: "2030-06-01T16:00:00Z"}
+
+
+def test_the_postgresql_ledger_keeps_exactly_keep_batches(pg_site: Site) -> None:
+    """Unlike a ledger file (trimmed past twice the bound), the rows are cut at once. Fails with
+    the DELETE's ``LIMIT %s`` given ``keep + 1`` or ``2 * keep``, or ``ORDER BY id DESC`` made
+    ``ORDER BY id`` (the oldest kept)."""
+    site = pg_site
+    assert site.fake is not None
+    site.write(urlset(pages(1)))
+    assert site.run().code == 0
+    for count in range(2, 9):  # seven deploys, one new page each: seven batches
+        site.write(urlset(pages(count)))
+        assert site.run("--keep-batches", "3").code == 0
+    assert [entry["urls"] for entry in read_ledger(site.state)] == [[f"{BASE}/p/{n}/"] for n in (5, 6, 7)]
+
+
+@pytest.mark.parametrize("store", ["json", "postgresql"])
+def test_a_urls_recorded_on_moves_on_with_each_later_submission(site: Site, store: str, request: pytest.FixtureRequest) -> None:
+    """The "recorded on" a lastmod-regressed message names is the last announcement, not the
+    first. Fails with ``stamp_submitted``'s ``or record[LAST_SUBMITTED] < at`` dropped (only the
+    first submission stamped)."""
+    if store == "postgresql":
+        site.state = DatabaseURL(request.getfixturevalue("pg_url"), site="shop")  # type: ignore[assignment]
+    site.write(urlset({"/a/": "2030-01-01T10:00:00Z"}))
+    assert _at(site, dt.datetime(2030, 1, 1, 12, tzinfo=dt.UTC)).exit_code == 0
+    for day in (2, 3):  # the page changes and is announced on each day
+        site.write(urlset({"/a/": f"2030-01-0{day}T10:00:00Z"}))
+        assert _at(site, dt.datetime(2030, 1, day, 12, tzinfo=dt.UTC)).submitted == [f"{BASE}/a/"]
+    site.write(urlset({"/a/": "2030-01-02T10:00:00Z"}))  # back to an older date
+    report = _at(site, dt.datetime(2030, 1, 4, 12, tzinfo=dt.UTC), command="check")
+    said = [violation.message for violation in report.violations if violation.rule == "lastmod-regressed"]
+    assert said == ["lastmod 2030-01-02T10:00:00Z is earlier than 2030-01-03T10:00:00Z recorded on 2030-01-03"], said
 
 
 # -- dates, history, page truth (#44 items 12-16) --------------------------------------------------
