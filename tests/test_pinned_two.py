@@ -3,8 +3,15 @@ behaviour, and its docstring names the faulty edit it fails with."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import json
+import os
+import re
+import shutil
+import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -16,7 +23,7 @@ from notifier.protocol import derive_key
 from notifier.report import Report
 from notifier.settings import build_settings
 from notifier.store import read_ledger, read_state
-from tests.conftest import BASE, HOST, KEY, Site, index, pages, recorded_pending, urlset
+from tests.conftest import BASE, HOST, KEY, Site, index, pages, recorded_pending, run_records, urlset
 from tests.fakeindexnow import FakeIndexNow, status
 from tests.faketime import FakeTime
 from tests.test_history import Repo
@@ -288,3 +295,156 @@ def test_a_secret_read_from_a_file_with_its_newline_derives_the_same_keys(
     the same keys either way. Fails with the secret's ``.strip()`` dropped."""
     secret = "s" * 16
     assert _key_file(offline_site, monkeypatch, secret + ending) == (0, [derive_key(secret, HOST)])
+
+
+def _state(site: Site, *args: str) -> tuple[int, str, str]:
+    site.capsys.readouterr()
+    code = main(["state", *args, "--state", str(site.state)])
+    captured = site.capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_state_show_lists_the_newest_ten_runs(offline_site: Site) -> None:
+    """Fails with ``state.runs[-10:]`` made ``state.runs[:10]`` (the oldest) or ``[-11:]``."""
+    from notifier.store import JsonStore, State
+
+    with JsonStore(offline_site.state) as store:
+        store.save(State(runs=run_records(15), updated="2024-05-01T00:00:00Z"))
+    code, out, _ = _state(offline_site, "show")
+    shown = re.findall(r"^  \S+ run: (\d+) added", out, re.MULTILINE)
+    assert code == 0 and shown == [str(n) for n in range(5, 15)], out
+
+
+def test_state_history_lists_the_newest_twenty_batches(offline_site: Site) -> None:
+    """Fails with ``HISTORY_SHOWN`` other than 20, or the walk keeping the first batches."""
+    from notifier.store import JsonStore, State
+    from notifier.store.ledger import entry
+
+    with JsonStore(offline_site.state) as store:
+        store.save(State(updated="2024-05-01T00:00:00Z"))
+        sent = [
+            entry(f"2024-05-01T00:{n:02d}:00Z", "http://e.org/indexnow", HOST, "delivered", 200, 1, "", [f"{BASE}/{n}/"]) for n in range(25)
+        ]
+        store.record_ledger(sent, keep=100)
+    code, out, _ = _state(offline_site, "history")
+    assert code == 0 and re.findall(r"^2024-05-01T00:(\d\d):00Z ", out, re.MULTILINE) == [f"{n:02d}" for n in range(5, 25)], out
+
+
+def test_forget_at_an_endpoint_nothing_is_pending_at_names_the_pending_ones(site: Site) -> None:
+    """A typo in --endpoint: the line lists where URLs do wait. Fails with the message's
+    ``', '.join(state.pending)`` dropped (``none`` said while two endpoints wait)."""
+    assert site.fake is not None
+    pending = {f"{BASE}/p/0/": {"reason": "added", "since": "2024-05-01T00:00:00Z"}}
+    from notifier.store import JsonStore, PendingItem, State
+
+    item: dict[str, PendingItem] = pending  # type: ignore[assignment]
+    with JsonStore(site.state) as store:
+        store.save(
+            State(
+                pending={"https://api.indexnow.org/indexnow": item, "https://www.bing.com/indexnow": item}, updated="2024-05-01T00:00:00Z"
+            )
+        )
+    code, _, err = _state(site, "forget", f"{BASE}/p/0/", "--endpoint", "https://api.indexnow.org/indexnwo", "--yes")
+    assert code == 2 and err.count("\n") == 1, err
+    assert (
+        "nothing is pending at https://api.indexnow.org/indexnwo; pending endpoints: https://api.indexnow.org/indexnow, https://www.bing.com/indexnow"
+        in err
+    )
+
+
+def test_a_url_pending_at_two_endpoints_is_waiting_since_the_older_time(site: Site, second: FakeIndexNow) -> None:
+    """Fails with the diff's ``since is None or item["since"] < since`` cut to ``since is None``
+    (the first endpoint's time, here the later one) or the comparison turned round."""
+    from notifier.store import JsonStore
+
+    assert site.fake is not None
+    site.write(urlset({"/a/": "2030-01-01T10:00:00Z"}))
+    endpoints = [site.fake.endpoint, second.endpoint]
+    assert _at(site, dt.datetime(2030, 1, 1, 12, tzinfo=dt.UTC), endpoint=endpoints).exit_code == 0
+    with JsonStore(site.state) as store:  # as two deploys leave it: the second endpoint down since the 2nd, the first since the 3rd
+        state = store.load()
+        assert state is not None
+        state.pending = {
+            site.fake.endpoint: {f"{BASE}/a/": {"reason": "changed", "since": "2030-01-03T12:00:00Z"}},
+            second.endpoint: {f"{BASE}/a/": {"reason": "changed", "since": "2030-01-02T12:00:00Z"}},
+        }
+        store.save(state)
+    result = site.run("--dry-run", "--endpoint", site.fake.endpoint, "--endpoint", second.endpoint, "--format", "json")
+    assert result.code == 0, result.err
+    assert json.loads(result.out)["why"][f"{BASE}/a/"]["pending_since"] == "2030-01-02T12:00:00Z", result.out
+
+
+def test_the_key_file_is_fetched_once_per_host_and_run(site: Site, second: FakeIndexNow) -> None:
+    """Four batches to each of two endpoints: one GET of the key file. Fails with ``_preflight``'s
+    ``if batch.host not in self.host_problems`` made ``if True`` (a GET before every batch)."""
+    assert site.fake is not None
+    both = ["--endpoint", site.fake.endpoint, "--endpoint", second.endpoint]
+    site.write(urlset(pages(1)))
+    assert site.run(*both).code == 0
+    site.write(urlset(pages(5)))
+    site.fake.gets.clear()
+    result = site.run(*both, "--batch-size", "1")
+    assert result.code == 0 and len(site.fake.delivered()) == 4 and len(second.delivered()) == 4, result.out
+    assert site.fake.gets == [f"{BASE}/{KEY}.txt"]
+
+
+def test_lastmod_missing_names_each_url_once(offline_site: Site) -> None:
+    """/x/ has no lastmod, listed by two parts; the first part is not read again (its bytes did
+    not change). Fails with ``_missing_in_unread``'s ``and loc not in listed`` dropped."""
+    site = offline_site
+    site.write(index({"/part-0.xml": None, "/part-1.xml": None}))
+    site.write(urlset(pages(3) | {"/x/": None}), "part-0.xml")
+    site.write(urlset(pages(3, prefix="/q/") | {"/x/": None}), "part-1.xml")
+    rules = ("--rule", "lastmod-missing=warn", "--rule", "url-duplicate=warn")
+    assert site.run(*rules).code == 0
+    site.write(urlset(pages(4, prefix="/q/") | {"/x/": None}), "part-1.xml")
+    result = site.check(*rules)
+    said = [line for line in result.out.splitlines() if "lastmod-missing" in line]
+    assert said and all(f"{BASE}/x/" in line for line in said) and len(said) == 1, result.out
+
+
+def test_with_a_read_only_state_folder_the_crash_log_goes_to_the_temporary_folder(
+    site: Site, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Fails with ``crash_log_folder``'s ``and os.access(folder, os.W_OK)`` dropped (the log
+    written beside the state fails, and the traceback lands on stderr instead)."""
+    import tempfile
+
+    import notifier.pipeline.loop
+    from notifier.crash import LOG_NAME
+
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
+    site.write(urlset(pages(1)))
+    assert site.run().code == 0
+
+    def bug(*args: object, **kwargs: object) -> None:
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr(notifier.pipeline.loop, "execute", bug)
+    folder = site.state.parent
+    with _read_only(folder):
+        result = site.run()
+    assert result.code == 70 and f"the traceback is in {temporary / LOG_NAME}" in result.err, result.err
+    assert "ZeroDivisionError: division by zero" in (temporary / LOG_NAME).read_text()
+    assert not (folder / LOG_NAME).exists()
+
+
+@contextlib.contextmanager
+def _read_only(folder: Path) -> Iterator[None]:
+    """``folder`` unwritable: its mode for a user; for root (whom a mode does not stop) the
+    immutable flag, or the test is skipped where the file system has none."""
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        try:
+            yield
+        finally:
+            folder.chmod(0o755)
+        return
+    if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode != 0:
+        pytest.skip("root writes through any mode, and this file system has no immutable flag")
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", str(folder)], check=True)
