@@ -68,8 +68,10 @@ def test_a_full_url_rule_applies_to_its_own_scheme_and_host() -> None:
 HEADERS = [
     ("both", "/a/*\n  X-Robots-Tag: noindex", "/a/x", ["noindex"]),
     ("both", "/a/*\n  X-Robots-Tag: noindex\n  X-Robots-Tag: noarchive", "/a/x", ["noindex, noarchive"]),  # both values
-    ("both", "/a/*\n  X-Robots-Tag: noindex\n/a/*\n  X-Frame-Options: DENY", "/a/x", []),  # the later block replaces it
-    ("both", "/a/*\n  X-Robots-Tag: noindex\n/*\n  X-Robots-Tag: nosnippet", "/a/x", ["noindex", "nosnippet"]),  # two paths
+    ("cloudflare-pages", "/a/*\n  X-Robots-Tag: noindex\n/a/*\n  X-Frame-Options: DENY", "/a/x", []),  # the later block replaces it
+    ("netlify", "/a/*\n  X-Robots-Tag: noindex\n/a/*\n  X-Frame-Options: DENY", "/a/x", ["noindex"]),  # merged (merge.ts)
+    ("cloudflare-pages", "/a/*\n  X-Robots-Tag: noindex\n/*\n  X-Robots-Tag: nosnippet", "/a/x", ["noindex", "nosnippet"]),  # two paths
+    ("netlify", "/a/*\n  X-Robots-Tag: noindex\n/*\n  X-Robots-Tag: nosnippet", "/a/x", ["nosnippet"]),  # the last wins (#40 item 3)
     ("both", "/a/*\nX-Robots-Tag: noindex", "/a/x", ["noindex"]),  # an unindented header line
     ("both", "/a/*\n  X-Robots-Tag: noindex\n  /b/*\n  X-Robots-Tag: none", "/b/x", ["none"]),  # an indented path line
     ("both", "/a/*\n  X-Robots-Tag: noindex\n  /b/*\n  X-Robots-Tag: none", "/a/x", ["noindex"]),
@@ -154,9 +156,7 @@ def test_a_broken_netlify_toml_is_one_line(offline_site: Site, monkeypatch: pyte
 @pytest.mark.parametrize(
     ("text", "path", "target"),
     [
-        ("/a/*/b/* /x/:splat 301", "/a/1/b/2", "/x/1"),  # two stars: the first is :splat, and the line still parses
-        ("/:lang/:lang/x /y/:lang 301", "/en/fr/x", "/y/en"),  # a placeholder named twice: the first is its value
-        ("/docs/*: /x/ 301", "/docs/a:", "/x/"),  # a colon after a star is a colon, not a placeholder
+        ("/a/*/b/* /x/:splat 301", "/a/1/b/2", None),  # two stars: nowhere (Netlify: not last, #40 item 4; Cloudflare: item 9)
         ("/a/* /b/:other 301", "/a/x", "/b/:other"),  # a placeholder the source does not have stays as written
         ("/only", "/only", None),  # a source without a target is no rule
         ("/a/:slug /b/:slug 301", "/a/hi", "/b/hi"),
@@ -168,10 +168,24 @@ def test_redirect_line_edges(text: str, path: str, target: str | None) -> None:
         assert Redirects.parse(text, platform).target(BASE + path, has_file=False) == target, platform.name
 
 
-def test_a_detach_line_may_omit_its_space_and_a_later_block_takes_the_later_place() -> None:
+@pytest.mark.parametrize(
+    ("text", "path", "targets"),
+    [
+        ("/:lang/:lang/x /y/:lang 301", "/en/fr/x", ("/y/en", None)),  # a name twice: the first is its value; Cloudflare: never
+        ("/docs/*: /x/ 301", "/docs/a:", (None, "/x/")),  # a colon after a star is a colon; on Netlify the star is not last
+    ],
+)
+def test_redirect_line_edges_by_platform(text: str, path: str, targets: tuple[str | None, str | None]) -> None:
+    assert tuple(Redirects.parse(text, platform).target(BASE + path, False) for platform in (NETLIFY, CLOUDFLARE)) == targets
+
+
+def test_a_detach_line_may_omit_its_space_and_a_later_block_keeps_the_earlier_place() -> None:
+    """Cloudflare Pages: constructHeaders assigns ``rules[path]`` again, which keeps the path's first place."""
     assert Headers.parse("/*\n  X-Robots-Tag: noindex\n/a/*\n  !X-Robots-Tag\n", CLOUDFLARE).robots_tag(f"{BASE}/a/x") == []
     text = "/a/*\n  X-Robots-Tag: noindex\n/*\n  ! X-Robots-Tag\n/a/*\n  X-Robots-Tag: nosnippet\n"
-    assert Headers.parse(text, CLOUDFLARE).robots_tag(f"{BASE}/a/x") == ["nosnippet"]  # the /a/* block now comes after /*
+    assert Headers.parse(text, CLOUDFLARE).robots_tag(f"{BASE}/a/x") == []  # /a/* (now nosnippet), then /* detaches it
+    assert Headers.parse(text, CLOUDFLARE).robots_tag(f"{BASE}/b/x") == []
+    assert Headers.parse(text.replace("! X-Robots-Tag", "X-Frame-Options: DENY"), CLOUDFLARE).robots_tag(f"{BASE}/a/x") == ["nosnippet"]
 
 
 def test_malformed_netlify_toml_entries_are_skipped(offline_site: Site, monkeypatch: pytest.MonkeyPatch) -> None:

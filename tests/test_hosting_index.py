@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from notifier.site.hosting import PLATFORMS, REDIRECT_STATUSES, Headers, Pattern, Redirects
+from notifier.site.hosting_platforms import FULL_URL
 from tests.conftest import BASE, HOST
 
 NETLIFY, CLOUDFLARE = PLATFORMS["netlify"], PLATFORMS["cloudflare-pages"]
@@ -46,12 +47,12 @@ def _reference_filled(target: str, found: re.Match[str]) -> str:
 
 def linear_robots_tag(headers: Headers, url: str) -> list[str]:
     values: list[str] = []
-    for pattern, block in headers.blocks.values():
+    for pattern, block in headers.blocks:
         if pattern.match(url) is not None:
             if "!x-robots-tag" in block:
                 values = []
             if "x-robots-tag" in block:
-                values.append(block["x-robots-tag"])
+                values = [*([] if headers.platform.last_header_wins else values), block["x-robots-tag"]]
     return values
 
 
@@ -150,9 +151,10 @@ def test_netlify_toml_rules_added_after_a_lookup_are_tried(entries: list[tuple[s
         assert headers.robots_tag(url) == linear_robots_tag(headers, url), url
 
 
-def test_a_block_given_again_after_a_lookup_takes_its_later_place() -> None:
-    headers = Headers.parse("/a/*\n  X-Robots-Tag: noindex\n/*\n  ! X-Robots-Tag\n", CLOUDFLARE)
-    assert headers.robots_tag(f"{BASE}/a/x") == []
+def test_a_block_given_again_after_a_lookup_replaces_the_earlier_one() -> None:
+    """Cloudflare Pages (constructHeaders: ``rules[path]`` assigned again keeps its first place)."""
+    headers = Headers.parse("/a/*\n  X-Robots-Tag: noindex\n/*\n  X-Frame-Options: DENY\n", CLOUDFLARE)
+    assert headers.robots_tag(f"{BASE}/a/x") == ["noindex"]
     headers.add_toml([{"for": "/a/*", "values": {"X-Robots-Tag": "nosnippet"}}])
     assert headers.robots_tag(f"{BASE}/a/x") == ["nosnippet"]
 
@@ -178,17 +180,22 @@ def test_a_url_is_tried_only_against_the_rules_that_may_match_it() -> None:
     assert redirects.target(f"{BASE}/elsewhere/", has_file=False) is None  # the SPA fallback: a rewrite
     assert _compiled(patterns) == [5004, 5042, 5500, 5501]
     headers = Headers.parse("".join(f"/old/page-{n}/\n  X-Robots-Tag: noindex\n" for n in range(5000)) + "/*\n  X-Frame-Options: DENY\n")
-    blocks = [pattern for pattern, _ in headers.blocks.values()]
+    blocks = [pattern for pattern, _ in headers.blocks]
     assert headers.robots_tag(f"{BASE}/old/page-7/") == ["noindex"] and headers.robots_tag(f"{BASE}/else/") == []
     assert _compiled(blocks) == [5000]
 
 
 def test_a_star_in_the_host_of_a_full_url_rule_is_read() -> None:
     """A name in both the host and the path (two stars) made a regex that cannot compile: the run crashed.
-    The path's * is :splat; a placeholder named twice takes the path's value."""
+    Netlify reads it, the path's * its :splat (a :name in the host it drops, #40 item 5); Cloudflare
+    Pages skips a full-URL _redirects source (item 7), and in _headers two stars never match (item 9)."""
     text = "https://*.old.org/* https://new.org/:splat 301\nhttps://:sub.x.org/:sub/* https://y.org/:sub/:splat 301\n"
-    for platform in PLATFORMS.values():
-        redirects = Redirects.parse(text, platform)
-        assert redirects.target("https://www.old.org/a/b", has_file=False) == "https://new.org/a/b", platform.name
-        assert redirects.target("https://en.x.org/fr/c", has_file=False) == "https://y.org/fr/c", platform.name
-        assert Headers.parse("https://*.old.org/*\n  X-Robots-Tag: noindex\n", platform).robots_tag("https://a.old.org/b") == ["noindex"]
+    redirects = Redirects.parse(text, NETLIFY)
+    assert redirects.target("https://www.old.org/a/b", has_file=False) == "https://new.org/a/b"
+    assert redirects.target("https://en.x.org/fr/c", has_file=False) is None
+    assert Headers.parse("https://*.old.org/*\n  X-Robots-Tag: noindex\n", NETLIFY).robots_tag("https://a.old.org/b") == ["noindex"]
+    redirects = Redirects.parse(text, CLOUDFLARE)
+    assert redirects.rules == [] and [each.reason for each in redirects.skipped] == [FULL_URL, FULL_URL]
+    assert Headers.parse("https://*.old.org/*\n  X-Robots-Tag: noindex\n", CLOUDFLARE).robots_tag("https://a.old.org/b") == []
+    headers = Headers.parse("https://:sub.old.org/*\n  X-Robots-Tag: noindex\n", CLOUDFLARE)
+    assert headers.robots_tag("https://a.old.org/b") == ["noindex"]

@@ -27,6 +27,7 @@ def _pages(context: Context, settings: RuleSettings) -> Iterator[Found]:
     site = context.built
     if site is None or all(settings.level(rule) == OFF for rule in PAGE_RULES):
         return
+    context.notes.extend(site.host_notes())  # said on every run that reads the files, judged or not
     diff = context.diff
     judged: list[str] = [*diff.added.locs, *(change.loc for change in diff.changed)]  # locs: no Change per URL
     missing = site.reader.missing

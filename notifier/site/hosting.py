@@ -27,58 +27,16 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from notifier.site import hosting_platforms as how
+from notifier.site.hosting_platforms import DEFAULT_PLATFORM as DEFAULT_PLATFORM
+from notifier.site.hosting_platforms import PLATFORMS as PLATFORMS
+from notifier.site.hosting_platforms import Platform as Platform
+from notifier.site.hosting_platforms import Skipped, refusal, skipped_notes
+from notifier.site.hosting_platforms import detect_platform as detect_platform
 from notifier.urls import locate, octets, path_query
 
 REDIRECT_STATUSES = {301, 302, 303, 307, 308}
 _Rule = TypeVar("_Rule")
-
-
-@dataclass(frozen=True)
-class Platform:
-    """How one host applies ``_redirects`` and ``_headers``."""
-
-    name: str
-    shadowing: bool  # a rule without ! applies only where the build has no file (and a shadowed first match ends the search)
-    slash_tolerant: bool  # /a/ matches /a and /a matches /a/; /blog/* matches /blog
-    force_mark: bool  # `301!` forces a rule; where false, a status with ! makes the line invalid
-    trailing_comments: bool  # `/a /b 301 # moved`; where false, such a line is invalid
-    statuses: frozenset[int]  # the statuses a rule may carry; a line with another is invalid
-    detach: bool  # `! X-Robots-Tag` in a _headers block removes a header an earlier block set
-    netlify_toml: bool  # the repository's netlify.toml adds [[redirects]] and [[headers]]
-
-
-PLATFORMS = {
-    "netlify": Platform(
-        "netlify",
-        shadowing=True,
-        slash_tolerant=True,
-        force_mark=True,
-        trailing_comments=True,
-        statuses=frozenset({200, 301, 302, 303, 307, 308, 404, 410, 451}),
-        detach=False,
-        netlify_toml=True,
-    ),
-    "cloudflare-pages": Platform(
-        "cloudflare-pages",
-        shadowing=False,
-        slash_tolerant=False,
-        force_mark=False,
-        trailing_comments=False,
-        statuses=frozenset({200, 301, 302, 303, 307, 308}),
-        detach=True,
-        netlify_toml=False,
-    ),
-}
-DEFAULT_PLATFORM = "netlify"  # the format's origin, when the build environment does not say
-
-
-def detect_platform(environ: Mapping[str, str]) -> str | None:
-    """The platform whose build this is, from the variables each sets in its builds."""
-    if environ.get("CF_PAGES") == "1":
-        return "cloudflare-pages"
-    if environ.get("NETLIFY") == "true":
-        return "netlify"
-    return None
 
 
 _TOKEN = re.compile(r"(\*|:[A-Za-z_][A-Za-z0-9_]*)")
@@ -96,9 +54,11 @@ class Pattern:
     prefix: str  # the literal text every subject it matches begins with
 
     @classmethod
-    def parse(cls, text: str, platform: Platform) -> Pattern:
+    def parse(cls, text: str, platform: Platform, *, relative: bool = False) -> Pattern:
+        """``relative``: a path even when it looks like a URL (Cloudflare's ``_redirects``: ``http://x/*``
+        is the path ``/http://x/*``)."""
         scheme, host = "", ""
-        if _FULL_URL.match(text):
+        if _FULL_URL.match(text) and not relative:
             scheme, _, rest = text.partition("://")
             host, slash, text = rest.partition("/")
             text = slash + text
@@ -237,22 +197,24 @@ class Headers:
     """``_headers`` (and netlify.toml's [[headers]]): the paths whose X-Robots-Tag keeps the engines away."""
 
     platform: Platform = PLATFORMS[DEFAULT_PLATFORM]
-    blocks: dict[str, tuple[Pattern, dict[str, str]]] = field(default_factory=dict)  # path -> pattern, name -> value
+    blocks: list[tuple[Pattern, dict[str, str]]] = field(default_factory=list)  # pattern, name -> value; in the host's order
+    skipped: list[Skipped] = field(default_factory=list)  # the blocks the host never applies
+    _places: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)  # path -> its block
     _index: _Index[dict[str, str]] | None = field(default=None, init=False, repr=False, compare=False)  # of the blocks, in order
 
     @classmethod
     def parse(cls, text: str, platform: Platform = PLATFORMS[DEFAULT_PLATFORM]) -> Headers:
         headers = cls(platform)
         current: dict[str, str] | None = None
-        for raw in text.removeprefix("\ufeff").splitlines():
+        for number, raw in enumerate(text.removeprefix("\ufeff").splitlines(), 1):
             line = raw.strip()
             if not line or line.startswith("#"):
                 continue
             if line.startswith("/") or _FULL_URL.match(line):  # a path, however it is indented
-                current = headers.block(line)
+                current = headers.block(line, f"line {number}")
                 continue
             if current is None:
-                continue
+                continue  # before any path, or in a block the host never applies
             if line.startswith("!"):
                 if platform.detach:
                     current["!" + line[1:].strip().lower()] = ""
@@ -262,34 +224,52 @@ class Headers:
                 _add_header(current, name, value)
         return headers
 
-    def block(self, path: str) -> dict[str, str]:
-        """A fresh block for ``path``: the same path in a later block replaces the earlier one."""
-        self.blocks.pop(path, None)
+    def block(self, path: str, where: str = "", file: str = "_headers") -> dict[str, str] | None:
+        """A fresh block for ``path``, or None when the host never applies it. The same path
+        again: on Netlify a block of its own (the later one's headers win, merge.ts); on
+        Cloudflare Pages it replaces the earlier block, in the earlier block's place."""
+        reason = refusal(path, None, self.platform)
+        if reason is not None:
+            self.skipped.append(Skipped(file, where, path, reason))
+            return None
         self._index = None
         values: dict[str, str] = {}
-        self.blocks[path] = (Pattern.parse(path, self.platform), values)
+        block = (Pattern.parse(path, self.platform), values)
+        place = None if self.platform.same_path_merges else self._places.get(path)
+        if place is not None:
+            self.blocks[place] = block
+        else:
+            self._places[path] = len(self.blocks)
+            self.blocks.append(block)
         return values
 
     def add_toml(self, entries: list[Any]) -> None:
         """netlify.toml's ``[[headers]]``: ``for`` a path, ``values`` a table of headers."""
-        for entry in entries:
-            if isinstance(entry, dict) and isinstance(entry.get("for"), str) and isinstance(entry.get("values"), dict):
-                current = self.block(entry["for"])
-                for name, value in entry["values"].items():
-                    for each in value if isinstance(value, list) else [value]:
-                        _add_header(current, str(name), str(each))
+        for number, entry in enumerate(entries, 1):
+            if not isinstance(entry, dict) or not isinstance(entry.get("for"), str) or not isinstance(entry.get("values"), dict):
+                continue
+            current = self.block(entry["for"], f"[[headers]] {number}", "netlify.toml")
+            if current is None:
+                continue
+            for name, value in entry["values"].items():
+                for each in value if isinstance(value, list) else [value]:
+                    _add_header(current, str(name), str(each))
 
     def robots_tag(self, url: str) -> list[str]:
-        """The X-Robots-Tag values the host sends for ``url``."""
+        """The X-Robots-Tag values the host sends for ``url``: on Netlify the last matching
+        block's, on Cloudflare Pages every matching block's since the last that detached it."""
         if self._index is None:
-            self._index = _Index(list(self.blocks.values()))
+            self._index = _Index(self.blocks)
         values: list[str] = []
         for headers, _ in self._index.matches(url):
             if "!x-robots-tag" in headers:
                 values = []
             if "x-robots-tag" in headers:
-                values.append(headers["x-robots-tag"])
+                values = [headers["x-robots-tag"]] if self.platform.last_header_wins else [*values, headers["x-robots-tag"]]
         return values
+
+    def notes(self) -> list[str]:
+        return skipped_notes(self.skipped, self.platform)
 
 
 def _add_header(block: dict[str, str], name: str, value: str) -> None:
@@ -312,27 +292,54 @@ class Redirects:
 
     platform: Platform = PLATFORMS[DEFAULT_PLATFORM]
     rules: list[_Redirect] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)  # the rules the host never applies
     _index: _Index[_Redirect] | None = field(default=None, init=False, repr=False, compare=False)  # of the rules
 
     @classmethod
     def parse(cls, text: str, platform: Platform = PLATFORMS[DEFAULT_PLATFORM]) -> Redirects:
         redirects = cls(platform)
-        for raw in text.removeprefix("\ufeff").splitlines():
+        lines = text.removeprefix("\ufeff").splitlines()
+        budget = _Budget(platform.redirect_limits) if platform.redirect_limits is not None else None
+        for number, raw in enumerate(lines, 1):
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            where = f"line {number}"
+            if budget is not None:
+                skipped = _cloudflare_skips(line, platform, budget)
+                if skipped == how.DYNAMIC_LIMIT:  # "Skipping remaining … lines of file"
+                    redirects.skipped += _the_rest(lines, number, skipped)
+                    break
+                if skipped is not None:
+                    redirects.skipped.append(Skipped("_redirects", where, line, skipped))
+                    continue
             rule = _line_rule(raw, platform)
             if rule is not None:
-                redirects.rules.append(rule)
+                redirects.add(*rule, where=where, text=line)
         return redirects
+
+    def add(self, source: str, target: str, status: int, forced: bool, *, where: str, text: str, file: str = "_redirects") -> None:
+        """A rule, unless the host never applies it (then said in ``skipped``)."""
+        reason = refusal(source, target, self.platform)
+        if reason is not None:
+            self.skipped.append(Skipped(file, where, text, reason))
+            return
+        pattern = Pattern.parse(source, self.platform, relative=self.platform.relative_sources)
+        self.rules.append(_Redirect(pattern, target, status, forced))
 
     def add_toml(self, entries: list[Any]) -> None:
         """netlify.toml's ``[[redirects]]``: from, to, status (301), force; conditions are not judged."""
-        for entry in entries:
+        for number, entry in enumerate(entries, 1):
             if not isinstance(entry, dict) or not isinstance(entry.get("from"), str) or not isinstance(entry.get("to"), str):
                 continue
             if entry.get("query") or entry.get("conditions"):
                 continue
-            status = entry.get("status", 301)
-            if type(status) is int and status in self.platform.statuses:
-                self.rules.append(_Redirect(Pattern.parse(entry["from"], self.platform), entry["to"], status, entry.get("force") is True))
+            where, text = f"[[redirects]] {number}", f"from = {entry['from']!r}, status = {entry.get('status')!r}"
+            status = toml_status(entry.get("status", 301))
+            if status is None:
+                self.skipped.append(Skipped("netlify.toml", where, text, how.STATUS))
+            elif status in self.platform.statuses:
+                self.add(entry["from"], entry["to"], status, entry.get("force") is True, where=where, text=text, file="netlify.toml")
 
     def target(self, url: str, has_file: bool) -> str | None:
         """Where a request for ``url`` is redirected (the target with its placeholders filled
@@ -343,15 +350,74 @@ class Redirects:
             return _filled(rule.target, found) if rule.status in REDIRECT_STATUSES else None
         return None
 
+    def notes(self) -> list[str]:
+        return skipped_notes(self.skipped, self.platform)
+
     def _matches(self, url: str) -> Iterator[tuple[_Redirect, dict[str, str]]]:
         if self._index is None or len(self._index.rules) != len(self.rules):  # rules are only added (a file, then netlify.toml)
             self._index = _Index([(rule.pattern, rule) for rule in self.rules])
         return self._index.matches(url)
 
 
-def _line_rule(raw: str, platform: Platform) -> _Redirect | None:
-    """One ``_redirects`` line as ``platform`` reads it, or None (blank, a comment, invalid, or
-    not judged: conditions on the query, a country or a role apply only to some requests)."""
+def toml_status(value: object) -> int | None:
+    """netlify.toml's ``status`` as Netlify's parser reads it (redirect-parser status.js: JavaScript's
+    ``parseInt``): 301, ``"302"``, ``301.0``, ``"301!"`` (the ! ignored: ``force`` is a key of its own);
+    None when it reads no number (``true``, ``"moved"``)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value) if value == value and abs(value) != float("inf") else None
+    found = re.match(r"\s*([+-]?[0-9]+)", value) if isinstance(value, str) else None
+    return int(found.group(1)) if found is not None else None
+
+
+class _Budget:
+    """Cloudflare's count of ``_redirects`` rules: static ones (no * or :name) while no dynamic one
+    came, then every rule dynamic (parseRedirects' canCreateStaticRule)."""
+
+    def __init__(self, limits: tuple[int, int]) -> None:
+        self.static_left, self.dynamic_left = limits
+        self.static = True
+
+    def take(self, source: str) -> str | None:
+        """The limit ``source`` is past, or None (it is counted)."""
+        if self.static and how.CLOUDFLARE_DYNAMIC.search(source) is None:
+            if self.static_left == 0:
+                return how.STATIC_LIMIT
+            self.static_left -= 1
+            return None
+        self.static = False
+        if self.dynamic_left == 0:
+            return how.DYNAMIC_LIMIT
+        self.dynamic_left -= 1
+        return None
+
+
+def _cloudflare_skips(line: str, platform: Platform, budget: _Budget) -> str | None:
+    """Why Cloudflare Pages skips a ``_redirects`` line before reading its target, in its order:
+    too long, a full-URL source, past a limit (a line of 2 or 3 tokens with a relative source counts)."""
+    if platform.line_limit is not None and len(line) > platform.line_limit:
+        return how.LONG_LINE
+    tokens = line.split()
+    if not 2 <= len(tokens) <= 3:
+        return None  # invalid, and not counted: _line_rule drops it
+    if how.CLOUDFLARE_FULL_URL.match(tokens[0]):
+        return how.FULL_URL
+    return budget.take(tokens[0])
+
+
+def _the_rest(lines: list[str], number: int, reason: str) -> list[Skipped]:
+    """The rules from line ``number`` on, all skipped."""
+    rules = ((at, raw.strip()) for at, raw in enumerate(lines[number - 1 :], number))
+    return [Skipped("_redirects", f"line {at}", line, reason) for at, line in rules if line and not line.startswith("#")]
+
+
+def _line_rule(raw: str, platform: Platform) -> tuple[str, str, int, bool] | None:
+    """One ``_redirects`` line as ``platform`` reads it (source, target, status, forced), or None
+    (blank, a comment, invalid, or not judged: conditions on the query, a country or a role apply
+    only to some requests)."""
     if raw.lstrip().startswith("#"):
         return None
     text, hash_mark, _ = raw.partition("#")
@@ -367,4 +433,4 @@ def _line_rule(raw: str, platform: Platform) -> _Redirect | None:
     status = int(status_text.rstrip("!"))
     if (forced and not platform.force_mark) or status not in platform.statuses:
         return None
-    return _Redirect(Pattern.parse(tokens[0], platform), tokens[1], status, forced)
+    return tokens[0], tokens[1], status, forced

@@ -223,6 +223,10 @@ class BuiltSite:
     def redirects(self) -> Redirects | None:
         return self._host_rules(Redirects, "_redirects", "redirects")  # Netlify applies _redirects first, then netlify.toml
 
+    def host_notes(self) -> list[str]:
+        """What the host never applies of its ``_redirects``, ``_headers`` and netlify.toml, a note a cause."""
+        return [note for rules in (self.redirects, self.headers) if rules is not None for note in rules.notes()]
+
     def _host_rules(self, kind: type[_HostRules], file: str, table: str) -> _HostRules | None:
         """The build's ``file`` and netlify.toml's ``[[table]]`` as one set of rules; None when neither exists."""
         text = self.folder.read_text(file)
