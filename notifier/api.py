@@ -51,6 +51,7 @@ class Options(TypedDict, total=False):
     history: Mapping[str, Any]  # keys of the [history] table, each taking the place of the config file's
     site: str  # with [[sites]] in the config: only this site
     keep_batches: int  # batches the ledger keeps
+    metrics: str | os.PathLike[str]  # after the run, Prometheus metrics to this file
     site_name: str  # with a postgresql:// state: this site's name
     include: str | Sequence[str]  # [announce] include: glob patterns on a URL's path
     exclude: str | Sequence[str]  # [announce] exclude

@@ -275,6 +275,13 @@ OPTIONS: tuple[Option, ...] = (
         "N",
         run_only=True,
     ),
+    Option(
+        "metrics",
+        text,
+        None,
+        "after the run (or check), write Prometheus metrics to FILE, atomically (text format, for node_exporter's textfile collector)",
+        "FILE",
+    ),
     Option("site", text, None, "with [[sites]] in the config: only this site (default: every site)", "NAME"),
     Option("site-name", text, None, "with a postgresql:// state: this site's name, which every row carries (required there)", "NAME"),
     Option(

@@ -75,6 +75,7 @@ class Settings:
     history: HistorySettings | None = None
     verify_live: int = default("verify-live")
     keep_batches: int = default("keep-batches")
+    metrics: Path | None = None  # --metrics FILE: Prometheus' text format, written after the run
     announce: Announce = Announce()  # [announce]: which URLs are announced, and when
     jobs: int | None = default("jobs")
     platform: str = DEFAULT_PLATFORM  # how the host reads _headers and _redirects (hosting.PLATFORMS)
@@ -100,7 +101,7 @@ class Settings:
 
 # option name -> converter (see options.py): the long options and the config keys, and SITEMAP.
 CONVERTERS: dict[str, Converter] = {"sitemap": text, **{option.name: option.convert for option in OPTIONS}}
-PATH_OPTIONS = ("state", "site-dir", "sitemap")
+PATH_OPTIONS = ("state", "site-dir", "sitemap", "metrics")
 TABLES = ("rules", "keys", "history", "bulk", "sites")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 MIN_SECRET = 16  # characters: a key new's 32 hex digits, or any long random text
@@ -241,6 +242,7 @@ def resolve(
         history=_history(cli, file_values.get("history"), base, where, api=api),
         verify_live=value("verify-live"),
         keep_batches=value("keep-batches"),
+        metrics=Path(values["metrics"]) if "metrics" in values else None,
         announce=Announce.of(value),
         jobs=value("jobs"),
         platform=values.get("platform") or detect_platform(environ) or DEFAULT_PLATFORM,

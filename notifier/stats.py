@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from notifier.dates import format_utc, parse_duration, parse_w3c
 from notifier.errors import UsageError
-from notifier.store import DatabaseURL, LedgerEntry, State, ledger_entries
+from notifier.protocol import BatchResult
+from notifier.store import DatabaseURL, LedgerEntry, RunRecord, State, ledger_entries
 
 OUTCOMES = ("received", "refused", "failed", "held")
 DEFAULT_SINCE = "30d"
@@ -111,6 +112,38 @@ class Stats:
         }
 
 
+def run_totals(runs: Sequence[RunRecord], batches: Iterable[BatchResult]) -> dict[str, dict[str, int]]:
+    """The counters a run records: the newest recorded run's ``totals`` plus the URLs of this
+    run's batches that were sent (a batch held back is not), by :func:`outcome`. Kept in the
+    state, they survive a runner that starts empty and the ledger's trimming; they start at
+    0 with the first run that records them."""
+    previous = next((run["totals"] for run in reversed(runs) if "totals" in run), {})
+    totals = {endpoint: dict(counts) for endpoint, counts in previous.items()}
+    for batch in batches:
+        what = outcome(batch.status, batch.http_status)
+        if batch.attempts and what != "held":
+            counts = totals.setdefault(batch.endpoint, {"received": 0, "refused": 0, "failed": 0})
+            counts[what] = counts.get(what, 0) + batch.url_count
+    return totals
+
+
+def pending_ages(state: State, now: dt.datetime) -> tuple[int, str | None, dict[str, int]]:
+    """The distinct URLs waiting at any endpoint, the oldest wait, and how many are how old
+    (each as old as its oldest wait), by ``AGE_BUCKETS``."""
+    oldest: dict[str, str] = {}
+    for items in state.pending.values():
+        for loc, item in items.items():
+            since = item["since"]
+            if loc not in oldest or since < oldest[loc]:
+                oldest[loc] = since
+    ages = {label: 0 for label, _ in AGE_BUCKETS} | {OLDER: 0}
+    for since in oldest.values():
+        instant = parse_w3c(since)
+        age = (now - instant).total_seconds() if instant is not None else float("inf")
+        ages[next((label for label, bound in AGE_BUCKETS if age < bound), OLDER)] += 1
+    return len(oldest), min(oldest.values()) if oldest else None, ages
+
+
 def since_of(text: str | None, now: dt.datetime) -> dt.datetime | None:
     """``--since``: a duration back from now (``30d``, ``12h``, ``2w``), a date or a time
     (``2026-11-01``, ``2026-11-01T12:00:00Z``), or ``all``; None: all the ledger keeps."""
@@ -157,19 +190,4 @@ def _dated(entries: Iterable[LedgerEntry], stats: Stats) -> Iterator[tuple[Ledge
 
 
 def _pending(stats: Stats, state: State, now: dt.datetime) -> None:
-    """The distinct URLs waiting at any endpoint, each as old as its oldest wait."""
-    oldest: dict[str, str] = {}
-    for items in state.pending.values():
-        for loc, item in items.items():
-            since = item["since"]
-            if loc not in oldest or since < oldest[loc]:
-                oldest[loc] = since
-    stats.pending_urls = len(oldest)
-    stats.pending_ages = {label: 0 for label, _ in AGE_BUCKETS} | {OLDER: 0}
-    for since in oldest.values():
-        instant = parse_w3c(since)
-        age = (now - instant).total_seconds() if instant is not None else float("inf")
-        label = next((label for label, bound in AGE_BUCKETS if age < bound), OLDER)
-        stats.pending_ages[label] += 1
-    if oldest:
-        stats.pending_oldest = min(oldest.values())
+    stats.pending_urls, stats.pending_oldest, stats.pending_ages = pending_ages(state, now)

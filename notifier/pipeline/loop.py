@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from notifier.environment import Environment
 from notifier.errors import ExitCode, InputError, NotifierError
+from notifier.metrics import after_error, after_run
 from notifier.pipeline.context import Deliveries, Plan, Recorded, Run, Verified, mode_of
 from notifier.pipeline.pending import drop_unsendable, hand_over_orphans
 from notifier.pipeline.planning import plan_announcements, preview_first_run
@@ -25,6 +26,7 @@ from notifier.protocol import Keys, redact_all
 from notifier.report import Report, plural
 from notifier.rules import Violation
 from notifier.settings import Settings
+from notifier.stats import run_totals
 from notifier.store import Part, RunRecord, SaveFailed, State, StateStore, open_store, read_state
 from notifier.waits import bounded, wait_for
 from notifier.workers import Workers
@@ -41,10 +43,12 @@ def execute(settings: Settings, env: Environment | None = None, *, notes: Sequen
     try:
         with without_cycle_collection(), Workers(settings.jobs) as workers, contextlib.ExitStack() as stack:
             begun, store = begin_site(settings, env, workers, stack)
-            return finish(begun, store, notes)
+            report = finish(begun, store, notes)
     except NotifierError as error:  # its one line names files and URLs: a key file's path holds the key
         error.args = (redact_all(str(error), settings.keys),)
+        after_error(settings, error, env.now())  # --metrics: a run that stopped says so too
         raise
+    return after_run(report, [settings], env.now())  # --metrics, once the state's lock is let go
 
 
 @contextlib.contextmanager
@@ -245,6 +249,7 @@ def _record_run(
                 submitted=len(submitted),
                 pending=len(pending),
                 exit_code=int(ExitCode.SUBMISSION_INCOMPLETE if incomplete else ExitCode.OK),
+                totals=run_totals(state.runs, deliveries.batches),
             )
         )
         changed = True

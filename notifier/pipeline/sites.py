@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from notifier.environment import Environment
 from notifier.errors import ExitCode, NotifierError
+from notifier.metrics import after_run
 from notifier.pipeline.changes import Change
 from notifier.pipeline.loop import Begun, begin_site, finish, without_cycle_collection
 from notifier.protocol import redact_all
@@ -56,7 +57,8 @@ def execute_sites(runs: Sequence[Settings], env: Environment | None = None, *, n
                 reports[name] = finish(site, store)
             except NotifierError as error:
                 reports[name] = _failed(site.run.settings, error)
-    return combined([reports[settings.site_name or settings.sitemap] for settings in runs], runs, notes)
+    report = combined([reports[settings.site_name or settings.sitemap] for settings in runs], runs, notes)
+    return after_run(report, runs, env.now())  # --metrics: every site's, in one file
 
 
 def _failed(settings: Settings, error: NotifierError) -> Report:

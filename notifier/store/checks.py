@@ -23,6 +23,7 @@ PENDING_REASONS = frozenset({"added", "changed", "removed", "pending"})
 TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z", re.ASCII)  # what notify-changes writes
 DIGEST = re.compile(r"([0-9a-f]{32})?", re.ASCII)
 _RUN_COUNTS = ("added", "changed", "removed", "submitted", "pending", "exit_code")
+_TOTALS = ("received", "refused", "failed")
 
 
 def restore_hint(name: str) -> str:
@@ -205,7 +206,17 @@ def check_run(run: object, name: str) -> dict[str, Any]:
         raise damaged(name, 'an entry of "runs" is malformed')
     if not all(type(run[key]) is int for key in _RUN_COUNTS if key in run):
         raise damaged(name, f'an entry of "runs" has a count that is not a whole number ({run.get("at")})')
+    if "totals" in run and not _totals(run["totals"]):
+        raise damaged(name, f'an entry of "runs" has totals that are not endpoint -> counts ({run.get("at")})')
     return run
+
+
+def _totals(value: object) -> bool:
+    """A run's ``totals``: endpoint -> {received, refused, failed} -> a whole number of URLs."""
+    return type(value) is dict and all(
+        type(counts) is dict and all(key in _TOTALS and type(count) is int and count >= 0 for key, count in counts.items())
+        for counts in value.values()
+    )
 
 
 def json_column(value: object, name: str, what: str) -> Any:

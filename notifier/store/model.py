@@ -1,8 +1,7 @@
 """The recorded state in memory: URL records, the parts that hold them, the pending sets, and
 how an acknowledged batch is folded in (``State.settle``).
 
-Nothing here reads or writes a file: ``jsonfile`` and ``sqlite`` do, both through the
-same model.
+Nothing here reads or writes a file: ``jsonfile`` and ``sqlite`` do, both through the same model.
 """
 
 from __future__ import annotations
@@ -40,6 +39,7 @@ class RunRecord(TypedDict, total=False):
     submitted: int
     pending: int
     exit_code: int
+    totals: dict[str, dict[str, int]]  # endpoint -> URLs received, refused, failed by every run so far (metrics.run_totals)
 
 
 class Part:
