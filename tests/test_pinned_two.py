@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+import notifier
 from notifier.cli import main
 from notifier.database import DatabaseURL
 from notifier.history.git import read_history
@@ -448,3 +449,63 @@ def _read_only(folder: Path) -> Iterator[None]:
         yield
     finally:
         subprocess.run(["chattr", "-i", str(folder)], check=True)
+
+
+# -- [[sites]] (#44 items 5-8) ---------------------------------------------------------------------
+def _two_sites(tmp_path: Path, fake: FakeIndexNow, docs: str = "", blog: str = "") -> Path:
+    """tests/test_sites' docs and blog sites, with ``docs`` and ``blog`` added to their tables; both recorded."""
+    from tests.test_sites import _monorepo
+
+    config = _monorepo(tmp_path, fake)
+    text = config.read_text().replace('state = "state/docs.json"\n', f'state = "state/docs.json"\n{docs}')
+    config.write_text(text.replace('state = "state/blog.json"\n', f'state = "state/blog.json"\n{blog}'))
+    assert notifier.run(config=config, cwd=tmp_path, environ={"INDEXNOW_KEY": KEY, "DOCS_KEY": KEY, "BLOG_KEY": KEY}).exit_code == 0
+    return config
+
+
+def test_a_site_with_a_broken_input_stops_no_other_site(tmp_path: Path, fake: FakeIndexNow) -> None:
+    """The docs' sitemap is torn; the blog after it is read, verified and submitted, and each note
+    names its site. Fails with ``execute_sites``' ``reports[name] = _failed(settings, error)`` in
+    ``begin_site``'s handler made ``raise`` (the first broken site ending the run), or with the
+    combined notes' ``f"{report.site}: {note}"`` made ``note``."""
+    from tests.test_sites import _grow
+
+    config = _two_sites(tmp_path, fake)
+    _grow(tmp_path, lie=False)
+    (tmp_path / "docs" / "public" / "sitemap.xml").write_text("<urlset><url><loc>torn")
+    report = notifier.run(config=config, cwd=tmp_path, environ={"INDEXNOW_KEY": KEY})
+    assert report.exit_code == 2 and report.sites["docs"].exit_code == 2 and report.sites["docs"].submitted == []
+    assert report.sites["blog"].exit_code == 0 and report.submitted == [f"{BASE}/p/3/"] == fake.delivered()
+    (docs_note,) = [note for note in report.notes if "sitemap.xml" in note and "docs/public" in note]
+    assert docs_note.startswith("docs: "), report.notes
+    assert all(note.startswith(("docs: ", "blog: ")) for note in report.notes), report.notes
+
+
+def test_a_site_with_no_key_stops_no_site_after_it(tmp_path: Path, fake: FakeIndexNow) -> None:
+    """The docs' key variable is gone on this runner; the blog after it still goes, and the API
+    returns both reports. Fails with ``finish``'s handler in ``execute_sites`` made ``raise``."""
+    from tests.test_sites import DOCS, _grow
+
+    config = _two_sites(tmp_path, fake, docs='key-env = "DOCS_KEY"\n', blog='key-env = "BLOG_KEY"\n')
+    _grow(tmp_path, lie=False)
+    report = notifier.run(config=config, cwd=tmp_path, environ={"BLOG_KEY": KEY})
+    assert list(report.sites) == ["docs", "blog"] and report.exit_code == 2
+    assert report.sites["docs"].exit_code == 2 and report.sites["docs"].submitted == []
+    assert any(note.startswith("docs: no IndexNow key for docs.shop-site.org") for note in report.notes), report.notes
+    assert report.sites["blog"].exit_code == 0 and fake.delivered() == [f"{BASE}/p/3/"]
+    assert f"{DOCS}/p/3/" not in fake.delivered()
+
+
+def test_in_a_merged_keys_table_the_sites_own_key_wins(tmp_path: Path, fake: FakeIndexNow) -> None:
+    """Fails with ``_site_layers``' ``{**inherited[key], **value}`` turned round (the top level's
+    entry for the host winning over the site's)."""
+    from tests.test_sites import _grow
+
+    own = "blog0123456789ab"
+    fake.serve_key(HOST, own)  # the blog's host publishes its own key
+    config = _two_sites(tmp_path, fake, blog=f'[sites.keys]\n"{HOST}" = "{own}"\n')
+    config.write_text(config.read_text().replace("[[sites]]", f'[keys]\n"{HOST}" = "top0123456789abc"\n\n[[sites]]', 1))
+    _grow(tmp_path, lie=False)
+    report = notifier.run(config=config, cwd=tmp_path, environ={"INDEXNOW_KEY": KEY})
+    assert report.exit_code == 0, report.notes
+    assert {post.json["host"]: post.json["key"] for post in fake.posts if post.answer == 200} == {"docs.shop-site.org": KEY, HOST: own}
