@@ -28,6 +28,20 @@ from tests.conftest import BASE, HOST, KEY, Site, index, pages, recorded_pending
 from tests.fakeindexnow import FakeIndexNow, status
 from tests.faketime import FakeTime
 from tests.test_history import Repo
+from tests.test_plugins import (
+    CONF_PY,
+    EDIT,
+    FIRST,
+    MKDOCS_YML,
+    _deploy,
+    _mkdocs_build,
+    _mkdocs_dates,
+    _mkdocs_site,
+    _run,
+    _sphinx_site,
+    needs_mkdocs,
+    needs_sphinx,
+)
 
 
 # -- PostgreSQL and the store (#44 items 1-4) -------------------------------------------------------
@@ -509,3 +523,57 @@ def test_in_a_merged_keys_table_the_sites_own_key_wins(tmp_path: Path, fake: Fak
     report = notifier.run(config=config, cwd=tmp_path, environ={"INDEXNOW_KEY": KEY})
     assert report.exit_code == 0, report.notes
     assert {post.json["host"]: post.json["key"] for post in fake.posts if post.answer == 200} == {"docs.shop-site.org": KEY, HOST: own}
+
+
+# -- plugins, built for real (#44 items 10-11) -----------------------------------------------------
+@pytest.mark.program
+@needs_mkdocs
+def test_the_mkdocs_plugins_state_setting_is_the_state_checked(tmp_path: Path) -> None:
+    """``state:`` names a state away from the default: after a deploy there, the build's check
+    reads it (no "baseline" note). Fails with the plugin's ``{"state": self.config.state}`` dropped."""
+    root = tmp_path / "tea"
+    _mkdocs_site(root, MKDOCS_YML.replace("../state/notify-changes.json", "../elsewhere/tea.json"))
+    first = _mkdocs_build(root)
+    assert first.returncode == 0 and "a real run would record a baseline of 3 URLs" in first.stderr, first.stderr
+    _deploy(root, "site", state="../elsewhere/tea.json")
+    again = _mkdocs_build(root)
+    assert again.returncode == 0, again.stderr
+    assert "no state file" not in again.stderr and "baseline" not in again.stderr, again.stderr
+
+
+@pytest.mark.program
+@needs_sphinx
+def test_the_sphinx_extensions_notify_changes_state_is_the_state_checked(tmp_path: Path) -> None:
+    """Fails with the extension's ``{"state": config.notify_changes_state}`` dropped."""
+    root = tmp_path / "tea"
+    _sphinx_site(root, CONF_PY.replace("../state/notify-changes.json", "../elsewhere/tea.json"))  # beside conf.py's folder
+    build = ("-m", "sphinx", "-b", "html", "docs", "docs/_build/html")
+    first = _run(root, *build)
+    assert first.returncode == 0 and "a real run would record a baseline of 3 URLs" in first.stdout, first.stdout + first.stderr
+    _deploy(root, "docs/_build/html", state="elsewhere/tea.json")
+    again = _run(root, *build)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "notify-changes: no state file" not in again.stdout and "baseline" not in again.stdout, again.stdout
+
+
+@pytest.mark.program
+@needs_mkdocs
+def test_a_mkdocs_page_built_from_a_folders_index_md_is_stamped_and_checked(tmp_path: Path) -> None:
+    """docs/oolong/index.md is the page /oolong/: dated by its commit, moved by its edit, and a
+    lie about it fails the build. Fails with the ``{path}/index.md`` template dropped from the
+    plugin's ``_history``."""
+    root = tmp_path / "tea"
+    repo = _mkdocs_site(root)
+    repo.commit({"docs/oolong/index.md": "# Oolong\n"}, FIRST)
+    first = _mkdocs_build(root)
+    assert first.returncode == 0, first.stderr
+    assert _mkdocs_dates(root)[f"{BASE}/oolong/"] == FIRST
+    repo.commit({"docs/oolong/index.md": "# Oolong\n\nRoasted.\n"}, EDIT)
+    edited = _mkdocs_build(root)
+    assert edited.returncode == 0, edited.stderr
+    assert _mkdocs_dates(root) == {f"{BASE}/": FIRST, f"{BASE}/black/": FIRST, f"{BASE}/green/": FIRST, f"{BASE}/oolong/": EDIT}
+    (root / "mkdocs.yml").write_text(MKDOCS_YML.replace("      state:", "      stamp: false\n      state:"))  # the build day's dates
+    lying = _mkdocs_build(root)
+    assert lying.returncode == 1 and f"error[lastmod-vs-history] {BASE}/oolong/: lastmod 2025-06-01 is later than" in lying.stderr, (
+        lying.stderr
+    )
