@@ -12,15 +12,13 @@ import difflib
 import functools
 import os
 import re
-import signal
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from types import FrameType
 from typing import Any, NoReturn
 
-from notifier import __version__
+from notifier import __version__, interrupts
 from notifier.commands import state_request
 from notifier.commands.key import host_key, new_key, write_key_file
 from notifier.commands.state import run_state_sites
@@ -124,17 +122,6 @@ def _add_option(parser: argparse.ArgumentParser, option: Option) -> None:
         parser.add_argument(flag, choices=option.choices, help=option.help)
     else:
         parser.add_argument(flag, metavar=option.metavar, action="append" if option.kind == "list" else "store", help=option.help)
-
-
-_signalled: list[int] = []  # the signals this run received, even one whose exception was swallowed
-
-
-def _on_signal(signum: int, frame: FrameType | None) -> None:
-    """CI cancels with SIGINT, then SIGTERM: both alike. Noted first: an exception raised
-    where Python only prints it (an at-fork hook as the worker pool starts, a __del__) is
-    lost, and the note still makes the run end as interrupted."""
-    _signalled.append(signum)
-    raise KeyboardInterrupt
 
 
 @functools.cache
@@ -261,31 +248,16 @@ def _dispatch(args: list[str]) -> int:
     if word == "deploy-hook":
         return _deploy_hook_command(args)
     command = word or "run"
-    _signalled.clear()
-    previous = signal.signal(signal.SIGTERM, _on_signal) if _main_thread() else None
-    if previous is not None:
-        signal.signal(signal.SIGINT, _on_signal)
-    try:
-        code = _main(command, args, word)
-        if not _signalled:
-            return code
-        raise KeyboardInterrupt  # a signal came, and its exception was lost on the way
-    except KeyboardInterrupt:
-        if _main_thread():  # CI follows SIGINT with SIGTERM: the second must not cut this message short
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-            signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        write_quietly(sys.stderr, _interrupted())
-        return ExitCode.INTERRUPTED
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-
-
-def _main_thread() -> bool:
-    import threading
-
-    return threading.current_thread() is threading.main_thread()
+    with interrupts.handled():  # Python's handlers are back after the message below
+        try:
+            code = _main(command, args, word)
+            if not interrupts.received:
+                return code
+            raise KeyboardInterrupt  # a signal came, and its exception was lost on the way
+        except KeyboardInterrupt:
+            interrupts.ignore_more()
+            write_quietly(sys.stderr, _interrupted())
+            return ExitCode.INTERRUPTED
 
 
 def _main(command: str, args: list[str], word: str | None = None) -> int:

@@ -8,10 +8,12 @@ import signal
 import subprocess
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
-from tests.conftest import KEY, Site, pages, program, recorded_pending, urlset
+from notifier.cli import UNSENT
+from tests.conftest import KEY, Site, pages, program, program_python, recorded_pending, urlset
 from tests.fakeindexnow import hang, wait_until
 
 pytestmark = pytest.mark.program
@@ -100,6 +102,35 @@ def test_a_signal_whose_exception_python_swallowed_still_ends_the_run_as_interru
     assert "interrupted" in capsys.readouterr().err
     monkeypatch.setattr(notifier.cli, "_main", lambda command, args, word=None: 0)
     assert notifier.cli.main(["check", "sitemap.xml"]) == 0  # the next run starts afresh
+
+
+_CANCELLED_IN_A_CALLBACK = """
+import os, signal, sys
+import notifier.cli
+
+class Dropped:
+    def __del__(self):  # the handler runs in here, where Python can only print its exception
+        os.kill(os.getpid(), signal.SIG{name})
+
+def command(command, args, word=None):
+    Dropped()
+    return 0
+
+notifier.cli._main = command
+sys.exit(notifier.cli.main(["check", "sitemap.xml"]))
+"""
+
+
+@pytest.mark.parametrize("name", ["INT", "TERM"])
+def test_a_cancel_raised_where_python_can_only_print_it_is_one_line_without_a_traceback(tmp_path: Path, name: str) -> None:
+    """Seen in CI: a SIGTERM handled inside an import lock's callback printed "Exception
+    ignored in: ... KeyboardInterrupt" and its traceback before the interrupted line (fails
+    without interrupts.handled's unraisable hook)."""
+    done = subprocess.run(
+        [program_python(), "-c", _CANCELLED_IN_A_CALLBACK.format(name=name)], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 130, done.stderr
+    assert done.stderr.splitlines() == [UNSENT.strip()]
 
 
 def _half_sent_result() -> bytes:
