@@ -35,7 +35,7 @@ class Announce:
     @classmethod
     def of(cls, value: Callable[[str], Any]) -> Announce:
         """The policy from the resolved options (``value(name)``)."""
-        return cls(value("include"), value("exclude"), value("min-interval"), value("per-run"), value("per-day"))
+        return cls(value("include"), value("exclude"), value("min-interval"), value("per-run"), value("per-day"), value("alternates"))
 
     @property
     def patterns(self) -> bool:

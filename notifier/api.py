@@ -58,6 +58,7 @@ class Options(TypedDict, total=False):
     min_interval: str | float | dt.timedelta  # [announce] min-interval: "10m", or seconds
     per_run: int  # [announce] per-run: URLs to each endpoint a run
     per_day: int  # [announce] per-day: URLs to each endpoint a UTC day
+    alternates: bool  # [announce] alternates: a changed page's hreflang alternates with it
     environ: Mapping[str, str]  # instead of os.environ (INDEXNOW_KEY, GITHUB_ACTIONS)
     cwd: str | os.PathLike[str]  # where the config file is looked for and relative paths start
 

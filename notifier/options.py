@@ -335,6 +335,14 @@ OPTIONS: tuple[Option, ...] = (
         "N",
         run_only=True,
     ),
+    Option(
+        "alternates",
+        flag,
+        False,
+        "announce a changed page's hreflang alternates with it (the sitemap's xhtml:link, or its head with --site-dir)",
+        kind="flag",
+        run_only=True,
+    ),
 )
 BY_NAME = {option.name: option for option in OPTIONS}
 #: The options only ``run`` uses. ``check`` accepts them too (a deploy script passes one set

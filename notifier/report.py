@@ -58,6 +58,7 @@ class Report:
     notes: list[str] = field(default_factory=list)  # warnings about the run itself
     excluded: dict[str, str] = field(default_factory=dict)  # loc -> why [announce] held it out: recorded, never announced
     deferred: dict[str, str] = field(default_factory=dict)  # loc -> why [announce] kept it pending this run (not a failure)
+    alternates: dict[str, str] = field(default_factory=dict)  # loc -> the changed page [announce] alternates announced it with
     # why each URL was (or is to be) sent: worked out when asked for (a first run sends a million)
     explain: Callable[[], dict[str, Change]] | None = field(default=None, repr=False)
     _reasons: dict[str, Change] | None = field(default=None, repr=False)
@@ -94,6 +95,7 @@ class Report:
             "submitted": len(self.submitted),
             "excluded": len(self.excluded),
             "deferred": len(self.deferred),
+            "alternates": len(self.alternates),
             "urls": {
                 "added": [change.loc for change in self.added],
                 "changed": [change.loc for change in self.changed],
@@ -102,8 +104,9 @@ class Report:
                 "held_back": list(self.held_back),
                 "excluded": list(self.excluded),
                 "deferred": list(self.deferred),
+                "alternates": list(self.alternates),
             },
-            "policy": {"excluded": dict(self.excluded), "deferred": dict(self.deferred)},
+            "policy": {"excluded": dict(self.excluded), "deferred": dict(self.deferred), "alternates": dict(self.alternates)},
             "why": {loc: _why(change) for loc, change in self.reasons.items()},
             "violations": [violation._asdict() for violation in self.violations],
             "batches": [
@@ -137,6 +140,8 @@ def _why(change: Change) -> dict[str, Any]:
         why["lastmod"] = change.new
     elif change.reason == "removed":
         why["last_lastmod"] = change.old
+    elif change.reason == "alternate":
+        why["alternate_of"], why["hreflang"] = change.old, change.new
     if change.since:
         why["pending_since"] = change.since
     return why
@@ -150,6 +155,8 @@ def reason_line(change: Change) -> str:
         return f"added    {change.loc}" + (f"  (lastmod {change.new})" if change.new else "")
     if change.reason == "removed":
         return f"removed  {change.loc}"
+    if change.reason == "alternate":
+        return f"alternate {change.loc}  ({change.new} alternate of {change.old})"
     return f"pending  {change.loc}" + (f"  (waiting since {change.since})" if change.since else "")
 
 

@@ -187,7 +187,19 @@ def test_json_report_has_the_documented_fields(site: Site) -> None:
     result = site.run("--format", "json")
     assert result.code == 0, result.err
     report = json.loads(result.out)
-    for name in ("added", "changed", "removed", "unchanged", "held_back", "pending", "submitted", "excluded", "deferred", "exit_code"):
+    for name in (
+        "added",
+        "changed",
+        "removed",
+        "unchanged",
+        "held_back",
+        "pending",
+        "submitted",
+        "excluded",
+        "deferred",
+        "alternates",
+        "exit_code",
+    ):
         assert isinstance(report[name], int), name
     assert report["changed"] == 1 and report["unchanged"] == 4 and report["submitted"] == 1
     assert report["urls"] == {
@@ -198,6 +210,7 @@ def test_json_report_has_the_documented_fields(site: Site) -> None:
         "held_back": [],
         "excluded": [],
         "deferred": [],
+        "alternates": [],
     }
     assert report["why"][BASE + "/a/"] == {
         "reason": "changed",

@@ -12,7 +12,7 @@ from notifier.pipeline.condensed import Listed
 from notifier.sitemap.files import Entry
 from notifier.store import Part, Record
 
-Reason = Literal["added", "changed", "removed", "pending", "held back"]  # held back: never announced
+Reason = Literal["added", "changed", "removed", "pending", "held back", "alternate"]  # held back: never announced
 
 
 class Change(NamedTuple):
@@ -24,6 +24,7 @@ class Change(NamedTuple):
     new: str | None = None  # the sitemap's lastmod
     since: str | None = None  # for pending: when it first waited
     recorded: str | None = None  # for changed: when the old lastmod was recorded (or last sent)
+    # for alternate ([announce] alternates): old is the changed page it is an alternate of, new its hreflang
 
 
 class Added(Sequence[Change]):
@@ -111,6 +112,8 @@ class Diff:
     # with --site-dir: URLs no file lists whose page file is still built: not removals
     unlisted: list[Change] = field(default_factory=list)
     news_recorded: int = 0  # URLs the news files read this deploy held at the last one (left out of mass-removal)
+    # [announce] alternates: changed loc -> its (hreflang, URL, where it was declared)
+    alternates: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
 
     def listed_of(self, locs: Iterable[str]) -> set[str]:
         """Those of ``locs`` the files read list, asked together: the URLs a check's workers

@@ -117,6 +117,7 @@ class Plan:
     planned: list[PlannedBatch]
     excluded: dict[str, str] = field(default_factory=dict)  # loc -> the [announce] pattern that held it out
     holds: Holds = NO_HOLDS  # what [announce] keeps pending this run
+    alternates: dict[str, str] = field(default_factory=dict)  # loc -> whose hreflang alternate [announce] added it as
 
 
 @dataclass(frozen=True)

@@ -177,6 +177,7 @@ def _report(
         explain=plan.explain if plan is not None else None,
         excluded=plan.excluded if plan is not None else {},
         deferred=plan.holds.urls() if plan is not None else {},
+        alternates=plan.alternates if plan is not None else {},
     )
 
 

@@ -99,6 +99,7 @@ def apply_to_state(diff: Diff, state: State, *, endpoints: list[str], to_submit:
     """
     state.parts, state.records = diff.parts, diff.records
     fresh = {reason: PendingItem(reason=reason, since=now) for reason in ("added", "changed", "removed")}
+    fresh["alternate"] = fresh["changed"]  # [announce] alternates: pending as changed pages (the state's format is the same)
     groups = list(to_submit)
     for endpoint in endpoints:
         items = state.pending.setdefault(endpoint, {})
@@ -111,6 +112,6 @@ def apply_to_state(diff: Diff, state: State, *, endpoints: list[str], to_submit:
                 if waiting is None:  # items are never changed in place: one object serves every URL alike
                     items[change.loc] = fresh[change.reason]
                 else:
-                    items[change.loc] = PendingItem(reason=change.reason, since=waiting["since"])
+                    items[change.loc] = PendingItem(reason=fresh[change.reason]["reason"], since=waiting["since"])
     if not state.created:
         state.created = now

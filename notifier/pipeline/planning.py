@@ -14,7 +14,7 @@ from notifier.errors import UsageError
 from notifier.pipeline.context import Holds, Plan, Run
 from notifier.pipeline.diff import Added, Change, Diff
 from notifier.pipeline.pending import apply_to_state, refuse_unsendable
-from notifier.pipeline.policy import hold_back, hold_out, holds_note
+from notifier.pipeline.policy import add_alternates, hold_back, hold_out, holds_note
 from notifier.protocol import make_batches
 from notifier.report import PlannedBatch, plural
 from notifier.settings import Settings
@@ -29,8 +29,9 @@ def plan_announcements(run: Run, diff: Diff, state: State) -> Plan:
     endpoint's pending URLs. A dry run's plan has the batches it would send, and why."""
     notes: list[str] = []
     chosen, excluded, held_out = hold_out(run.settings.announce, _choose(run, diff, notes), state, run.endpoints)
+    chosen, alternates, with_alternates = add_alternates(run.settings.announce, diff, chosen)
     to_submit, refused = refuse_unsendable(chosen, diff.irregular)
-    notes.extend([*held_out, *refused])
+    notes.extend([*held_out, *with_alternates, *refused])
     _require_keys(run, to_submit, state)
     apply_to_state(diff, state, endpoints=run.endpoints, to_submit=to_submit, now=run.stamp)
     holds = hold_back(run, state)
@@ -42,7 +43,7 @@ def plan_announcements(run: Run, diff: Diff, state: State) -> Plan:
         if not keys.configured:
             notes.append(f"no IndexNow key is set: for a real run, {keys.missing()}")
         planned = _plan(run.settings, state, run.endpoints, explain(), holds)
-    return Plan(to_submit, notes, explain, planned, excluded, holds)
+    return Plan(to_submit, notes, explain, planned, excluded, holds, alternates)
 
 
 def preview_first_run(run: Run, diff: Diff) -> list[str]:

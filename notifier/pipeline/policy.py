@@ -1,6 +1,7 @@
 """The announcement policy of ``[announce]`` (``announce.Announce``) applied to a run: which of
-what a deploy found is announced at all (``include``, ``exclude``), and what waits, pending,
-for a later run (``min-interval``, ``per-run``, ``per-day``). Unset, each step returns what
+what a deploy found is announced at all (``include``, ``exclude``), what is announced with it
+(``alternates``), and what waits, pending, for a later run (``min-interval``, ``per-run``,
+``per-day``). Unset, each step returns what
 it was given without looking at a URL.
 """
 
@@ -12,14 +13,17 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from notifier.announce import Announce
 from notifier.dates import format_utc, parse_w3c
-from notifier.pipeline.changes import Added, Change
+from notifier.pipeline.changes import Added, Change, Diff
 from notifier.pipeline.context import NO_HOLDS, Holds, Run
 from notifier.report import plural
+from notifier.site.head import Head, alternates_of
+from notifier.sitemap.files import SitemapFile
 from notifier.store import PendingItem, State
 from notifier.store.checks import SentToday
 from notifier.store.model import RecordedPart
 from notifier.store.records import last_submitted_of
 from notifier.urlhash import loc_hash
+from notifier.urls import where_host
 from notifier.waits import endpoint_key
 
 Groups = list[Sequence[Change]]
@@ -178,3 +182,69 @@ def holds_note(holds: Holds) -> list[str]:
     said = ", ".join(f"{count} by {reason}" for reason, count in reasons.items())
     loc, why = next(iter(every.items()))
     return [f"{plural(len(every), 'URL')} wait for [announce] ({said}): pending, not a failure (e.g. {loc[:200]}: {why})"]
+
+
+def declared_alternates(
+    files: Iterable[SitemapFile], changed: Iterable[Change], heads: Mapping[str, Head] | None
+) -> dict[str, list[tuple[str, str, str]]]:
+    """Changed loc -> its hreflang alternates (hreflang, URL, where declared): the sitemap's
+    ``xhtml:link``, then (with --site-dir) the page's head."""
+    wanted = {change.loc for change in changed}
+    found: dict[str, list[tuple[str, str, str]]] = {}
+    for info in files:
+        for loc, links in info.alternates.items():
+            if loc in wanted and loc not in found:
+                found[loc] = [(language, href, "the sitemap's xhtml:link") for language, href in links]
+    for loc in wanted if heads else ():
+        head = heads.get(loc) if heads else None
+        if head is not None and head.alternates:
+            known = {href for _, href, _ in found.get(loc, ())}
+            more = [(language, url, "its page's head") for language, url in alternates_of(loc, head) if url not in known]
+            found.setdefault(loc, []).extend(more)
+    return found
+
+
+def add_alternates(announce: Announce, diff: Diff, groups: Groups) -> tuple[Groups, dict[str, str], list[str]]:
+    """``groups`` with the hreflang alternates of the changed pages they hold, when in scope
+    (on the sitemap's hosts, listed by it) and not held out; those added (loc -> why) and a note."""
+    if not announce.alternates or not diff.alternates:
+        return groups, {}, []
+    announced = {loc for group in groups for loc in (group.locs if isinstance(group, Added) else (change.loc for change in group))}
+    candidates: dict[str, tuple[str, str, str]] = {}  # alternate -> (the changed page, hreflang, where declared)
+    for group in groups:
+        for change in () if isinstance(group, Added) else group:
+            for language, href, where in diff.alternates.get(change.loc, ()) if change.reason == "changed" else ():
+                if href not in announced and href not in candidates:
+                    candidates[href] = (change.loc, language, where)
+    hosts = {where_host(origin).host for origin in diff.origins}
+    listed = _listed(diff, [href for href in candidates if where_host(href).host in hosts])
+    added: list[Change] = []
+    why: dict[str, str] = {}
+    left: Counter[str] = Counter()
+    for href, (of, language, where) in candidates.items():
+        out = announce.why_held_out(href)
+        if href not in listed:
+            left["not in the sitemap or on another host"] += 1
+        elif out is not None:
+            left["held out by [announce] patterns"] += 1
+        else:
+            added.append(Change(href, "alternate", of, language))
+            why[href] = f"the {language} alternate of {of} ({where})"
+    notes = []
+    if why:
+        loc, reason = next(iter(why.items()))
+        notes.append(f"{plural(len(why), 'hreflang alternate')} announced with the changed pages (e.g. {loc[:200]}: {reason})")
+    if left:
+        said = ", ".join(f"{count} {reason}" for reason, count in left.items())
+        notes.append(f"{plural(sum(left.values()), 'hreflang alternate')} of the changed pages not announced: {said}")
+    return [*groups, added] if added else groups, why, notes
+
+
+def _listed(diff: Diff, locs: list[str]) -> set[str]:
+    """Those of ``locs`` the sitemap lists: the files read this deploy, then the others' parts."""
+    listed = diff.listed_of(locs)
+    rest = [(loc, loc_hash(loc)) for loc in locs if loc not in listed]
+    for part in diff.parts if rest else ():
+        if isinstance(part, RecordedPart):
+            listed.update(loc for loc in part.may_list_among(rest) if loc in part.urls())
+    return listed

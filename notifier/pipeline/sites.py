@@ -101,5 +101,6 @@ def combined(reports: list[Report], runs: Sequence[Settings], notes: Sequence[st
         explain=explain,
         excluded={loc: why for report in reports for loc, why in report.excluded.items()},
         deferred={loc: why for report in reports for loc, why in report.deferred.items()},
+        alternates={loc: why for report in reports for loc, why in report.alternates.items()},
         sites={report.site or "": report for report in reports},
     )

@@ -15,6 +15,7 @@ from notifier.history.git import HistoryCheck, check_history, is_shallow_checkou
 from notifier.paths import is_url
 from notifier.pipeline.context import Run, Verified
 from notifier.pipeline.diff import Diff, DiffBuilder
+from notifier.pipeline.policy import declared_alternates
 from notifier.protocol import DEFAULT_KEY_SOURCE
 from notifier.report import plural
 from notifier.rules import OFF, RULES, Context, RuleSettings, Violation, verify
@@ -99,6 +100,9 @@ def diff_and_verify(run: Run, state: State) -> Verified:
         ),
     )
     notes.extend(context.notes)
+    if settings.announce.alternates:
+        heads = built.reader.heads if built is not None and site_dir is not None else None
+        diff.alternates = declared_alternates(sitemap.files, diff.changed, heads)
     if diff.held_back:  # said once the findings are known: a run they fail records nothing
         failed = any(violation.level == "error" for violation in violations)
         notes.insert(0, _held_back_note(len(diff.held_back), records=run.records and not failed, failed=failed))

@@ -30,6 +30,7 @@ class Head(NamedTuple):
     canonical: str | None  # the first <link rel="canonical"> href
     base: str | None  # <base href>
     refresh: str | None  # <meta http-equiv="refresh"> content
+    alternates: tuple[tuple[str, str], ...] = ()  # (hreflang, href as written) of <link rel="alternate" hreflang>
 
 
 NO_HEAD = Head((), None, None, None)
@@ -61,6 +62,7 @@ def read_head(data: bytes) -> Head:
     if head is None:
         return NO_HEAD
     robots: list[tuple[str, str]] = []
+    alternates: list[tuple[str, str]] = []
     canonical = base = refresh = None
     for element in head.iter("meta", "link", "base"):
         tag = element.tag
@@ -74,9 +76,11 @@ def read_head(data: bytes) -> Head:
             rels = (element.get("rel") or "").lower().split()
             if "canonical" in rels and canonical is None and (element.get("href") or "").strip():
                 canonical = (element.get("href") or "").strip()
+            elif "alternate" in rels and element.get("hreflang") and (element.get("href") or "").strip():
+                alternates.append(((element.get("hreflang") or "").strip(), (element.get("href") or "").strip()))
         elif base is None and (element.get("href") or "").strip():
             base = (element.get("href") or "").strip()
-    return Head(tuple(robots), canonical, base, refresh)
+    return Head(tuple(robots), canonical, base, refresh, tuple(alternates))
 
 
 # who a robots meta name (or an X-Robots-Tag's crawler prefix) speaks to, among the crawlers of the
@@ -168,10 +172,18 @@ def canonical_elsewhere(loc: str, head: Head) -> str | None:
     return None if target is None or same_page(target, loc) else target  # a canonical no URL parser reads is ignored, as crawlers do
 
 
+def alternates_of(loc: str, head: Head) -> list[tuple[str, str]]:
+    """(hreflang, URL) of the head's alternates, each resolved against the page's base."""
+    base = _base(loc, head)
+    return [(language, url) for language, href in head.alternates if (url := join_url(base, href)) is not None]
+
+
 def _base(loc: str, head: Head) -> str:
     return (join_url(loc, head.base) or loc) if head.base else loc
 
 
 def noteworthy(loc: str, head: Head) -> bool:
     """Whether the head says anything a page rule acts on (an honest page's says nothing)."""
+    if head.alternates:  # [announce] alternates may announce them
+        return True
     return noindex_meta(head) is not None or refresh_target(loc, head) is not None or canonical_elsewhere(loc, head) is not None
