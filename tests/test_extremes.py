@@ -16,12 +16,13 @@ from pathlib import Path
 import pytest
 
 from notifier.cli import main
+from notifier.options import OPTIONS
 from notifier.settings import CONVERTERS
 from tests.conftest import Site, pages, urlset
 
 CLI_VALUES = ["0", "-1", "-0.5", "99999999999999999999999", "1e400", "inf", "-inf", "nan", "", "abc", "since:9999999999d", "999999999d"]
 TOML_VALUES = ["0", "-1", "99999999999999999", "1e300", "inf", "-inf", "nan", '""', '"abc"', '"999999999d"', "[1, 2]", "{ a = 1 }", "true"]
-FLAGS = {"dry-run", "no-removed"}  # options without a value on the command line
+FLAGS = {option.name for option in OPTIONS if option.kind == "flag"}  # options without a value on the command line
 
 
 def dry_run(site: Site, *args: str) -> tuple[int, str, str]:
