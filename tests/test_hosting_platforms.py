@@ -18,6 +18,7 @@ from notifier.site.hosting import PLATFORMS, Headers, Redirects, toml_status
 from notifier.site.hosting_platforms import (
     DYNAMIC_LIMIT,
     FULL_URL,
+    HEADER_LIMIT,
     HOST_NAME,
     INDEX_LOOP,
     NAMED_TWICE,
@@ -202,6 +203,23 @@ def test_a_line_cloudflare_pages_cannot_read_is_not_counted() -> None:
     assert _target(text, "/p1999", "cloudflare-pages") == "/q1999"
     counted = "\n".join([*(f"/p{n} /q{n} 301!" for n in range(2000)), "/last /x/ 301"])  # ! is invalid there, after counting
     assert _target(counted, "/last", "cloudflare-pages") is None
+
+
+def test_cloudflare_pages_reads_100_headers_rules() -> None:
+    """parseHeaders: "Maximum number of rules supported is 100. Skipping remaining … lines of file",
+    checked at each path line before the rule open there is kept: that rule is lost too."""
+    blocks = [f"/p{n}\n  X-Robots-Tag: noindex\n" for n in range(102)]
+    headers = Headers.parse("".join(blocks), CLOUDFLARE)
+    assert headers.robots_tag(f"{BASE}/p99") == ["noindex"]  # the 100th rule
+    assert headers.robots_tag(f"{BASE}/p100") == [] and headers.robots_tag(f"{BASE}/p101") == []  # the reference: skipped
+    assert skipped_notes(headers.skipped, CLOUDFLARE) == [
+        f"_headers: Cloudflare Pages {HEADER_LIMIT}: 2 rules (e.g. line 201: /p100), not judged"
+    ]
+    last = Headers.parse("".join(blocks[:101]), CLOUDFLARE)
+    assert last.robots_tag(f"{BASE}/p100") == ["noindex"]  # 101 blocks: the last is kept at the end of the file
+    assert Headers.parse("".join(blocks), NETLIFY).robots_tag(f"{BASE}/p101") == ["noindex"]
+    empty = ["/empty\n", "/p/:x/:x\n  X-Robots-Tag: noindex\n"] * 60  # neither is a rule Cloudflare counts
+    assert Headers.parse("".join([*empty, *blocks[:100]]), CLOUDFLARE).robots_tag(f"{BASE}/p99") == ["noindex"]
 
 
 # -- on a site: said once, and an honest deploy passes ---------------------------------------------

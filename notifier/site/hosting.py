@@ -206,11 +206,13 @@ class Headers:
     def parse(cls, text: str, platform: Platform = PLATFORMS[DEFAULT_PLATFORM]) -> Headers:
         headers = cls(platform)
         current: dict[str, str] | None = None
-        for number, raw in enumerate(text.removeprefix("\ufeff").splitlines(), 1):
+        lines = text.removeprefix("\ufeff").splitlines()
+        cut = how.header_cut(lines, platform)
+        for number, raw in enumerate(lines[:cut], 1):
             line = raw.strip()
             if not line or line.startswith("#"):
                 continue
-            if line.startswith("/") or _FULL_URL.match(line):  # a path, however it is indented
+            if how.is_header_path(line):
                 current = headers.block(line, f"line {number}")
                 continue
             if current is None:
@@ -222,6 +224,8 @@ class Headers:
             name, colon, value = line.partition(":")
             if colon and name.strip():
                 _add_header(current, name, value)
+        if cut is not None:  # "Skipping remaining … lines of file"
+            headers.skipped += how.rest_of_headers(lines, cut)
         return headers
 
     def block(self, path: str, where: str = "", file: str = "_headers") -> dict[str, str] | None:

@@ -38,6 +38,7 @@ class Platform:
     names_once: bool  # a rule (or _headers block) with two * or a :name twice never matches
     redirect_limits: tuple[int, int] | None  # (static, dynamic) rules read from _redirects; the rest skipped
     line_limit: int | None  # a _redirects line longer than this is skipped
+    header_limit: int | None  # _headers rules read; the rest of the file skipped
 
 
 PLATFORMS = {
@@ -60,6 +61,7 @@ PLATFORMS = {
         names_once=False,
         redirect_limits=None,
         line_limit=None,
+        header_limit=None,
     ),
     "cloudflare-pages": Platform(
         "cloudflare-pages",
@@ -80,6 +82,7 @@ PLATFORMS = {
         names_once=True,  # generateRulesMatcher: two (?<splat>) or (?<name>) groups do not compile, the rule is filtered out
         redirect_limits=(2000, 100),  # MAX_STATIC_REDIRECT_RULES, MAX_DYNAMIC_REDIRECT_RULES
         line_limit=2000,  # MAX_LINE_LENGTH
+        header_limit=100,  # MAX_HEADER_RULES
     ),
 }
 DEFAULT_PLATFORM = "netlify"  # the format's origin, when the build environment does not say
@@ -109,6 +112,7 @@ NAMED_TWICE = "never matches a rule with two * or a :placeholder named twice (* 
 STATUS = "drops a rule whose status it does not read as a number"
 LONG_LINE = "skips a line over 2,000 characters"
 STATIC_LIMIT = "reads at most 2,000 static redirects (a source without * or :name, before the first with one): it skips the later ones"
+HEADER_LIMIT = "reads at most 100 _headers rules: it skips the rest of the file"
 DYNAMIC_LIMIT = "reads at most 100 dynamic redirects (a source with * or :name, and every rule after one): it skips the rest of the file"
 
 
@@ -130,6 +134,41 @@ def refusal(source: str, target: str | None, platform: Platform) -> str | None:
     if platform.index_loops and looped and not CLOUDFLARE_FULL_URL.match(target or ""):  # a target on a host is no loop
         return INDEX_LOOP
     return None
+
+
+def is_header_path(line: str) -> bool:
+    """A _headers line that names a path (or a full URL), however it is indented."""
+    return line.startswith("/") or _FULL_URL.match(line) is not None
+
+
+def header_cut(lines: list[str], platform: Platform) -> int | None:
+    """The line (from 0) from which ``platform`` reads no more of a ``_headers`` file, or None.
+    Cloudflare's parseHeaders counts a rule (a block with a header or a ``! name``) when the next
+    path line closes it, and at the path line after its 100th it stops: the rule open there is
+    lost too (a file of exactly 101 rules is read whole)."""
+    if platform.header_limit is None:
+        return None
+    pushed, open_at, applies, says = 0, None, False, False
+    for at, raw in enumerate(lines):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if is_header_path(line):
+            if pushed >= platform.header_limit:
+                return open_at
+            pushed += applies and says
+            open_at, applies, says = at, refusal(line, None, platform) is None, False
+            continue
+        name, colon, value = line.partition(":")
+        says = says or (bool(colon) and bool(name.strip()) and " " not in name.strip() and bool(value.strip()))
+        says = says or (not colon and line.startswith("! "))
+    return None
+
+
+def rest_of_headers(lines: list[str], cut: int) -> list[Skipped]:
+    """The blocks from line ``cut`` on, all skipped."""
+    paths = ((at, raw.strip()) for at, raw in enumerate(lines[cut:], cut + 1))
+    return [Skipped("_headers", f"line {at}", line, HEADER_LIMIT) for at, line in paths if is_header_path(line)]
 
 
 @dataclass(frozen=True)
