@@ -4,6 +4,7 @@
     .venv/bin/python scripts/mutate.py                       # every decision module
     .venv/bin/python scripts/mutate.py --module notifier/pipeline/diff.py
     .venv/bin/python scripts/mutate.py --list                # the mutants, without running them
+    .venv/bin/python scripts/mutate.py --module notifier/crash.py --tests tests/test_boundary.py   # minutes
 
 The mutants are generated, not chosen: in every module of the package that decides what a
 deploy announces or fails (all of ``notifier/`` but the presentation and plumbing modules
@@ -14,7 +15,14 @@ listed in ``NOT_DECISIONS``, so a new module is mutated without anyone naming it
 - constant is changed (a number moved by one, ``True`` and ``False`` swapped, a string that is
   compared with something made into another),
 - slice loses its lower or its upper bound,
-- call made for its effect is left out, and ``min``/``max`` and ``any``/``all`` are swapped.
+- call made for its effect is left out, and ``min``/``max`` and ``any``/``all`` are swapped,
+- side of an ``and``/``or`` is dropped (``a and b`` made ``b``, then ``a``),
+- assignment in a function is removed, where the name stays bound (a parameter, a name assigned
+  on an earlier line, an attribute, an item, ``+=``): a removal that only raises NameError is no
+  fault a test need state,
+- simple statement opening a block (``if``, ``else``, a loop, ``with``, ``try``, ``except``,
+  ``finally``) in a function is replaced with ``raise RuntimeError``: a branch no test notices
+  failing.
 
 Docstrings, annotations, decorators, f-strings (messages) and ``TYPE_CHECKING`` blocks are not mutated.
 
@@ -63,23 +71,23 @@ ROOT = Path(__file__).resolve().parents[1]
 EQUIVALENT = ROOT / "scripts" / "mutants-equivalent.txt"
 CACHE = ROOT / ".mutate"
 
-# Modules that present, launch or carry a run but decide nothing it announces or fails.
+# Modules that present, launch or carry a run but decide nothing it announces or fails, each
+# with the reason. (settings.py, crash.py and commands/state.py were here: each decides what a
+# user relies on, the derive secret's minimum, where the crash log goes, which runs and batches
+# the state commands show, and #44 found those decisions unstated; they are mutated now.)
 NOT_DECISIONS = {
     "notifier/__init__.py": "the public names and the version",
     "notifier/__main__.py": "python -m notifier",
     "notifier/api.py": "the Python API's keyword arguments, handed to settings",
     "notifier/config_tables.py": "reads the config's tables; a bad value is exit 2 before anything is read (tests/test_cli.py)",
-    "notifier/settings.py": "reads the options; a bad value is exit 2 before anything is read (tests/test_cli.py)",
     "notifier/options.py": "the table of options and their converters (tests/test_cli.py, tests/test_extremes.py)",
     "notifier/discovery.py": "finds the sitemap in the usual build folders when none is given",
     "notifier/_launch.py": "starts main() and turns signals into exit codes",
     "notifier/cli.py": "the command line's words; its decisions are settings' and the phases'",
-    "notifier/crash.py": "the crash log of a bug (exit 70)",
     "notifier/environment.py": "the injected clock, sleep and output",
     "notifier/errors.py": "the exception classes and their exit codes",
     "notifier/github.py": "annotations and the job summary (presentation)",
     "notifier/http.py": "the HTTP session's set-up",
-    "notifier/commands/state.py": "prints what the state holds (presentation)",
     "notifier/commands/key.py": "writes a key file the user asked for",
     "notifier/report.py": "prints the report (presentation)",
     "notifier/terminal.py": "progress lines and colours",
@@ -150,17 +158,21 @@ class _Finder:
     def __init__(self) -> None:
         self.points: list[_Point] = []
         self.functions: list[bool] = [False]  # per scope entered: inside a function (not run at import)
+        self.bound: list[_Bound | None] = [None]  # per function entered: where its names are bound
         # a default argument is made at import, when no test runs; the tests of its function's body judge it
         self.defaults_of: list[tuple[int, int] | None] = [None]
 
     def visit(self, node: ast.AST, scope: str, parent: ast.AST | None, field: str, index: int | None, in_compare: bool = False) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             scope = node.name if scope == "<module>" else f"{scope}.{node.name}"
-            self.functions.append(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or self.functions[-1])
+            function = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            self.functions.append(function or self.functions[-1])
+            self.bound.append(_Bound(node) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None)
             try:
                 self._children(node, scope, in_compare)
             finally:
                 self.functions.pop()
+                self.bound.pop()
             return
         self._children(node, scope, in_compare, parent, field, index)
 
@@ -194,13 +206,17 @@ class _Finder:
 
     def _mutations(self, node: ast.AST, scope: str, parent: ast.AST | None, field: str, index: int | None, in_compare: bool) -> None:
         replace = _replacer(parent, field, index)
+        self._statement(node, scope, parent, field, index, replace)
         if isinstance(node, ast.Compare):
             for position, op in enumerate(node.ops):
                 if type(op) in _FLIPS:
                     self._add(node, scope, f"{type(op).__name__} -> {_FLIPS[type(op)].__name__}", _flip(node, position))
         elif isinstance(node, ast.BoolOp):
             swapped: ast.boolop = ast.Or() if isinstance(node.op, ast.And) else ast.And()
-            self._add(node, scope, "and -> or" if isinstance(node.op, ast.And) else "or -> and", _set(node, "op", swapped))
+            word = "and" if isinstance(node.op, ast.And) else "or"
+            self._add(node, scope, "and -> or" if word == "and" else "or -> and", _set(node, "op", swapped))
+            for position in range(len(node.values)):
+                self._add(node, scope, f"drop side {position + 1} of {word}", _without(node, position, replace))
         elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             self._add(node, scope, "drop not", lambda: replace(node.operand))
         elif isinstance(node, ast.Constant):
@@ -216,6 +232,19 @@ class _Finder:
             other = _SWAPPED_CALLS[node.func.id]
             self._add(node, scope, f"{node.func.id} -> {other}", _set(node.func, "id", other))
 
+    def _statement(
+        self, node: ast.AST, scope: str, parent: ast.AST | None, field: str, index: int | None, replace: Callable[[ast.AST], None]
+    ) -> None:
+        """Remove an assignment; replace a block's first simple statement with ``raise``."""
+        bound = self.bound[-1]
+        if not isinstance(node, ast.stmt) or bound is None or not self.functions[-1]:
+            return
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and bound.removable(node):
+            self._add(node, scope, "remove assignment", lambda: replace(ast.copy_location(ast.Pass(), node)))
+        opens_block = index == 0 and field in ("body", "orelse", "finalbody") and isinstance(parent, _BLOCKS)
+        if opens_block and not isinstance(node, _COMPOUND) and not isinstance(node, ast.Raise):
+            self._add(node, scope, "raise instead", lambda: replace(ast.copy_location(_raise(), node)))
+
     def _constant(self, node: ast.Constant, scope: str, replace: Callable[[ast.AST], None], in_compare: bool) -> None:
         value = node.value
         if isinstance(value, bool):
@@ -229,6 +258,52 @@ class _Finder:
         else:
             return
         self._add(node, scope, f"{value!r} -> {new!r}", lambda: replace(ast.copy_location(ast.Constant(new), node)))
+
+
+_BLOCKS = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.ExceptHandler)
+_COMPOUND = (
+    ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.Match,
+    ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+)  # fmt: skip
+
+
+class _Bound:
+    """Where a function binds its names: an assignment is removed only where the name it binds
+    stays bound without it (else the mutant is a NameError, which any test running it notices)."""
+
+    def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        arguments = function.args
+        every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]
+        self.parameters = {argument.arg for argument in every if argument is not None}
+        self.first: dict[str, int] = {}  # name -> the first line that binds it
+        declared = {id(node.target) for node in ast.walk(function) if isinstance(node, ast.AnnAssign) and node.value is None}
+        for node in ast.walk(function):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and id(node) not in declared:  # ``x: int`` binds nothing
+                self.first[node.id] = min(self.first.get(node.id, node.lineno), node.lineno)
+
+    def removable(self, node: ast.Assign | ast.AugAssign | ast.AnnAssign) -> bool:
+        if isinstance(node, ast.AugAssign):
+            return True
+        if isinstance(node, ast.AnnAssign) and node.value is None:
+            return False  # binds nothing
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        names = [each for target in targets for each in ast.walk(target) if isinstance(each, ast.Name) and isinstance(each.ctx, ast.Store)]
+        return all(name.id in self.parameters or self.first.get(name.id, node.lineno) < node.lineno for name in names)
+
+
+def _raise() -> ast.Raise:
+    error = ast.Call(func=ast.Name("RuntimeError", ast.Load()), args=[ast.Constant("a mutant's raise")], keywords=[])
+    return ast.Raise(exc=error, cause=None)
+
+
+def _without(node: ast.BoolOp, position: int, replace: Callable[[ast.AST], None]) -> Callable[[], None]:
+    """``a and b and c`` without its side at ``position``: the other side alone when two are left."""
+
+    def apply() -> None:
+        kept = [value for number, value in enumerate(node.values) if number != position]
+        replace(kept[0] if len(kept) == 1 else ast.copy_location(ast.BoolOp(op=node.op, values=kept), node))
+
+    return apply
 
 
 def _is_docstring(node: ast.AST, field: str, position: int) -> bool:
@@ -312,15 +387,17 @@ def _environment(copy: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def test_map(source: Path) -> tuple[dict[str, dict[int, set[str]]], dict[str, float]]:
+def test_map(source: Path, files: list[str] | None = None) -> tuple[dict[str, dict[int, set[str]]], dict[str, float]]:
     """module -> line -> the tests that run it, and each test's seconds; from the cache when the
-    package and the tests are unchanged."""
+    package and the tests are unchanged. ``files``: only these test files run (``--tests``)."""
     CACHE.mkdir(exist_ok=True)
-    data = CACHE / f"coverage-{_digest(source)}"
+    chosen = "" if not files else "-" + hashlib.sha256("\0".join(sorted(files)).encode()).hexdigest()[:8]
+    data = CACHE / f"coverage-{_digest(source)}{chosen}"
     if not data.exists():
-        print("mapping which tests run which lines (the whole suite, once, under coverage)...", file=sys.stderr, flush=True)
+        what = ", ".join(files) if files else "the whole suite"
+        print(f"mapping which tests run which lines ({what}, once, under coverage)...", file=sys.stderr, flush=True)
         env = _environment(source, MUTATE_TRACE_DATA=str(data) + ".partial", MUTATE_TRACE_SOURCE=str(source / "notifier"))
-        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "mutate_trace", "-o", "addopts="]
+        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "mutate_trace", "-o", "addopts=", *(files or [])]
         subprocess.run(command, cwd=source, env=env, check=False, stdout=subprocess.DEVNULL)
         Path(str(data) + ".partial.durations.json").rename(str(data) + ".durations.json")
         Path(str(data) + ".partial.failed.json").rename(str(data) + ".failed.json")
@@ -501,8 +578,10 @@ class _Worker:
         self.process.wait()
 
 
-def _run_all(chosen: list[Mutant], source: Path, jobs: int, cap: int, known: dict[str, str]) -> Iterator[tuple[Mutant, str]]:
-    lines, durations = test_map(source)
+def _run_all(
+    chosen: list[Mutant], source: Path, jobs: int, cap: int, known: dict[str, str], files: list[str] | None = None
+) -> Iterator[tuple[Mutant, str]]:
+    lines, durations = test_map(source, files)
     order = TestOrder(lines, durations, cap)
     workers: queue.Queue[_Worker] = queue.Queue()
     started = [_Worker(Path(shutil.copytree(source, source.parent / f"worker-{number}"))) for number in range(jobs)]
@@ -632,6 +711,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--module", action="append", help="only these modules, e.g. notifier/pipeline/diff.py (repeatable)")
     parser.add_argument("--list", action="store_true", help="list the mutants and stop")
+    parser.add_argument(
+        "--tests",
+        action="append",
+        metavar="FILE",
+        help="map and judge with only these test files (repeatable): minutes for one module instead of the suite under "
+        "coverage; a mutant only other files kill is then reported as a survivor, never hidden",
+    )
     parser.add_argument("--jobs", type=int, default=2, help="mutants run at once (default 2)")
     parser.add_argument("--results", type=Path, help="also write every mutant's outcome to this JSON file")
     parser.add_argument(
@@ -681,7 +767,8 @@ def main() -> int:
     todo = [mutant for mutant in chosen if mutant not in outcomes] if not args.report else []
     todo.sort(key=lambda mutant: mutant.key in known)  # listed equivalents last: a run stopped early has judged the rest
     with tempfile.TemporaryDirectory(prefix="nc-mutate-") as temp:
-        for mutant, outcome in _run_all(todo, snapshot(Path(temp)), args.jobs, args.max_tests, known) if todo else ():
+        judged = _run_all(todo, snapshot(Path(temp)), args.jobs, args.max_tests, known, args.tests) if todo else ()
+        for mutant, outcome in judged:
             outcomes[mutant] = outcome
             print(f"{outcome:9s} {mutant.key}", file=sys.stderr, flush=True)
     reused, took = len(chosen) - len(todo), time.monotonic() - started
