@@ -136,7 +136,7 @@ def test_a_since_that_is_no_time_is_one_line_and_exit_2(site: Site, capsys: pyte
     assert captured.out == "" and len(captured.err.strip().splitlines()) == 1 and "--since" in captured.err
     assert "Traceback" not in captured.err
     assert main(["state", "show", "--state", str(site.state), "--since", "2d"]) == 2  # only stats counts over time
-    assert "only `state stats` takes it" in capsys.readouterr().err
+    assert "only `state stats` and `state report` take it" in capsys.readouterr().err
 
 
 def test_a_damaged_ledger_line_is_left_out_and_said_once(site: Site, capsys: pytest.CaptureFixture[str]) -> None:

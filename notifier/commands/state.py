@@ -68,10 +68,10 @@ def run_state_command(request: StateRequest, out: TextIO) -> None:
     if request.action == "history":
         _history(request, out)
         return
-    if request.action == "stats":
-        from notifier.commands.stats import run_stats
+    if request.action in ("stats", "report"):
+        from notifier.commands.stats import run_report, run_stats
 
-        run_stats(request, out, sys.stderr)
+        (run_stats if request.action == "stats" else run_report)(request, out, sys.stderr)
         return
     state = read_state(request.state)
     if state is None:

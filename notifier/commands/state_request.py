@@ -19,7 +19,7 @@ from notifier.config_sites import SiteState
 from notifier.database import DatabaseURL
 from notifier.errors import UsageError
 
-ACTIONS = ("show", "url", "pending", "forget", "export", "history", "stats")
+ACTIONS = ("show", "url", "pending", "forget", "export", "history", "stats", "report")
 DESCRIPTION = (
     "Inspect and repair the recorded state. show: counts, pending per endpoint, the endpoints waited for (not before T), "
     "the last runs. url URL: one URL's record (lastmod, first seen, last submitted, fingerprint, sitemap file) and where it "
@@ -27,7 +27,8 @@ DESCRIPTION = (
     "forget --backoff --yes: clear the waits endpoints asked for (Retry-After). export: every record, as JSON or CSV. "
     "history [URL]: the last batches the endpoints answered (of that URL). stats [--since 30d]: per UTC day and endpoint, "
     "the URLs sent, received (2xx), refused (4xx), failed (429, 5xx, no answer) and held, the pending set's age, the busiest "
-    "hosts, counted from the ledger. With [[sites]] in the config, --site NAME "
+    "hosts, counted from the ledger. report --html FILE [--since 90d]: the same as one self-contained page with charts. "
+    "With [[sites]] in the config, --site NAME "
     "picks a site; show shows every site, the others need --site when there are several. Works on every store; only "
     "forget takes the state lock."
 )
@@ -52,8 +53,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backoff", action="store_true", help="forget: clear the endpoints' waits (Retry-After) instead of URLs")
     parser.add_argument("--yes", action="store_true", help="forget: really drop them")
     parser.add_argument(
-        "--since", metavar="WHEN", help="stats: count from then on: a duration back (default 30d), a date (2026-11-01), or all"
+        "--since",
+        metavar="WHEN",
+        help="stats, report: count from then on: a duration back (default 30d, report 90d), a date (2026-11-01), or all",
     )
+    parser.add_argument("--html", metavar="FILE", help="report: the page to write (atomically)")
     parser.add_argument("--lock-timeout", metavar="SECONDS", help="forget: wait this long for a run's lock (default 60)")
 
 
@@ -69,7 +73,8 @@ class StateRequest:
     backoff: bool = False  # forget: the endpoints' waits, not URLs
     site: str | None = None  # one of the config's [[sites]]
     announce: Announce = Announce()  # url: the config's [announce] patterns, to say when one holds the URL out
-    since: str | None = None  # stats: --since as given (None: the default, 30d)
+    since: str | None = None  # stats, report: --since as given (None: the default, 30d; report 90d)
+    html: str | None = None  # report: the page to write
     now: Callable[[], dt.datetime] = functools.partial(dt.datetime.now, dt.UTC)  # what a stored wait is measured against
     notice: Callable[[str], None] | None = None  # forget: says once that it waits for a run's lock
 
@@ -87,8 +92,10 @@ def state_requests(namespace: argparse.Namespace, sites: Sequence[SiteState]) ->
         raise UsageError(f"state {namespace.action} takes no URL; `state url URL` shows one")
     if namespace.backoff and namespace.action != "forget":
         raise UsageError(f"--backoff: only `state forget --backoff` takes it; `state {namespace.action}` shows the waits in `state show`")
-    if namespace.since is not None and namespace.action != "stats":
-        raise UsageError(f"--since: only `state stats` takes it; `state {namespace.action}` does not count over time")
+    if namespace.since is not None and namespace.action not in ("stats", "report"):
+        raise UsageError(f"--since: only `state stats` and `state report` take it; `state {namespace.action}` does not count over time")
+    if namespace.html is not None and namespace.action != "report":
+        raise UsageError(f"--html: only `state report --html FILE` takes it; `state {namespace.action}` writes to stdout")
     if len(sites) > 1 and namespace.action != "show":
         names = ", ".join(str(each.name) for each in sites)
         raise UsageError(
@@ -108,6 +115,7 @@ def state_requests(namespace: argparse.Namespace, sites: Sequence[SiteState]) ->
             site=each.name,
             announce=each.announce,
             since=namespace.since,
+            html=namespace.html,
         )
         for each in sites
     ]

@@ -1,36 +1,57 @@
 """``notify-changes state stats [--since 30d] [--format json]``: what the endpoints did with
-what was sent, per UTC day and endpoint, from the ledger (``notifier.stats`` counts)."""
+what was sent, per UTC day and endpoint, from the ledger (``notifier.stats`` counts); and
+``state report --html FILE``, the same counts as a page (``notifier.report_page``)."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import TextIO
 
 from notifier.commands.state_request import StateRequest
-from notifier.errors import InputError
+from notifier.errors import InputError, UsageError
 from notifier.report import plural, printable
 from notifier.stats import Stats, Tally, ledger_stats, since_of
-from notifier.store import read_state
+from notifier.store import State, read_state
+
+REPORT_SINCE = "90d"  # the page's chart shows 90 days
 
 
-def request_stats(request: StateRequest) -> Stats:
+def request_stats(request: StateRequest, default_since: str | None = None) -> tuple[Stats, State]:
     """The stats the request asks for: its ``--since`` against its clock, over its state's ledger."""
     now = request.now()
-    since = since_of(request.since, now)
+    since = since_of(request.since or default_since, now)
     state = read_state(request.state)
     if state is None:
         raise InputError(f"{request.state}: no state yet; the first `notify-changes run` records one (or pass --state PATH)")
-    return ledger_stats(request.state, state, since, now)
+    return ledger_stats(request.state, state, since, now), state
 
 
-def run_stats(request: StateRequest, out: TextIO, err: TextIO) -> None:
-    """Write the stats as text or JSON on ``out``; damaged ledger lines are one line on ``err``."""
-    stats = request_stats(request)
+def run_report(request: StateRequest, out: TextIO, err: TextIO) -> None:
+    """``state report --html FILE``: the page, written atomically; one line says where."""
+    from notifier.report_page import render_page, write_page
+
+    if request.html is None:
+        raise UsageError("state report: name the page to write, e.g. `notify-changes state report --html report.html`")
+    stats, state = request_stats(request, REPORT_SINCE)
+    _say_damaged(request, stats, err)
+    html = render_page(stats, str(request.state), dict(state.runs[-1]) if state.runs else None)
+    size = write_page(Path(request.html), html)
+    out.write(f"{printable(request.html)}: the report page ({size:,} bytes; {_batches(stats.entries)} counted)\n")
+
+
+def _say_damaged(request: StateRequest, stats: Stats, err: TextIO) -> None:
     if stats.damaged:
         err.write(
             f"notify-changes: note: {plural(stats.damaged, 'ledger line')} of {printable(str(request.state))} "
             "could not be read and were left out of the counts\n"
         )
+
+
+def run_stats(request: StateRequest, out: TextIO, err: TextIO) -> None:
+    """Write the stats as text or JSON on ``out``; damaged ledger lines are one line on ``err``."""
+    stats = request_stats(request)[0]
+    _say_damaged(request, stats, err)
     if request.format == "json":
         out.write(json.dumps({"state": str(request.state), **stats.as_dict()}, ensure_ascii=False, indent=2) + "\n")
         return

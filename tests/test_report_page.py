@@ -1,0 +1,123 @@
+"""``state report --html FILE`` (issue #42, item 2): real runs against the fake endpoint on
+an injected clock, then the page parsed as HTML: its SVG's numbers are ``state stats``'."""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import json
+from pathlib import Path
+from typing import Any, cast
+
+import lxml.html
+import pytest
+
+from notifier.cli import main
+from notifier.commands.state import run_state_sites
+from notifier.commands.state_request import StateRequest
+from tests.conftest import Site
+from tests.test_stats import DAY, T0, four_days, stats
+
+
+def nodes(tree: Any, path: str) -> list[Any]:
+    """What an XPath finds, as a list (lxml's stubs type it as any XPath result)."""
+    return cast(list[Any], tree.xpath(path))
+
+
+def report(site: Site, page: Path, now: dt.datetime, since: str | None = None) -> str:
+    out = io.StringIO()
+    run_state_sites([StateRequest("report", site.state, html=str(page), since=since, now=lambda: now)], out)
+    return out.getvalue()
+
+
+def test_the_charts_numbers_are_the_stats(site: Site) -> None:
+    four_days(site)
+    page = site.root / "report.html"
+    now = T0 + 4 * DAY
+    said = report(site, page, now)
+    assert said.startswith(f"{page}: the report page (") and "5 batches counted" in said
+    counted = stats(site, now, since="90d")
+    tree = lxml.html.fromstring(page.read_bytes())
+    bars = nodes(tree, '//svg[@id="received-chart"]//rect[@class="bar"]')
+    drawn = [(bar.get("data-date"), bar.get("data-endpoint"), int(bar.get("data-received"))) for bar in bars]
+    assert drawn == [(day["date"], day["endpoint"], day["received"]) for day in counted["days"] if day["received"]]
+    assert len(drawn) == 3 and all(float(bar.get("height")) > 0 for bar in bars)  # day 3 received nothing: no bar
+    totals = {cell.get("data-name"): int(cell.text) for cell in nodes(tree, '//table[@id="totals"]//td')}
+    assert totals == {**{key: counted["totals"][key] for key in ("batches", "sent", "received", "refused", "failed", "held")}, "pending": 0}
+    ages = {rect.get("data-age"): int(rect.get("data-urls")) for rect in nodes(tree, '//svg[@id="pending-chart"]//rect')}
+    assert ages == counted["pending"]["ages"]
+    rows = nodes(tree, '//table[@id="days"]//tr[td]')
+    assert [row[0].text for row in rows] == [day["date"] for day in reversed(counted["days"])]
+    assert nodes(tree, '//table[@id="last-run"]//td')[0].text == "2030-06-04T13:00:00Z"
+
+
+def test_the_page_loads_nothing_from_elsewhere_and_allows_only_its_own_style(site: Site) -> None:
+    four_days(site)
+    page = site.root / "report.html"
+    report(site, page, T0 + 4 * DAY)
+    tree = lxml.html.fromstring(page.read_bytes())
+    assert nodes(tree, "//script | //link | //img | //iframe | //object | //embed") == []
+    referenced = [value for element in tree.iter() for name, value in element.attrib.items() if name in ("src", "href", "xlink:href")]
+    assert referenced == []
+    assert all(value.startswith("url(#") for value in nodes(tree, "//@fill") if value.startswith("url("))
+    policy = nodes(tree, '//meta[@http-equiv="Content-Security-Policy"]/@content')[0]
+    assert policy.startswith("default-src 'none'; style-src 'sha256-")
+    import base64
+    import hashlib
+
+    style = str(nodes(tree, "//style")[0].text)
+    assert f"'sha256-{base64.b64encode(hashlib.sha256(style.encode()).digest()).decode()}'" in policy  # the style is allowed by its hash
+    assert "http://" not in style and "https://" not in style and "@import" not in style
+
+
+def test_names_from_the_ledger_are_escaped(site: Site) -> None:
+    four_days(site)
+    ledger = Path(f"{site.state}.ledger")
+    entry = json.loads(ledger.read_text().splitlines()[-1])
+    entry.update(endpoint='http://e.test/<script>alert("x")</script>', host="<b>h</b>")
+    with ledger.open("a") as handle:
+        handle.write(json.dumps(entry) + "\n")
+    page = site.root / "report.html"
+    report(site, page, T0 + 4 * DAY)
+    text = page.read_text()
+    assert "<script>" not in text and "&lt;script&gt;" in text
+    assert nodes(lxml.html.fromstring(text), "//script") == []
+
+
+def test_a_year_of_daily_deploys_is_a_small_page(site: Site) -> None:
+    """A year of daily deploys to two endpoints: the page stays under 200 KB."""
+    four_days(site)
+    ledger = Path(f"{site.state}.ledger")
+    entry = json.loads(ledger.read_text().splitlines()[0])
+    lines = []
+    for day in range(365):
+        for endpoint in ("https://api.indexnow.org/indexnow", "https://www.bing.com/indexnow"):
+            at = (T0 + dt.timedelta(days=4 + day)).strftime("%Y-%m-%dT%H:%M:%SZ")
+            lines.append(
+                json.dumps({**entry, "at": at, "endpoint": endpoint, "urls": [f"https://www.shop-site.org/p/{day}/{n}/" for n in range(8)]})
+            )
+    with ledger.open("a") as handle:
+        handle.write("\n".join(lines) + "\n")
+    page = site.root / "report.html"
+    report(site, page, T0 + 368 * DAY + dt.timedelta(hours=1), since="all")  # the last batches: the chart's last day
+    size = page.stat().st_size
+    assert size <= 200_000, size
+    tree = lxml.html.fromstring(page.read_bytes())
+    assert len(list(nodes(tree, '//svg[@id="received-chart"]//rect[@class="bar"]'))) == 2 * 90  # the chart: the last 90 days
+    assert len(list(nodes(tree, '//table[@id="days"]//tr[td]'))) == 2 * 365 + 4  # the table: every day counted
+
+
+def test_bad_requests_are_one_line_and_exit_2(site: Site, capsys: pytest.CaptureFixture[str]) -> None:
+    four_days(site)
+    capsys.readouterr()
+    for args, said in (
+        (["state", "report", "--state", str(site.state)], "name the page to write"),
+        (["state", "report", "--state", str(site.state), "--html", str(site.root / "none" / "r.html")], "cannot write the report page"),
+        (["state", "report", "--state", str(site.state), "--html", "r.html", "--since", "soon"], "--since"),
+        (["state", "stats", "--state", str(site.state), "--html", "r.html"], "only `state report --html FILE` takes it"),
+    ):
+        assert main(args) == 2, args
+        err = capsys.readouterr().err
+        assert said in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, (args, err)
+    assert main(["state", "report", "--state", str(site.state), "--html", "r.html"]) == 0
+    assert "the report page" in capsys.readouterr().out and Path("r.html").stat().st_size > 0
