@@ -75,7 +75,7 @@ _DESCRIPTIONS = {
         "key file of the key HOST uses), deploy-hook (print the deploy hook script), "
         "stamp (rewrite the built sitemap's dates from the content's history), "
         f"and state {'|'.join(state_request.ACTIONS)} (inspect and repair the state; history: the batches the endpoints "
-        "answered; stats [--since 30d]: what they received, refused or failed per day). "
+        "answered; stats [--since 30d]: what they received, refused or failed per day; report --html FILE: as a page). "
         "`notify-changes COMMAND --help` describes each. The config file (notify-changes.toml) also takes [history] "
         '(preset = "hugo", jekyll, mkdocs, eleventy, astro, docusaurus, sphinx or pelican: lastmods checked against '
         "each page's front matter and git history) and [bulk] (the lastmod-bulk thresholds); see the README."

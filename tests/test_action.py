@@ -468,7 +468,7 @@ def test_the_install_step_refuses_an_unknown_extra(site: Site, tmp_path: Path, i
     _stand_in_venv(tmp_path, installed[0], installed)
     done, files = install_step(installed[0], tmp_path, site.root, extras="postgres, mkdoc")
     assert done.returncode == 2, done.stdout + done.stderr
-    line = "the extras input names 'mkdoc'; notify-changes provides mkdocs, postgres, sphinx"
+    line = "the extras input names 'mkdoc'; notify-changes provides mkdocs, postgres, report, sphinx"
     assert f"::error title=notify-changes::{line}" in done.stdout
     assert f"**Stopped with exit 2:** {line}" in files["GITHUB_STEP_SUMMARY"].read_text()
     assert files["GITHUB_OUTPUT"].read_text() == ""  # no program: the run step never starts

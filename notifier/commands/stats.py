@@ -20,7 +20,7 @@ REPORT_SINCE = "90d"  # the page's chart shows 90 days
 def request_stats(request: StateRequest, default_since: str | None = None) -> tuple[Stats, State]:
     """The stats the request asks for: its ``--since`` against its clock, over its state's ledger."""
     now = request.now()
-    since = since_of(request.since or default_since, now)
+    since = since_of(default_since if request.since is None else request.since, now)
     state = read_state(request.state)
     if state is None:
         raise InputError(f"{request.state}: no state yet; the first `notify-changes run` records one (or pass --state PATH)")
