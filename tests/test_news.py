@@ -9,7 +9,7 @@ import json
 import pytest
 
 from notifier.dates import rfc822_to_w3c
-from tests.conftest import BASE, NS, Site, index, pages, urlset
+from tests.conftest import BASE, NS, Site, index, pages, recorded_urls, urlset
 
 NEWS = "http://www.google.com/schemas/sitemap-news/0.9"
 
@@ -159,10 +159,35 @@ def test_with_site_dir_a_url_that_left_the_sitemap_while_its_page_is_built_is_un
     assert checked.code == 0 and report["urls"]["removed"] == [f"{BASE}/p/0/"], checked.out
     said = f"2 URLs left the sitemap while the build still has their pages (e.g. {BASE}/p/1/): unlisted, not announced as removed"
     assert any(note.startswith(said) for note in report["notes"]), report["notes"]
+    # a check records nothing: what the run will do, and how to announce a removal before it
+    ahead = next(note for note in report["notes"] if note.startswith(said))
+    assert "no longer recorded" not in ahead and "a run stops recording them" in ahead, ahead
+    assert "delete their page files before that run" in ahead, ahead
     result = site.run("--site-dir", str(site.public))
     assert result.code == 0 and said in result.out, result.out
+    # the run dropped their records: deleting the page files now would announce nothing, and it says so
+    assert "no longer recorded, so no later run announces them as removed" in result.out, result.out
+    assert "delete their page files to announce a removal" not in result.out, result.out
     assert site.fake.delivered() == [f"{BASE}/p/0/"]
     assert "1 removed" in result.out, result.out
     site.fake.posts.clear()
     again = site.run("--site-dir", str(site.public))  # no longer recorded: said once, never announced later
     assert again.code == 0 and "unlisted" not in again.out and site.fake.delivered() == [], again.out
+    (site.public / "p" / "1" / "index.html").unlink()  # deleted after the run that dropped it: no removal, as the note said
+    gone = site.run("--site-dir", str(site.public))
+    assert gone.code == 0 and "0 removed" in gone.out and site.fake.delivered() == [], gone.out
+
+
+def test_a_run_its_findings_fail_says_the_unlisted_are_still_recorded(site: Site) -> None:
+    """A run that fails records nothing: the unlisted URLs keep their records, and the note
+    says which run will drop them, not that this one did."""
+    listed = pages(12)
+    site.build_pages(["/", *listed])
+    site.write(urlset(listed))
+    assert site.run("--site-dir", str(site.public)).code == 0
+    kept = {loc: lastmod for loc, lastmod in listed.items() if loc != "/p/1/"}
+    site.write(urlset(kept | {"/p/2/": "2099-01-01T00:00:00Z"}))  # a date in the future: lastmod-future fails the run
+    failed = site.run("--site-dir", str(site.public))
+    assert failed.code == 1 and "lastmod-future" in failed.out, failed.out
+    assert "no longer recorded" not in failed.out and "the first run that passes stops recording them" in failed.out, failed.out
+    assert f"{BASE}/p/1/" in recorded_urls(site.state)  # still recorded

@@ -13,6 +13,7 @@ from notifier.commands.key import existing_key_files
 from notifier.config_tables import HistorySettings
 from notifier.history.git import HistoryCheck, check_history, is_shallow_checkout
 from notifier.paths import is_url
+from notifier.pipeline.changes import Change
 from notifier.pipeline.context import Run, Verified
 from notifier.pipeline.diff import Diff, DiffBuilder
 from notifier.pipeline.policy import declared_alternates
@@ -68,6 +69,7 @@ def diff_and_verify(run: Run, state: State) -> Verified:
     )
     diff = builder.finish()
     notes.extend(_what_is_not_announced(diff, built if site_dir is not None else None))
+    unlisted_at = len(notes)  # the unlisted note goes here, once the findings say whether the run records
     if built is not None:
         built.reader.read_heads(itertools.chain(diff.added.locs, (change.loc for change in diff.changed)))
         notes.extend(_robots_note(built, settings))
@@ -103,8 +105,10 @@ def diff_and_verify(run: Run, state: State) -> Verified:
     if settings.announce.alternates:
         heads = built.reader.heads if built is not None and site_dir is not None else None
         diff.alternates = declared_alternates(sitemap.files, diff.changed, heads)
+    failed = any(violation.level == "error" for violation in violations)
+    if diff.unlisted:  # said once the findings are known, as the held back are
+        notes.insert(unlisted_at, _unlisted_note(diff.unlisted, records=run.records and not failed, failed=failed))
     if diff.held_back:  # said once the findings are known: a run they fail records nothing
-        failed = any(violation.level == "error" for violation in violations)
         notes.insert(0, _held_back_note(len(diff.held_back), records=run.records and not failed, failed=failed))
     diff.added.stamps = None  # the rules are done with the dates: 8 MB at a million URLs
     if any(violation.rule == "lastmod-bulk" for violation in violations):
@@ -149,7 +153,7 @@ def _what_is_not_announced(diff: Diff, build: BuiltSite | None) -> list[str]:
     only when ``build`` (--site-dir) lacks its page."""
     notes: list[str] = []
     if build is not None:
-        notes.extend(_unlisted(diff, build))
+        _unlisted(diff, build)
     if not diff.left_news:
         return notes
     gone = [change for change in diff.left_news if build is not None and build.folder.page_file(change.loc) is None]
@@ -164,21 +168,35 @@ def _what_is_not_announced(diff: Diff, build: BuiltSite | None) -> list[str]:
     return notes
 
 
-def _unlisted(diff: Diff, build: BuiltSite) -> list[str]:
+def _unlisted(diff: Diff, build: BuiltSite) -> None:
     """With --site-dir, a URL is removed only when its page left the build too: one that left
     the sitemap while its page file is still built is unlisted (a sitemap that lists some of
     the pages, an incremental build's), never announced as removed. It still counts for
     mass-removal: the sitemap lost it all the same."""
     still = [change for change in diff.removed if build.folder.page_file(change.loc) is not None]
     if not still:
-        return []
+        return
     unlisted = {change.loc for change in still}
     diff.removed[:] = [change for change in diff.removed if change.loc not in unlisted]
     diff.unlisted = still
-    return [
+
+
+def _unlisted_note(still: list[Change], *, records: bool, failed: bool) -> str:
+    """The unlisted URLs, and what becomes of them: the run that records the sitemap drops
+    their records, so no later run can announce them as removed (a page file deleted after
+    that run is a removal no one hears of)."""
+    if records:
+        outcome = "no longer recorded, so no later run announces them as removed (deleting their page files now announces nothing)"
+    else:
+        when = "the first run that passes" if failed else "a run"
+        outcome = (
+            f"{when} stops recording them, and no run after it announces them as removed: "
+            "to announce a removal, delete their page files before that run; or list them again"
+        )
+    return (
         f"{plural(len(still), 'URL')} left the sitemap while the build still has their pages (e.g. {still[0].loc}): unlisted, "
-        "not announced as removed, and no longer recorded; list them again, or delete their page files to announce a removal"
-    ]
+        f"not announced as removed; {outcome}"
+    )
 
 
 def _built_site(settings: Settings, workers: Workers) -> BuiltSite | None:
