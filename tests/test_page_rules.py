@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -662,3 +663,28 @@ def test_a_site_served_under_a_path_reads_its_index_parts_and_pages_without_it(o
     assert lost.code == 2 and "index part" in lost.err and "not found at" in lost.err, lost.err
     placed = site.check("--site-dir", str(site.public), "--sitemap-url", f"{BASE}/project/sitemap.xml")
     assert placed.code == 0 and "page-missing" not in placed.out, placed.out + placed.err
+
+
+def test_a_build_served_under_a_folder_nothing_named_is_one_finding_naming_the_sitemap_url(offline_site: Site) -> None:
+    """MkDocs' site_url https://host/project/ (or Sphinx's html_baseurl with a path) puts
+    project/ before every URL, and the build has its pages without it: one finding saying
+    the --sitemap-url that maps them, not a page-missing line a page; given, every page is
+    found. A page whose only match would be the home page is no such folder."""
+    site = offline_site
+    locs = {f"{BASE}/project/": "2024-05-01", **{f"{BASE}/project/p/{n}/": "2024-05-02" for n in range(3)}}
+    site.write(urlset(locs))
+    site.build_pages(locs)  # their canonicals name the URLs served; moved to where the build has them
+    shutil.copytree(site.public / "project", site.public, dirs_exist_ok=True)
+    shutil.rmtree(site.public / "project")
+    lost = site.check("--site-dir", str(site.public))
+    assert lost.code == 0 and lost.out.count("warn[page-missing]") == 1, lost.out
+    said = (
+        f"none of the 4 URLs has a page file in {site.public.resolve()}, but each has one without /project/ "
+        f"(e.g. {BASE}/project/: index.html): the build is served under /project/"
+    )
+    assert said in lost.out and f"pass --sitemap-url {BASE}/project/sitemap.xml" in lost.out, lost.out
+    placed = site.check("--site-dir", str(site.public), "--sitemap-url", f"{BASE}/project/sitemap.xml")
+    assert placed.code == 0 and "page-missing" not in placed.out, placed.out + placed.err
+    site.write(urlset({f"{BASE}/gone/": "2024-05-01"}))  # one page, truly missing: "gone/" as a folder would map it to the home page
+    single = site.check("--site-dir", str(site.public), "--state", str(site.root / "other.json"))
+    assert f"warn[page-missing] {BASE}/gone/: no page file" in single.out and "--sitemap-url" not in single.out, single.out

@@ -10,8 +10,11 @@ IndexNow engine's crawler is kept away.
 
 from __future__ import annotations
 
+import urllib.parse
 from collections.abc import Iterator
+from dataclasses import replace
 
+from notifier.paths import is_url
 from notifier.rules.context import Context
 from notifier.rules.table import OFF, Found, RuleSettings
 from notifier.site.head import EVERY_CRAWLER, NO_HEAD, canonical_elsewhere, noindex_header, noindex_meta, refresh_target, same_page
@@ -31,6 +34,10 @@ def _pages(context: Context, settings: RuleSettings) -> Iterator[Found]:
     diff = context.diff
     judged: list[str] = [*diff.added.locs, *(change.loc for change in diff.changed)]  # locs: no Change per URL
     missing = site.reader.missing
+    served = site.folder.served_under_guess(judged) if judged and all(loc in missing for loc in judged) else None
+    if served is not None:
+        yield "page-missing", "(all URLs)", _served_under(context, served, judged), None
+        return  # the page files are there, under other names: nothing more to judge until the folder is said
     if len(judged) >= ALL_MISSING and all(loc in missing for loc in judged):
         # not one page of the build: a wrong --site-dir, not thousands of missing pages
         example = judged[0]
@@ -46,6 +53,31 @@ def _pages(context: Context, settings: RuleSettings) -> Iterator[Found]:
     for loc in judged:
         yield from _judge(loc, site, kept)
     context.notes.extend(kept.notes())
+
+
+def _served_under(context: Context, served: str, judged: list[str]) -> str:
+    """Every URL begins with a folder the build has no file in, and without it each has its
+    page: the build is served under that folder (MkDocs' site_url, Sphinx's html_baseurl with
+    a path), which only --sitemap-url tells the command."""
+    example = judged[0]
+    site = context.built
+    assert site is not None, "the page rules run with a build"
+    split = urllib.parse.urlsplit(example)
+    root = context.sitemap.files[0] if context.sitemap.files else None
+    name = root.key if root is not None and root.key and not is_url(root.key) else "sitemap.xml"
+    sitemap_url = f"{split.scheme}://{split.netloc}/{served}/{name}"
+    found = replace(site.folder, base=served).page_file(example)
+    if len(judged) == 1:
+        which = f"{example} has no page file in {site.folder.root}, but has one without /{served}/ ({found})"
+    else:
+        which = (
+            f"none of the {len(judged)} URLs has a page file in {site.folder.root}, "
+            f"but each has one without /{served}/ (e.g. {example}: {found})"
+        )
+    return (
+        f"{which}: the build is served under /{served}/ (a site_url or html_baseurl with a path); "
+        f"pass --sitemap-url {sitemap_url} (config sitemap-url) so its pages are found"
+    )
 
 
 class _KeptAway:

@@ -19,7 +19,7 @@ import os
 import stat
 import urllib.parse
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from notifier.paths import is_inside, is_url, resolved
@@ -27,6 +27,7 @@ from notifier.urlhash import loc_hash
 from notifier.urls import path_query, under_base
 
 HOME_PAGE = "index.html"
+GUESS_SAMPLE = 50  # URLs looked up to tell the folder a build is served under: a folder all 50 lack is no guess
 MAX_DEPTH = 64  # a page path of more names (folders and the file) is not a page anyone links to
 
 
@@ -148,6 +149,27 @@ class SiteFolder:
         for candidate in candidates_of(path):
             if self.has(candidate):
                 return candidate
+        return None
+
+    def served_under_guess(self, locs: list[str]) -> str | None:
+        """The folder every one of ``locs`` (none with a page file) begins with, such that the
+        build has their pages without it: ``project`` when a site_url or html_baseurl of
+        ``https://host/project/`` puts it before every page and nothing said so (no
+        --sitemap-url). The shortest such folder; None when there is none. At most
+        GUESS_SAMPLE URLs are looked up for each folder tried."""
+        paths = [url_path(loc, self.base).split("/") for loc in locs]
+        common: list[str] = []
+        for names in zip(*paths, strict=False):
+            if len(set(names)) != 1 or names[0] == "":
+                break
+            common.append(names[0])
+        sample = locs[:GUESS_SAMPLE]
+        longest = max((len(names) for names in paths), default=0)
+        for depth in range(1, min(len(common), longest - 1) + 1):  # a folder, never a whole page's path
+            base = "/".join(filter(None, [self.base, *common[:depth]]))
+            trial = replace(self, base=base)
+            if all(trial.page_file(loc) is not None for loc in sample):
+                return base
         return None
 
     def candidates(self, loc: str) -> tuple[str, ...]:
