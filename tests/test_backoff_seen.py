@@ -122,6 +122,10 @@ def test_forget_backoff_says_what_it_would_clear_then_clears_it_with_yes(each_st
     assert _state(each_store, "show", "--format", "json").out.count(until) == 0
     sent = _deploy(each_store, now + dt.timedelta(minutes=2))
     assert sent.exit_code == 0 and each_store.fake.delivered() == [f"{BASE}/p/0/", f"{BASE}/p/1/"]
+    for again in (_state(each_store, "forget", "--backoff", "--yes"), _state(each_store, "forget", "--backoff")):
+        # nothing waited for: nothing cleared, and no claim that a run "sends there again"
+        assert again.code == 0 and "no endpoint is waited for in" in again.out and "nothing to clear" in again.out, again.out + again.err
+        assert "0 waits" not in again.out + again.err and "sends there again" not in again.out, again.out
 
 
 def test_forget_backoff_of_one_endpoint_in_any_spelling_and_an_unknown_one(site: Site) -> None:

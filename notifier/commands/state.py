@@ -360,6 +360,9 @@ def forget_waits(request: StateRequest, out: TextIO) -> None:
         raise InputError(f"{request.state}: no state yet; no endpoint is waited for")
     if not request.yes:
         chosen = _chosen_waits(preview, request)
+        if not chosen:
+            out.write(f"no endpoint is waited for in {printable(str(request.state))}: nothing to clear\n")
+            return
         for endpoint in chosen:
             out.write(f"would clear the wait at {printable(endpoint)} (not before {printable(preview.backoff[endpoint])})\n")
         raise UsageError(
@@ -376,6 +379,9 @@ def forget_waits(request: StateRequest, out: TextIO) -> None:
             store.clear_waits(state, chosen)
     for endpoint, until in cleared.items():
         out.write(f"cleared the wait at {printable(endpoint)} (not before {printable(until)})\n")
+    if not cleared:  # a second --yes, or a state no endpoint asked to wait: nothing was waited for, nothing changed
+        out.write(f"no endpoint is waited for in {printable(str(request.state))}: nothing to clear\n")
+        return
     out.write(f"{plural(len(cleared), 'wait')} cleared in {printable(str(request.state))}; the next run sends there again\n")
 
 
