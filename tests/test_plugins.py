@@ -126,6 +126,21 @@ def test_mkdocs_build_strict_passes_twice_after_a_deploy(tmp_path: Path) -> None
 
 
 @needs_mkdocs
+def test_mkdocs_build_strict_passes_after_a_deploy_when_a_page_is_added(tmp_path: Path) -> None:
+    """A page added is in every page's nav: each page is built anew, none of their sources
+    changed, and ``--strict`` passes; only the new page's date is new."""
+    root = tmp_path / "tea"
+    repo = _mkdocs_site(root)
+    assert _run(root, "-m", "mkdocs", "build", "--strict").returncode == 0
+    _deploy(root, "site")
+    repo.commit({"docs/oolong.md": "# Oolong\n"}, EDIT)
+    added = _run(root, "-m", "mkdocs", "build", "--strict")
+    assert added.returncode == 0 and "WARNING" not in added.stderr, added.stderr
+    assert "oolong" in (root / "site" / "green" / "index.html").read_text()  # the nav of every page lists it
+    assert _mkdocs_dates(root) == {f"{BASE}/": FIRST, f"{BASE}/black/": FIRST, f"{BASE}/green/": FIRST, f"{BASE}/oolong/": EDIT}
+
+
+@needs_mkdocs
 def test_mkdocs_git_mv_docs_content_moves_no_date(tmp_path: Path) -> None:
     """`git mv docs content` with `docs_dir: content`: every page keeps its date (a pure rename
     is no change), and the plugin's check passes."""

@@ -39,6 +39,9 @@ class HistoryCheck:
     example_unmapped: str | None
     ignored: dict[str, str] = field(default_factory=dict)  # a date field not in [history] fields -> a source holding it
     warnings: tuple[str, ...] = ()  # what git warned of while reading the history
+    # of the ``settled`` pages (a lastmod this deploy kept): those whose source has no commit after
+    # their lastmod, so a change of their built page is the build's (a nav, a theme), not their content's
+    current: set[str] = field(default_factory=set)
 
 
 GIT_TIMEOUT = 300.0  # seconds for one git call: one `git log` of 10,000 files takes 0.02 s; a network fetch never ends
@@ -238,6 +241,7 @@ def check_history(
     fields: Sequence[str],
     ignore_revs: Path | bool,
     served: str = "",
+    settled: Iterable[Entry] = (),
 ) -> HistoryCheck:
     """lastmod-vs-history for every page with a lastmod and a mapped source file: a date the
     source's front matter (or its file name's ``{date}``) gives backs the lastmod first, as
@@ -246,6 +250,7 @@ def check_history(
     sources = SourceDates(templates, repo, fields, ignore_revs, served)
     wanted = sources.wanted
     result = HistoryCheck([], set(), 0, 0, None, warnings=sources.warnings)
+    result.current = {entry.loc for entry in settled if _current(sources, entry)}
     for entry in entries:
         if entry.lastmod is None:
             continue
@@ -295,6 +300,18 @@ def check_history(
                 )
             )
     return result
+
+
+def _current(sources: SourceDates, entry: Entry) -> bool:
+    """Whether the page's source has no commit after its lastmod: its newest commit is the
+    lastmod's instant (or day), or older. Judged only; never a finding."""
+    instant = parse_w3c(entry.lastmod) if entry.lastmod is not None else None
+    found = sources.finder.find(entry.loc) if instant is not None else None
+    span = sources.spans.get(found[0]) if found is not None else None
+    if span is None or entry.lastmod is None or instant is None:
+        return False
+    start, end = period_of(entry.lastmod, instant)
+    return span.last <= end or any(start <= moment <= end for moment in span.newest)
 
 
 def _violation(loc: str, message: str) -> Violation:

@@ -75,10 +75,11 @@ def diff_and_verify(run: Run, state: State) -> Verified:
         notes.extend(_robots_note(built, settings))
     extra: list[Violation] = []
     backed: set[str] = set()
+    current: set[str] = set()
     if settings.history is not None:
         checked = _history(settings.history, diff, notes, settings.base_path)
         extra.extend(checked.violations)
-        backed = checked.backed
+        backed, current = checked.backed, checked.current
     context = Context(
         sitemap=sitemap,
         diff=diff,
@@ -86,6 +87,7 @@ def diff_and_verify(run: Run, state: State) -> Verified:
         first_run=run.first_run,
         key_file_missing=_missing_key_files(settings, diff.origins),
         backed_by_history=backed,
+        current_by_history=current,
         extra=extra,
         built=built,
     )
@@ -237,8 +239,10 @@ def _history(history: HistorySettings, diff: Diff, notes: list[str], served: str
     # like the other date rules, history judges every date this deploy added or moved: the
     # held-back ones too (their pages did not change, their dates did)
     dated = [Entry(change.loc, change.new, -1, 0) for change in itertools.chain(diff.added, diff.changed, diff.held_back)]
+    # a page built anew under a date this deploy kept: is its source unchanged since (change-without-lastmod)?
+    settled = [Entry(each.loc, each.new, -1, 0) for each in diff.page_findings if each.rule == "change-without-lastmod"]
     repo = history.repo or Path.cwd()
-    checked = check_history(dated, history.sources, repo, history.tolerance, history.fields, history.ignore_revs, served)
+    checked = check_history(dated, history.sources, repo, history.tolerance, history.fields, history.ignore_revs, served, settled)
     if checked.unmapped:
         notes.append(
             f"lastmod-vs-history: {checked.unmapped} page(s) have no source file matching [history] sources "

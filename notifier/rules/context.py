@@ -37,6 +37,7 @@ class Context:
     first_run: bool
     key_file_missing: list[tuple[str, str]] = field(default_factory=list)  # (key file expected in the build, what is wrong)
     backed_by_history: set[str] = field(default_factory=set)  # lastmod is a commit time of the source
+    current_by_history: set[str] = field(default_factory=set)  # a kept lastmod whose source has no commit after it
     extra: list[Violation] = field(default_factory=list)  # from history and fingerprints
     dated: Dated | None = None  # the added and changed lastmods, parsed (by _dated)
     built: BuiltSite | None = None  # the build and its pages, for the page rules

@@ -43,6 +43,8 @@ def _page_changes(context: Context) -> Iterator[Found]:
     for finding in context.diff.page_findings:
         if finding.rule == "change-without-lastmod" and _listing_folder(finding.loc) in listings:
             continue  # a home, section or tag page changes when what it lists does: not an author's missed date
+        if finding.rule == "change-without-lastmod" and finding.loc in context.current_by_history:
+            continue  # its source has no commit after its lastmod ([history]): the build changed it (MkDocs' nav of a new page)
         if finding.rule == "lastmod-without-change":
             yield (
                 finding.rule,
