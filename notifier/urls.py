@@ -169,6 +169,37 @@ def _all_plain(urls: Iterable[str]) -> bool:
 
 
 _NEVER_SENDABLE = re.compile(r"[\x00-\x20\x7f-\x9f]")
+HIDDEN_PASSWORD = "•••"  # what a loc shows where its password was (redaction.HIDDEN)
+
+
+def _authority(url: str) -> tuple[int, int] | None:
+    """Where the authority (``[userinfo@]host[:port]``) of ``url`` begins and ends, or None:
+    after "://", up to the first "/", "?" or "#" (as ``urlsplit`` reads it, even where it cannot split)."""
+    start = url.find("://")
+    if start < 0:
+        return None
+    start += 3
+    ends = [found for found in (url.find(mark, start) for mark in "/?#") if found >= 0]
+    return start, min(ends, default=len(url))
+
+
+def userinfo(url: str) -> str | None:
+    """The ``user[:password]`` before the host of ``url`` (its last "@", as browsers and
+    ``urlsplit`` read it), or None when it has none."""
+    bounds = _authority(url)
+    if bounds is None or "@" not in url[bounds[0] : bounds[1]]:
+        return None
+    return url[bounds[0] : bounds[1]].rpartition("@")[0]
+
+
+def without_password(url: str) -> str:
+    """``url`` with the password of its userinfo replaced by HIDDEN_PASSWORD (``url`` itself
+    when it has none): what a loc such as ``http://admin:hunter2@host/`` is once read."""
+    info = userinfo(url)
+    if info is None or ":" not in info or info.partition(":")[2] == HIDDEN_PASSWORD:
+        return url
+    start, _ = _authority(url) or (0, 0)
+    return f"{url[:start]}{info.partition(':')[0]}:{HIDDEN_PASSWORD}{url[start + len(info) :]}"
 
 
 def unsendable(url: str) -> str | None:
@@ -182,6 +213,8 @@ def unsendable(url: str) -> str | None:
         return "it is not an absolute http(s) URL"
     if _NEVER_SENDABLE.search(url):
         return "it holds a space or a control character"
+    if userinfo(url) is not None:  # an endpoint takes it for a host named "admin:password@host"
+        return "it holds a user name or password before its host"
     return None
 
 

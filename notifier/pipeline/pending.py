@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from notifier.pipeline.changes import Added, Change, Diff
 from notifier.report import plural
 from notifier.store import PendingItem, State
-from notifier.urls import unsendable
+from notifier.urls import unsendable, without_password
 from notifier.waits import endpoint_key
 
 
@@ -53,7 +53,8 @@ def drop_unsendable(state: State) -> list[str]:
     if not dropped:
         return []
     loc, why = next(iter(dropped.items()))
-    return [f"dropped {plural(len(dropped), 'pending URL')} that no endpoint can accept (e.g. {loc[:200]!r}: {why}); they are never sent"]
+    shown = without_password(loc)[:200]
+    return [f"dropped {plural(len(dropped), 'pending URL')} that no endpoint can accept (e.g. {shown!r}: {why}); they are never sent"]
 
 
 def refuse_unsendable(groups: list[Sequence[Change]], irregular: set[str]) -> tuple[list[Sequence[Change]], list[str]]:
@@ -86,7 +87,7 @@ def refuse_unsendable(groups: list[Sequence[Change]], irregular: set[str]) -> tu
     example = refused[0]
     return kept, [
         f"{plural(len(refused), 'URL')} can never be sent to IndexNow and were not queued "
-        f"(e.g. {example[:200]!r}: {unsendable(example)}); fix them in the sitemap"
+        f"(e.g. {without_password(example)[:200]!r}: {unsendable(example)}); fix them in the sitemap"
     ]
 
 

@@ -41,7 +41,7 @@ RULES: dict[str, Rule] = {
         Rule("lastmod-without-change", WARN, "the lastmod moved but the built page file did not change (held back, not announced)"),
         Rule("change-without-lastmod", WARN, "the built page file changed but its lastmod did not"),
         Rule("mass-removal", ERROR, "more than --max-removed of the recorded URLs vanished at once"),
-        Rule("url-invalid", ERROR, "a loc that is not an absolute, escaped http(s) URL of at most 2,048 characters"),
+        Rule("url-invalid", ERROR, "a loc that is not an absolute, escaped http(s) URL of at most 2,048 characters, without userinfo"),
         Rule("url-out-of-scope", ERROR, "a loc off the sitemap's host or outside the sitemap's folder"),
         Rule("url-dev-host", ERROR, "a loc on a development, preview or placeholder host"),
         Rule("url-duplicate", WARN, "the same loc listed twice (an error when the two lastmods differ)"),

@@ -14,7 +14,7 @@ from notifier.pipeline.changes import Change, same_instant
 from notifier.rules.context import Context
 from notifier.rules.table import ERROR, OFF, Found, RuleSettings
 from notifier.sitemap.files import Sitemap
-from notifier.urls import MAX_URL_LENGTH, PLAIN_URL, by_origin, site, split_url
+from notifier.urls import MAX_URL_LENGTH, PLAIN_URL, by_origin, site, split_url, userinfo
 
 _UNESCAPED = re.compile(r"[^A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]|%(?![0-9A-Fa-f]{2})")
 
@@ -118,6 +118,11 @@ def url_problem(loc: str) -> str | None:
         if not split.scheme and loc.startswith("/"):
             return "loc is relative; write absolute URLs (set the site's base URL in the generator)"
         return "loc is not an absolute http(s) URL"
+    if userinfo(loc) is not None:
+        return (
+            "loc holds a user name or password before its host (its password not shown); a public URL carries none "
+            "(RFC 9110 4.2.4) and IndexNow would take it for a host of its own: remove it"
+        )
     if not split.hostname:
         return "loc has no host"
     bad = _UNESCAPED.search(loc)

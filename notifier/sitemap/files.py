@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from notifier.dates import timestamps
 from notifier.urlhash import hash_index
-from notifier.urls import irregular, origins_of
+from notifier.urls import irregular, origins_of, without_password
 
 if TYPE_CHECKING:
     from notifier.workers import Workers
@@ -152,3 +152,17 @@ def facts_of(entries: Sequence[Entry], wanted: Wanted = Wanted()) -> FileFacts:
         url_hashes=hash_index(locs) if wanted.url_hashes else None,
         stamps=timestamps(list(map(_LASTMOD, entries))) if wanted.stamps else None,
     )
+
+
+def hide_passwords(entries: list[Entry], facts: FileFacts) -> bool:
+    """Replace in ``entries`` each loc's password (``http://admin:hunter2@host/``) by a mark,
+    where the loc is read: no state, report, ledger or log holds it after; url-invalid
+    names the loc, and it is never sent. Only irregular locs can hold one (``facts``).
+    Whether any did (then the caller works ``facts`` out again)."""
+    hidden = {loc: shown for loc in facts.irregular if (shown := without_password(loc)) != loc}
+    if not hidden:
+        return False
+    for number, entry in enumerate(entries):
+        if entry[0] in hidden:
+            entries[number] = make_entry(type(entry), (hidden[entry[0]], *entry[1:]))
+    return True

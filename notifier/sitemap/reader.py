@@ -39,6 +39,7 @@ from notifier.sitemap.files import (
     Sitemap,
     SitemapFile,
     facts_of,
+    hide_passwords,
     make_entry,
 )
 from notifier.sitemap.items import NS_084, NS_09, XML_SPACE
@@ -242,6 +243,9 @@ class _Walk:
         if info.kind != "index":
             entries = sitemap.entries[start:]
             info.facts = facts_of(entries, options.wanted)
+            if info.facts.irregular and hide_passwords(entries, info.facts):
+                info.facts = facts_of(entries, options.wanted)
+                sitemap.entries[start:] = entries
             if sitemap.sink is not None:
                 del sitemap.entries[start:]
                 sitemap.sink(info, entries)
