@@ -222,7 +222,8 @@ class Client:
         return response, None
 
     def _check_key_file(self, url: str, key: str) -> str | None:
-        response, problem = self._get(url, f"key file {url}", allow_redirects=False)
+        # the key file's URL names the key: the retry lines and every problem show four characters
+        response, problem = self._get(url, redact(f"key file {url}", key), allow_redirects=False)
         if response is None:
             return problem
         with response:

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from notifier.dates import format_utc
 from notifier.environment import Environment
 from notifier.errors import StateError
-from notifier.indexnow import Batch, BatchResult, Client, RetryPolicy, make_batches, redact
+from notifier.indexnow import Batch, BatchResult, Client, RetryPolicy, make_batches, redact, redact_all
 from notifier.pipeline.context import NO_HOLDS, Deliveries, Holds, Run
 from notifier.pipeline.policy import count_sent
+from notifier.protocol import Keys
 from notifier.report import plural
 from notifier.settings import Settings
 from notifier.store import State, StateStore
@@ -36,7 +37,7 @@ def submit_pending(run: Run, state: State, store: StateStore, holds: Holds = NO_
         clock=env.clock,
         wall_clock=env.now,
         session=env.session,
-        notice=env.notice,
+        notice=_redacting(env.notice, settings.keys),
     )
     sent: list[LedgerEntry] = []
     unrecorded: list[str] = []
@@ -63,6 +64,13 @@ def submit_pending(run: Run, state: State, store: StateStore, holds: Holds = NO_
             client.close()
         notes = _record_ledger(store, sent, settings.keep_batches)
     return Deliveries(batches, delivered, problems + _unusual_successes(batches) + notes, unrecorded)
+
+
+def _redacting(notice: Callable[[str], None] | None, keys: Keys) -> Callable[[str], None] | None:
+    """``notice`` with every key cut to four characters: a retry line names what it waits for."""
+    if notice is None or not keys.secrets:
+        return notice
+    return lambda line: notice(redact_all(line, keys))
 
 
 def _record_delivered(store: StateStore, state: State, endpoint: str, urls: list[str], at: str, *, first: bool) -> None:
