@@ -54,6 +54,7 @@ SLOW_MODULES = {
     "test_interrupt",
     "test_jobs",
     "test_packaging",
+    "test_postgres_bounds",
 }
 
 
