@@ -91,6 +91,8 @@ def _markdown(report: Report) -> str:
     """The job summary: the counts, then what was added, changed and removed, the findings and
     the batches; for several sites (``[[sites]]``) a row of counts a site, and a section each."""
     lines = ["### notify-changes" + (" (dry run)" if report.dry_run else ""), ""]
+    if report.received_week is not None:
+        lines.extend([f"Received by the endpoints in the last 7 days: {report.received_week:,} URLs (`notify-changes state stats`).", ""])
     if not report.sites:
         lines.extend([COUNTS, "|---:|---:|---:|---:|---:|---:|", _counts(report), "", *_details(report)])
         return "\n".join(lines) + "\n"

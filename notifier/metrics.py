@@ -1,4 +1,4 @@
-"""``--metrics FILE``: after any run or check, Prometheus' text exposition format (version
+"""After the run: the job summary's trend, and ``--metrics FILE``: after any run or check, Prometheus' text exposition format (version
 0.0.4), written atomically, for node_exporter's textfile collector and its peers.
 
 The counters are the state's (the newest run's ``totals``, ``stats.run_totals``), so they
@@ -21,7 +21,7 @@ from notifier.database import DatabaseURL
 from notifier.errors import ExitCode, NotifierError
 from notifier.report import Report
 from notifier.settings import Settings
-from notifier.stats import pending_ages
+from notifier.stats import ledger_stats, pending_ages
 from notifier.store import State, read_state
 from notifier.store.durable import write_atomic
 
@@ -31,6 +31,7 @@ COUNTERS = (
     ("refused", "URLs an endpoint refused (a 4xx but 429: 400, 403, 422), over every run the state recorded"),
     ("failed", "URLs an endpoint failed to take (429, 5xx, no answer), over every run the state recorded"),
 )
+WEEK = dt.timedelta(days=7)
 DEFAULT_SITE = "default"  # the site label of a run without [[sites]] or --site-name
 
 
@@ -58,8 +59,11 @@ def write_metrics(path: Path, sites: Sequence[tuple[Settings, Report | None, int
 
 
 def after_run(report: Report, runs: Sequence[Settings], now: dt.datetime) -> Report:
-    """The report of a run whose settings ask for ``--metrics``, once the file is written: a
-    note (and exit 74 if it was 0) when it could not be."""
+    """The report once the run is over: under ``--format github`` with the week's trend for
+    the job summary; with ``--metrics``, once the file is written, or with a note (and exit 74
+    if it was 0) when it could not be."""
+    if runs[0].format == "github":
+        report = dataclasses.replace(report, received_week=_received_week(runs, now))
     path = runs[0].metrics
     if path is None:
         return report
@@ -69,6 +73,15 @@ def after_run(report: Report, runs: Sequence[Settings], now: dt.datetime) -> Rep
         return report
     code = report.exit_code if report.exit_code != ExitCode.OK else ExitCode.OUTPUT_FAILED
     return dataclasses.replace(report, notes=[*report.notes, note], exit_code=ExitCode(code))
+
+
+def _received_week(runs: Sequence[Settings], now: dt.datetime) -> int | None:
+    """The URLs every site's endpoints received in the 7 days before ``now`` (None: a ledger
+    could not be read; the summary then says nothing of it)."""
+    try:
+        return sum(ledger_stats(settings.state, None, now - WEEK, now).totals.received for settings in runs)
+    except NotifierError:
+        return None
 
 
 def after_error(settings: Settings, error: NotifierError, now: dt.datetime) -> None:

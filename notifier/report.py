@@ -63,6 +63,7 @@ class Report:
     explain: Callable[[], dict[str, Change]] | None = field(default=None, repr=False)
     _reasons: dict[str, Change] | None = field(default=None, repr=False)
     site: str | None = None  # the [[sites]] name of a site's own report
+    received_week: int | None = None  # --format github: URLs the endpoints received in the last 7 days (the ledger's)
     sites: dict[str, Report] = field(default_factory=dict)  # several sites: each one's report, in the config's order
 
     @property

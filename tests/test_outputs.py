@@ -102,6 +102,8 @@ CASES: dict[str, tuple[list[str], Callable[[Site], None], int, Check]] = {
     "state export": (["state", "export", "STATE"], _pending, ExitCode.OUTPUT_FAILED, _nothing),
     "state export csv": (["state", "export", "--format", "csv", "STATE"], _pending, ExitCode.OUTPUT_FAILED, _nothing),
     "state history": (["state", "history", "STATE"], _pending, ExitCode.OUTPUT_FAILED, _nothing),
+    "state stats": (["state", "stats", "STATE"], _pending, ExitCode.OUTPUT_FAILED, _nothing),
+    "state report": (["state", "report", "--html", "report.html", "STATE"], _pending, ExitCode.OUTPUT_FAILED, _nothing),
 }
 
 

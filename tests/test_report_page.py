@@ -16,7 +16,7 @@ from notifier.cli import main
 from notifier.commands.state import run_state_sites
 from notifier.commands.state_request import StateRequest
 from tests.conftest import Site
-from tests.test_stats import DAY, T0, four_days, stats
+from tests.test_stats import DAY, T0, deploy, four_days, stats
 
 
 def nodes(tree: Any, path: str) -> list[Any]:
@@ -121,3 +121,14 @@ def test_bad_requests_are_one_line_and_exit_2(site: Site, capsys: pytest.Capture
         assert said in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, (args, err)
     assert main(["state", "report", "--state", str(site.state), "--html", "r.html"]) == 0
     assert "the report page" in capsys.readouterr().out and Path("r.html").stat().st_size > 0
+
+
+def test_the_job_summary_says_what_was_received_in_the_last_7_days(site: Site) -> None:
+    from notifier.github import _markdown
+
+    four_days(site)  # 7 URLs received on 2030-06-01..04
+    week = deploy(site, T0 + 8 * DAY + dt.timedelta(hours=1), 6, format="github")  # one more; days 1 and 2 are past the week
+    assert week.exit_code == 0 and week.received_week == 1 + 1
+    assert "Received by the endpoints in the last 7 days: 2 URLs" in _markdown(week)
+    plain = deploy(site, T0 + 8 * DAY, 6)
+    assert plain.received_week is None and "last 7 days" not in _markdown(plain)  # the ledger is walked for the summary only
