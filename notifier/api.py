@@ -46,6 +46,7 @@ class Options(TypedDict, total=False):
     max_removed: str | float  # "20%", or 0.2
     sitemap_url: str
     verify_live: int
+    wait_live: float  # seconds
     platform: str  # "netlify" | "cloudflare-pages" (default: detected from the environment)
     jobs: int  # worker processes (1: none)
     history: Mapping[str, Any]  # keys of the [history] table, each taking the place of the config file's

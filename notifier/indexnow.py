@@ -126,12 +126,19 @@ class Client:
 
     # -- retries -------------------------------------------------------------------
     def _with_retries(
-        self, send: Callable[[], requests.Response], label: str = "", *, fail_over: bool = False
+        self,
+        send: Callable[[], requests.Response],
+        label: str = "",
+        *,
+        fail_over: bool = False,
+        polled: bool = False,
+        limit: int = _ANSWER_LIMIT,
     ) -> tuple[requests.Response | None, str, int]:
         """Run ``send`` until a final answer; (response or None, why it ended, attempts).
         Before each wait, one line to ``notice``: ``label``, what went wrong, the wait, the budget left.
         ``fail_over``: another endpoint is next (``--endpoint-mode first``), so what would be
-        retried here ends the try at once, with no wait."""
+        retried here ends the try at once, with no wait; ``polled``: the caller asks again after
+        its own wait (``--wait-live``), so the same. ``limit``: the bytes of an answer read."""
         policy = self.policy
         started = self._clock()
         attempts = 0
@@ -140,7 +147,7 @@ class Client:
         def attempt() -> requests.Response:
             nonlocal attempts
             attempts += 1
-            response = exchange(send, self.request_timeout, limit=_ANSWER_LIMIT)
+            response = exchange(send, self.request_timeout, limit=limit)
             if response.status_code in policy.retry_statuses or server_error(response.status_code):
                 raise _RetryableAnswer(response)
             return response
@@ -171,7 +178,7 @@ class Client:
 
         def stop(state: tenacity.RetryCallState) -> bool:
             # tenacity computes the wait first; give up rather than sleep past the budget
-            return fail_over or self._clock() - started + state.upcoming_sleep > policy.budget
+            return fail_over or polled or self._clock() - started + state.upcoming_sleep > policy.budget
 
         retrying = tenacity.Retrying(
             retry=tenacity.retry_if_exception_type((*RETRYABLE_EXCEPTIONS, _RetryableAnswer)),
@@ -181,7 +188,13 @@ class Client:
             sleep=self._sleep,
             reraise=True,
         )
-        gave_up = "not retried here: the next endpoint takes it" if fail_over else f"gave up within --retry-timeout {policy.budget:g} s"
+        gave_up = (
+            "not retried here: the next endpoint takes it"
+            if fail_over
+            else "asked again after a wait"
+            if polled
+            else f"gave up within --retry-timeout {policy.budget:g} s"
+        )
         try:
             return retrying(attempt), "", attempts
         except _RetryableAnswer as error:
@@ -203,17 +216,22 @@ class Client:
         return format_utc(wall + dt.timedelta(seconds=min(after, MAX_BACKOFF)))
 
     # -- the key file --------------------------------------------------------------
-    def check_key_file(self, url: str, key: str) -> str | None:
-        """None when ``url`` serves ``key``; otherwise what is wrong, in one line (the key redacted)."""
-        problem = self._check_key_file(url, key)
+    def check_key_file(self, url: str, key: str, *, polled: bool = False) -> str | None:
+        """None when ``url`` serves ``key``; otherwise what is wrong, in one line (the key redacted).
+        ``polled``: asked again after a wait (``--wait-live``), so not retried here."""
+        problem = self._check_key_file(url, key, polled=polled)
         return redact(problem, key) if problem is not None else None
 
-    def _get(self, url: str, label: str, **options: object) -> tuple[requests.Response | None, str | None]:
+    def _get(
+        self, url: str, label: str, *, polled: bool = False, limit: int = _ANSWER_LIMIT, **options: object
+    ) -> tuple[requests.Response | None, str | None]:
         """A GET under the retry policy: (the final response, None) or (None, what went wrong)."""
         try:
             response, problem, _ = self._with_retries(
                 lambda: self.session.get(url, timeout=self.timeout, stream=True, **options),  # type: ignore[arg-type]
                 label,
+                polled=polled,
+                limit=limit,
             )
         except requests.RequestException as error:
             return None, f"{label} could not be fetched ({type(error).__name__})"
@@ -221,9 +239,9 @@ class Client:
             return None, f"{label} could not be fetched: {problem}"
         return response, None
 
-    def _check_key_file(self, url: str, key: str) -> str | None:
+    def _check_key_file(self, url: str, key: str, *, polled: bool = False) -> str | None:
         # the key file's URL names the key: the retry lines and every problem show four characters
-        response, problem = self._get(url, redact(f"key file {url}", key), allow_redirects=False)
+        response, problem = self._get(url, redact(f"key file {url}", key), polled=polled, allow_redirects=False)
         if response is None:
             return problem
         with response:
@@ -247,6 +265,17 @@ class Client:
             if not 200 <= response.status_code < 300:
                 return f"{url} answers HTTP {response.status_code}"
         return None
+
+    def live_page(self, url: str, limit: int) -> tuple[bytes | None, str | None]:
+        """What the live site serves at ``url`` (redirects followed, at most about ``limit``
+        bytes), or None and what is wrong. Not retried: ``--wait-live`` asks again after its wait."""
+        response, problem = self._get(url, url, polled=True, limit=limit)
+        if response is None:
+            return None, problem
+        with response:
+            if not received(response.status_code):
+                return None, f"{url} answers HTTP {response.status_code}"
+            return response.content, None
 
     # -- submissions ---------------------------------------------------------------
     def submit(self, endpoint: str, batch: Batch, label: str = "", *, fail_over: bool = False) -> BatchResult:

@@ -285,6 +285,15 @@ OPTIONS: tuple[Option, ...] = (
     Option("site", text, None, "with [[sites]] in the config: only this site (default: every site)", "NAME"),
     Option("site-name", text, None, "with a postgresql:// state: this site's name, which every row carries (required there)", "NAME"),
     Option(
+        "wait-live",
+        lambda label: seconds(label, 3600.0),
+        0.0,
+        "before the first batch, wait up to this long until each host's key file (and, with --site-dir, up to 10 "
+        "changed pages) is live; not live by then: nothing sent, exit 3 (default 0: no wait)",
+        "SECONDS",
+        run_only=True,
+    ),
+    Option(
         "verify-live",
         lambda label: whole_number(label, 0, 1000),
         0,

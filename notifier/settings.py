@@ -74,6 +74,7 @@ class Settings:
     bulk: BulkThresholds = BulkThresholds()
     history: HistorySettings | None = None
     verify_live: int = default("verify-live")
+    wait_live: float = default("wait-live")
     keep_batches: int = default("keep-batches")
     metrics: Path | None = None  # --metrics FILE: Prometheus' text format, written after the run
     announce: Announce = Announce()  # [announce]: which URLs are announced, and when
@@ -241,6 +242,7 @@ def resolve(
         bulk=bulk_table(file_values.get("bulk", {}), where),
         history=_history(cli, file_values.get("history"), base, where, api=api),
         verify_live=value("verify-live"),
+        wait_live=value("wait-live"),
         keep_batches=value("keep-batches"),
         metrics=Path(values["metrics"]) if "metrics" in values else None,
         announce=Announce.of(value),

@@ -128,6 +128,7 @@ class Deliveries:
     delivered: list[str]
     notes: list[str] = field(default_factory=list)
     unrecorded: list[str] = field(default_factory=list)  # acknowledged, but the store could not record them: still pending
+    not_live: list[str] = field(default_factory=list)  # --wait-live: the key files and pages not live in time
 
 
 @dataclass(frozen=True)

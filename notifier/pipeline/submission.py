@@ -13,6 +13,7 @@ from notifier.environment import Environment
 from notifier.errors import StateError
 from notifier.indexnow import Batch, BatchResult, Client, RetryPolicy, make_batches, redact, redact_all
 from notifier.pipeline.context import NO_HOLDS, Deliveries, Holds, Run
+from notifier.pipeline.live import Target, live_targets, not_live_line, wait_until_live
 from notifier.pipeline.policy import count_sent
 from notifier.protocol import Keys
 from notifier.report import plural
@@ -42,8 +43,10 @@ def submit_pending(run: Run, state: State, store: StateStore, holds: Holds = NO_
     sent: list[LedgerEntry] = []
     unrecorded: list[str] = []
     problems: list[str] = []
+    submissions = _Submissions(settings, client, state, run.endpoints, env, holds)
+    not_live = _wait_live(run, state, client, submissions)
     try:
-        for result, batch in _Submissions(settings, client, state, run.endpoints, env, holds):
+        for result, batch in submissions:
             batches.append(result)
             at = format_utc(env.now())
             if batch is not None and result.attempts:  # sent: what the endpoint said goes to the ledger
@@ -63,7 +66,23 @@ def submit_pending(run: Run, state: State, store: StateStore, holds: Holds = NO_
         if env.session is None:
             client.close()
         notes = _record_ledger(store, sent, settings.keep_batches)
-    return Deliveries(batches, delivered, problems + _unusual_successes(batches) + notes, unrecorded)
+    said = [not_live_line(not_live, settings.wait_live)] if not_live else []
+    return Deliveries(
+        batches, delivered, said + problems + _unusual_successes(batches) + notes, unrecorded, [target.url for target, _ in not_live]
+    )
+
+
+def _wait_live(run: Run, state: State, client: Client, submissions: _Submissions) -> list[tuple[Target, str]]:
+    """``--wait-live``: wait until the deploy is live; a host that is not sends nothing this run."""
+    settings, env = run.settings, run.env
+    if not settings.wait_live:
+        return []
+    missing = wait_until_live(
+        live_targets(settings, state, run.endpoints), client, bound=settings.wait_live, sleep=env.sleep, clock=env.clock, notice=env.notice
+    )
+    for target, _ in missing:
+        submissions.host_problems[target.host] = f"not sent: {target.host} was not live in time (--wait-live)"
+    return missing
 
 
 def _redacting(notice: Callable[[str], None] | None, keys: Keys) -> Callable[[str], None] | None:

@@ -91,6 +91,22 @@ def _fingerprint(handle: Any, head: bytes) -> str:
     return hasher.hexdigest()
 
 
+def fingerprint_bytes(data: bytes) -> str:
+    """The content fingerprint of a whole page held in memory (a live page's answer), the same
+    as ``_fingerprint`` gives its file: a served page is compared with the build's."""
+    if len(data) <= _SCRUBBED:
+        return hashlib.blake2b(without_generator_stamps(data), digest_size=16).hexdigest()
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def file_fingerprint(path: str) -> str | None:
+    """The content fingerprint of the file at ``path``, or None when it cannot be read."""
+    return _read_page(path, True, None).fingerprint
+
+
+PAGE_LIMIT = _SCRUBBED + 1  # bytes of a live page read to fingerprint it: a larger one is fingerprinted raw, and differs
+
+
 def _read_batch(jobs: Sequence[tuple[str, bool, str | None]]) -> list[Page]:
     return [_read_page(*job) for job in jobs]
 
