@@ -29,6 +29,7 @@ class Options(TypedDict, total=False):
     state: str | os.PathLike[str]
     key: str
     key_location: str
+    key_previous: str  # a rotation's previous key (prefer INDEXNOW_KEY_PREVIOUS in environ=)
     endpoints: str | Sequence[str]  # one endpoint URL, or several
     site_dir: str | os.PathLike[str]
     batch_size: int

@@ -20,7 +20,7 @@ from typing import Any, NoReturn
 
 from notifier import __version__, interrupts
 from notifier.commands import state_request
-from notifier.commands.key import host_key, new_key, write_key_file
+from notifier.commands.key import key_command
 from notifier.commands.state import run_state_sites
 from notifier.config_sites import build_runs, site_states
 from notifier.crash import caused_by_a_cancel, report_crash
@@ -29,7 +29,7 @@ from notifier.errors import ExitCode, NotifierError, UsageError
 from notifier.github import mask_secrets, write_github, write_github_error
 from notifier.options import OPTIONS, RUN_ONLY, Option
 from notifier.output import LOST, OutputFailed, guarded_streams, lost_code, silence
-from notifier.protocol import Keys, redact_all
+from notifier.protocol import Keys
 from notifier.redaction import Secrets, gathered
 from notifier.report import Report, printable, render_json, render_text
 from notifier.rules import RULES
@@ -38,7 +38,6 @@ from notifier.terminal import notice_printer, on_a_terminal, progress_printer, u
 COMMANDS = ("run", "check")
 _INVALID_CHOICE = re.compile(r"argument \S+: invalid choice: '(?P<given>[^']*)' \(choose from (?P<choices>.*)\)")
 TOOLS = ("key", "state", "stamp", "deploy-hook")  # the commands beside a run, each with its own options
-KEY_ACTIONS = ("new", "file")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -72,7 +71,8 @@ _DESCRIPTIONS = {
         "were added, changed or removed since the last deploy, and fail the deploy when the sitemap's "
         "dates lie. Commands: run (the default; check, submit, record), check (verify only), "
         "key new [--write DIR] (make an IndexNow key and its key file), key file --host HOST --write DIR (write the "
-        "key file of the key HOST uses), deploy-hook (print the deploy hook script), "
+        "key file of the key HOST uses), key rotate --write DIR (a new key beside the current one, and the steps), "
+        "deploy-hook (print the deploy hook script), "
         "stamp (rewrite the built sitemap's dates from the content's history), "
         f"and state {'|'.join(state_request.ACTIONS)} (inspect and repair the state; history: the batches the endpoints "
         "answered; stats [--since 30d]: what they received, refused or failed per day; report --html FILE: as a page). "
@@ -304,40 +304,12 @@ def _print_report(report: Report, style: str) -> None:
 
 
 def _key_command(args: list[str]) -> int:
-    """``notify-changes key new [--write DIR]``: make a key and, if asked, its key file;
-    ``notify-changes key file --host HOST --write DIR``: write the key file of the key a host uses."""
-    parser = _Parser(prog="notify-changes key", description="Make an IndexNow key, or write a host's key file.")
-    parser.add_argument(
-        "action", choices=KEY_ACTIONS, help="new: make a key (and with --write, its key file); file: write HOST's key file into DIR"
-    )
-    parser.add_argument("--write", metavar="DIR", help="write KEY.txt into DIR (the site's static folder)")
-    parser.add_argument("--host", metavar="HOST", help="file: the host whose key ([keys] derive, [keys] HOST, or INDEXNOW_KEY) to write")
-    parser.add_argument("--config", metavar="PATH", help="file: a TOML config file (default notify-changes.toml, else pyproject.toml)")
-    parser.add_argument("--site", metavar="NAME", help="file: with [[sites]] in the config, the keys of that site")
+    """``notify-changes key new|file|rotate``: make a key, write a host's key file, rotate the key."""
+    parser = _Parser(prog="notify-changes key", description="Make an IndexNow key, write a host's key file, or rotate the key.")
     try:
-        if not [each for each in args if not each.startswith("-")] and not {"-h", "--help"} & set(args):
-            raise UsageError("key: say what to do: `notify-changes key new` makes a key, `--write DIR` also its key file")
-        namespace = parser.parse_args(args)
-        if namespace.action == "file":
-            return _key_file(namespace.host, namespace.write, namespace.config, namespace.site)
-        key = new_key()
-        if namespace.write is not None:
-            path = write_key_file(key, namespace.write)
-            sys.stdout.write(f"wrote {path}; publish it with the site\n")
+        return key_command(parser, args, sys.stdout)
     except NotifierError as error:
         return _failed(error)
-    sys.stdout.write(f"INDEXNOW_KEY={key}\n")
-    sys.stdout.write("set INDEXNOW_KEY as a secret in your deploy environment (never commit it elsewhere than the key file)\n")
-    return ExitCode.OK
-
-
-def _key_file(host: str | None, folder: str | None, config: str | None, site: str | None) -> int:
-    if not host or folder is None:
-        raise UsageError("key file: give --host HOST and --write DIR, e.g. `notify-changes key file --host www.example.org --write public`")
-    key, keys = host_key(host.strip().lower(), {"config": config, "site": site})
-    path = write_key_file(key, folder, reuse=True, source=keys.source_of(host.strip().lower()))
-    sys.stdout.write(f"{redact_all(path, keys)}: the key file of {host}; publish it with the site\n")
-    return ExitCode.OK
 
 
 def _state_command(args: list[str]) -> int:

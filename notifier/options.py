@@ -185,6 +185,14 @@ class Option:
 OPTIONS: tuple[Option, ...] = (
     Option("state", text, None, "the state file (default state/notify-changes.json)", "PATH"),
     Option("key", text, None, "the IndexNow key (prefer the INDEXNOW_KEY environment variable)", "KEY"),
+    Option(
+        "key-previous",
+        text,
+        None,
+        "the key before a rotation, which signs while the new key's file is not live yet "
+        "(prefer the INDEXNOW_KEY_PREVIOUS environment variable; `notify-changes key rotate`)",
+        "KEY",
+    ),
     Option("key-location", url, None, "where the key file is served, if not SCHEME://HOST/KEY.txt", "URL"),
     Option(
         "endpoint",

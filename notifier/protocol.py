@@ -67,7 +67,10 @@ class Keys:
     key_location: str | None = None  # --key-location: applies to the host it names
     derive: str | None = field(default=None, repr=False)  # the secret each host's key is derived from
     derive_variable: str | None = None  # the variable [keys] derive names, set or not (a name, no secret)
+    previous: str | None = field(default=None, repr=False)  # INDEXNOW_KEY_PREVIOUS: the default key before a rotation
+    derive_previous: str | None = field(default=None, repr=False)  # [keys] derive-previous: the secret before a rotation
     _derived: dict[str, str] = field(default_factory=dict, repr=False, compare=False)  # host -> its key, as asked for
+    _previous: dict[str, str] = field(default_factory=dict, repr=False, compare=False)  # host -> its previous key, as asked for
 
     def key_for(self, host: str) -> str | None:
         if host in self.per_host:
@@ -78,6 +81,29 @@ class Keys:
         if key is None:
             key = self._derived[host] = derive_key(self.derive, host)
         return key
+
+    def previous_for(self, host: str) -> str | None:
+        """The key ``host`` used before a rotation (INDEXNOW_KEY_PREVIOUS, or derived from
+        [keys] derive-previous), which signs while the new key's file is not live yet; None:
+        no rotation (a host with its own [keys] entry has none)."""
+        if host in self.per_host:
+            return None
+        if self.derive is None:
+            old = self.previous
+        elif self.derive_previous is None:
+            return None
+        else:
+            old = self._previous.get(host)
+            if old is None:
+                old = self._previous[host] = derive_key(self.derive_previous, host)
+        return old if old is not None and old != self.key_for(host) else None
+
+    def previous_location(self, host: str, scheme: str) -> tuple[str | None, str]:
+        """(keyLocation to send or None, URL to fetch) of the previous key's file: beside the new one's."""
+        location, url = self.location_for(host, scheme)
+        name = f"{self.previous_for(host) or ''}.txt"
+        folder = url[: url.rfind("/") + 1]
+        return (None if location is None else folder + name), folder + name
 
     def source_of(self, host: str) -> str:
         """Where the key ``host`` uses comes from, as the user configured it (``key_for``'s order)."""
@@ -100,6 +126,7 @@ class Keys:
     def secrets(self) -> list[str]:
         """Every key, and the secret the derived ones come from, once: what no message may show whole."""
         every = [self.default, *self.per_host.values(), self.derive, *self._derived.values()]
+        every += [self.previous, self.derive_previous, *self._previous.values()]
         return [key for key in dict.fromkeys(every) if key]
 
     def location_for(self, host: str, scheme: str) -> tuple[str | None, str]:

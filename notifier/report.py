@@ -60,6 +60,7 @@ class Report:
     deferred: dict[str, str] = field(default_factory=dict)  # loc -> why [announce] kept it pending this run (not a failure)
     alternates: dict[str, str] = field(default_factory=dict)  # loc -> the changed page [announce] alternates announced it with
     not_live: list[str] = field(default_factory=list)  # --wait-live: key files and pages not live in time (nothing sent to their hosts)
+    previous_key: list[str] = field(default_factory=list)  # hosts signed with a rotation's previous key (the new key's file not live yet)
     # why each URL was (or is to be) sent: worked out when asked for (a first run sends a million)
     explain: Callable[[], dict[str, Change]] | None = field(default=None, repr=False)
     _reasons: dict[str, Change] | None = field(default=None, repr=False)
@@ -130,6 +131,7 @@ class Report:
                 for plan in self.planned
             ],
             "not_live": list(self.not_live),
+            "previous_key": list(self.previous_key),
             "notes": list(self.notes),
             "exit_code": int(self.exit_code),
         } | ({"sites": {name: report.to_json() for name, report in self.sites.items()}} if self.sites else {})

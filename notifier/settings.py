@@ -10,7 +10,6 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import os
-import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from notifier.announce import Announce
+from notifier.config_keys import keys_table
 from notifier.config_tables import HistorySettings, bulk_table, history_table
 from notifier.database import DatabaseURL, is_database_url, without_password
 from notifier.dates import parse_duration
@@ -25,7 +25,7 @@ from notifier.discovery import find_sitemap
 from notifier.errors import UsageError
 from notifier.options import ANNOUNCE, FORMATS, INITIAL_CHOICES, OPTIONS, RUN_ONLY, Converter, announce_table, default, duration, text
 from notifier.paths import is_url
-from notifier.protocol import Keys, validate_key
+from notifier.protocol import Keys
 from notifier.rules import LEVELS, RULES, WARN, BulkThresholds
 from notifier.rules.table import Level
 from notifier.site.folder import served_under
@@ -104,8 +104,6 @@ class Settings:
 CONVERTERS: dict[str, Converter] = {"sitemap": text, **{option.name: option.convert for option in OPTIONS}}
 PATH_OPTIONS = ("state", "site-dir", "sitemap", "metrics")
 TABLES = ("rules", "keys", "history", "bulk", "sites")
-ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-MIN_SECRET = 16  # characters: a key new's 32 hex digits, or any long random text
 
 
 def find_config(explicit: object, cwd: Path) -> tuple[dict[str, Any], Path | None]:
@@ -215,11 +213,11 @@ def resolve(
         sitemap=values["sitemap"],
         found_sitemap=found is not None,
         state=_state(values, cwd, site_name),
-        keys=_keys(
+        keys=keys_table(
             values,
             file_values.get("keys", {}),
             environ,
-            blame=merged.get("key", (None, ""))[1],
+            blame=_blames(merged),
             where=where,
             sends=command == "run" and not value("dry-run"),
         ),
@@ -295,10 +293,15 @@ def key_options(cli: Mapping[str, Any], environ: Mapping[str, str] | None = None
 
 def keys_from(layers: Layers, environ: Mapping[str, str] | None) -> Keys:
     """The keys of ``layers`` (the top level's, or a site's of [[sites]]) as a run that sends resolves them."""
-    values = {name: CONVERTERS[name](label)(value) for name, (value, label) in layers.merged.items() if name in ("key", "key-location")}
+    wanted = ("key", "key-location", "key-previous")
+    values = {name: CONVERTERS[name](label)(value) for name, (value, label) in layers.merged.items() if name in wanted}
     environ = os.environ if environ is None else environ
-    blame = layers.merged.get("key", (None, ""))[1]
-    return _keys(values, layers.file_values.get("keys", {}), environ, blame=blame, where=layers.where, sends=True)
+    return keys_table(values, layers.file_values.get("keys", {}), environ, blame=_blames(layers.merged), where=layers.where, sends=True)
+
+
+def _blames(merged: Mapping[str, tuple[Any, str]]) -> tuple[str, str]:
+    """Where the key and the previous key came from, to blame a bad one on."""
+    return merged.get("key", (None, ""))[1], merged.get("key-previous", (None, ""))[1]
 
 
 class Layers(NamedTuple):
@@ -333,6 +336,8 @@ def merge_values(
             merged[name] = (value, f"{where}: {'[announce] ' if name in ANNOUNCE else ''}{name}")
     if environ.get("INDEXNOW_KEY"):
         merged["key"] = (environ["INDEXNOW_KEY"], "INDEXNOW_KEY")
+    if environ.get("INDEXNOW_KEY_PREVIOUS"):
+        merged["key-previous"] = (environ["INDEXNOW_KEY_PREVIOUS"], "INDEXNOW_KEY_PREVIOUS")
     if environ.get("NOTIFY_CHANGES_JOBS"):
         merged["jobs"] = (environ["NOTIFY_CHANGES_JOBS"], "NOTIFY_CHANGES_JOBS")
     if environ.get("GITHUB_ACTIONS") == "true" and "format" not in merged:
@@ -374,52 +379,6 @@ def _history(cli: Mapping[str, Any], table: Any, base: Path, where: str, *, api:
         return history_table(table, base, where, duration(f"{where}: [history] tolerance"))  # its own error
     merged = {**(table or {}), **given}
     return history_table(merged, base, f"{where} and history=" if table else "history=", duration("history= tolerance"))
-
-
-def _keys(values: Mapping[str, Any], per_host: Any, environ: Mapping[str, str], *, blame: str, where: str, sends: bool) -> Keys:
-    """The default key (checked, blamed on where it came from), the [keys] table (hosts, and
-    ``derive``: the variable holding the secret every other host's key is derived from),
-    --key-location. ``sends``: a run that sends, which needs the secret a derive names."""
-    key = values.get("key")
-    if key is not None:
-        key = str(key).strip()  # a key pasted into a secret with its newline is the same key
-        validate_key(key, blame)
-    if not isinstance(per_host, dict):
-        raise UsageError(f"{where}: [keys] must be a table of host = key")
-    per_host = dict(per_host)
-    variable = per_host.pop("derive", None)
-    for host, host_key in per_host.items():
-        validate_key(str(host_key).strip(), f"{where} [keys] {host}")
-    return Keys(
-        default=key,
-        per_host={str(host).lower(): str(value).strip() for host, value in per_host.items()},
-        key_location=values.get("key-location"),
-        derive=_derive_secret(variable, environ, where=where, sends=sends),
-        derive_variable=variable if isinstance(variable, str) else None,
-    )
-
-
-def _derive_secret(variable: Any, environ: Mapping[str, str], *, where: str, sends: bool) -> str | None:
-    """The secret ``[keys] derive = "VARIABLE"`` names, from the environment; never printed."""
-    if variable is None:
-        return None
-    if not isinstance(variable, str) or not ENV_NAME.fullmatch(variable):
-        raise UsageError(
-            f'{where}: [keys] derive = {variable!r}: name the environment variable that holds the secret, e.g. "INDEXNOW_SECRET"'
-        )
-    secret = environ.get(variable, "").strip()
-    if not secret:
-        if sends:
-            raise UsageError(
-                f"{where}: [keys] derive = {variable!r}, but {variable} is not set: set it to the secret each host's key is "
-                "derived from (a secret of your deploy, the same on every runner)"
-            )
-        return None  # check and a dry run need no key
-    if len(secret) < MIN_SECRET:
-        raise UsageError(
-            f"{variable}: the secret keys are derived from must be at least {MIN_SECRET} characters; make one with `notify-changes key new`"
-        )
-    return secret
 
 
 def _rule_levels(table: Any, where: str) -> dict[str, Level]:

@@ -164,7 +164,7 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]
     Afterwards every state file the test left behind is validated against state/schema.json.
     """
     monkeypatch.chdir(tmp_path)
-    for name in ("INDEXNOW_KEY", "GITHUB_ACTIONS", "CI", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "NO_COLOR"):
+    for name in ("INDEXNOW_KEY", "INDEXNOW_KEY_PREVIOUS", "GITHUB_ACTIONS", "CI", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "NO_COLOR"):
         monkeypatch.delenv(name, raising=False)
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy", "NO_PROXY", "no_proxy"):
         monkeypatch.delenv(name, raising=False)

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from notifier.cli import KEY_ACTIONS, TOOLS, main, make_parser
+from notifier.cli import TOOLS, main, make_parser
+from notifier.commands.key import KEY_ACTIONS
 from notifier.commands.state_request import ACTIONS
 from notifier.database import DatabaseURL
 from notifier.environment import Environment

@@ -1,16 +1,23 @@
 """``notify-changes key new``: a fresh IndexNow key and its key file, written where the
-build will publish it (the site's static folder), never beside another key's file."""
+build will publish it (the site's static folder), never beside another key's file;
+``key file``: the key file of the key a host uses; ``key rotate``: a new key whose file is
+written beside the current one's, and the steps of the overlap."""
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import secrets
+from typing import TextIO
 
 from notifier.config_sites import site_layers
 from notifier.errors import NotifierError, UsageError
-from notifier.protocol import KEY_PATTERN, Keys
-from notifier.settings import keys_from
+from notifier.protocol import KEY_PATTERN, Keys, redact_all
+from notifier.settings import key_options, keys_from
+
+KEY_ACTIONS = ("new", "file", "rotate")
+OVERLAP_DAYS = 7  # keep the old key file this long: an endpoint that answered 202 checks the key file later, at its own pace
 
 
 def new_key() -> str:
@@ -18,7 +25,7 @@ def new_key() -> str:
     return secrets.token_hex(16)
 
 
-def write_key_file(key: str, folder: str, *, reuse: bool = False, source: str | None = None) -> str:
+def write_key_file(key: str, folder: str, *, reuse: bool = False, source: str | None = None, beside: str | None = None) -> str:
     """Write ``KEY.txt`` holding the key into ``folder``; returns its path. The folder must
     exist (a typo would hide the file outside the build), and hold no other key file (two
     keys published: which one is in use?). ``reuse``: the same key's file there already is
@@ -29,7 +36,7 @@ def write_key_file(key: str, folder: str, *, reuse: bool = False, source: str | 
             "or create it first"
         )
     for existing in existing_key_files(folder):
-        if reuse and existing == key:
+        if (reuse and existing == key) or existing == beside:  # `key rotate`: the current key's file stays for the overlap
             continue
         if source is not None:  # `key file`: the key is configured; the file there is another one's
             raise UsageError(
@@ -87,3 +94,75 @@ def host_key(host: str, cli: dict[str, str | None]) -> tuple[str, Keys]:
     if problems and len(problems) == len(sites):
         raise problems[0]
     raise UsageError(f"key file: no key for {host}: set [keys] derive (and its variable), a [keys] entry for the host, or INDEXNOW_KEY")
+
+
+def key_command(parser: argparse.ArgumentParser, args: list[str], out: TextIO) -> int:
+    """``notify-changes key new|file|rotate``, parsed by ``parser`` (which raises UsageError)."""
+    parser.add_argument(
+        "action",
+        choices=KEY_ACTIONS,
+        help="new: make a key (and with --write, its key file); file: write HOST's key file into DIR; "
+        "rotate: a new key, its file written into DIR beside the current key's (INDEXNOW_KEY), and the steps",
+    )
+    parser.add_argument("--write", metavar="DIR", help="write KEY.txt into DIR (the site's static folder)")
+    parser.add_argument("--host", metavar="HOST", help="file: the host whose key ([keys] derive, [keys] HOST, or INDEXNOW_KEY) to write")
+    parser.add_argument(
+        "--config", metavar="PATH", help="file, rotate: a TOML config file (default notify-changes.toml, else pyproject.toml)"
+    )
+    parser.add_argument("--site", metavar="NAME", help="file: with [[sites]] in the config, the keys of that site")
+    if not [each for each in args if not each.startswith("-")] and not {"-h", "--help"} & set(args):
+        raise UsageError("key: say what to do: `notify-changes key new` makes a key, `--write DIR` also its key file")
+    namespace = parser.parse_args(args)
+    if namespace.action == "file":
+        return key_file(namespace.host, namespace.write, namespace.config, namespace.site, out)
+    if namespace.action == "rotate":
+        return rotate(namespace.write, namespace.config, out)
+    key = new_key()
+    if namespace.write is not None:
+        path = write_key_file(key, namespace.write)
+        out.write(f"wrote {path}; publish it with the site\n")
+    out.write(f"INDEXNOW_KEY={key}\n")
+    out.write("set INDEXNOW_KEY as a secret in your deploy environment (never commit it elsewhere than the key file)\n")
+    return 0
+
+
+def key_file(host: str | None, folder: str | None, config: str | None, site: str | None, out: TextIO) -> int:
+    if not host or folder is None:
+        raise UsageError("key file: give --host HOST and --write DIR, e.g. `notify-changes key file --host www.example.org --write public`")
+    key, keys = host_key(host.strip().lower(), {"config": config, "site": site})
+    path = write_key_file(key, folder, reuse=True, source=keys.source_of(host.strip().lower()))
+    out.write(f"{redact_all(path, keys)}: the key file of {host}; publish it with the site\n")
+    return 0
+
+
+def rotate(folder: str | None, config: str | None, out: TextIO) -> int:
+    """A new key, its file written into ``folder`` beside the current key's, and the steps:
+    publish both, swap the variables, keep the old file for the overlap."""
+    if folder is None:
+        raise UsageError("key rotate: give --write DIR, the folder that holds the current key file (e.g. public/ or static/)")
+    keys = key_options({"config": config})
+    if keys.derive is not None:
+        raise UsageError(
+            f"key rotate: [keys] derive makes every host's key from {keys.derive_variable}; rotate the secret instead: "
+            f"name a variable in [keys] derive-previous and set it to the current secret, set {keys.derive_variable} to a new one "
+            "(`notify-changes key new`), and write each host's new key file with `notify-changes key file --host HOST --write DIR`"
+        )
+    current = keys.default
+    if current is None:
+        raise UsageError("key rotate: INDEXNOW_KEY is not set: set it to the key in use (the one to rotate away from), and run again")
+    key = new_key()
+    path = write_key_file(key, folder, beside=current)
+    if current in existing_key_files(folder):
+        beside = f"beside {os.path.join(folder, current[:4])}….txt"
+    else:
+        beside = f"({folder} does not hold the current key's file {current[:4]}….txt: put it back, it must stay published)"
+    out.write(
+        f"wrote {path} {beside}\n"
+        f"INDEXNOW_KEY={key}\n"
+        f"1. publish both key files with the next deploy ({key[:4]}….txt and {current[:4]}….txt)\n"
+        f"2. set INDEXNOW_KEY to the new key above and INDEXNOW_KEY_PREVIOUS to the current one ({current[:4]}…), "
+        "or name another variable in [keys] previous-env; until the new key's file is served, a run signs with the previous key\n"
+        f"3. keep {current[:4]}….txt published for {OVERLAP_DAYS} days (endpoints check a key file again later), "
+        "then delete it and unset INDEXNOW_KEY_PREVIOUS\n"
+    )
+    return 0

@@ -34,6 +34,7 @@ class Target(NamedTuple):
     host: str
     url: str  # what is fetched
     key: str | None = None  # a key file: the key it must serve
+    previous: tuple[str, str] | None = None  # during a rotation, the previous key's file and key: served, it signs
     fingerprint: str | None = None  # a page: the fingerprint of the build's bytes
 
 
@@ -46,7 +47,9 @@ def live_targets(settings: Settings, state: State, endpoints: list[str]) -> list
     for batch in batches:
         if batch.host not in targets:
             _, url = settings.keys.location_for(batch.host, "https" if batch.urls[0].startswith("https:") else "http")
-            targets[batch.host] = Target(batch.host, url, key=batch.key)
+            old = settings.keys.previous_for(batch.host)
+            previous = (settings.keys.previous_location(batch.host, url.split(":", 1)[0])[1], old) if old else None
+            targets[batch.host] = Target(batch.host, url, key=batch.key, previous=previous)
     found = list(targets.values())
     if settings.site_dir is None:
         return found
@@ -100,7 +103,10 @@ def wait_until_live(
 
 def _problem(client: Client, target: Target) -> str | None:
     if target.key is not None:
-        return client.check_key_file(target.url, target.key, polled=True)
+        problem = client.check_key_file(target.url, target.key, polled=True)
+        if problem is not None and target.previous is not None and client.check_key_file(*target.previous, polled=True) is None:
+            return None  # a rotation whose new key's file is not served yet: the previous key signs
+        return problem
     served, problem = client.live_page(target.url, PAGE_LIMIT)
     if served is None:
         return problem

@@ -175,6 +175,7 @@ def _report(
         planned=plan.planned if plan is not None else [],
         notes=[redact_all(note, keys) for note in notes] if keys.secrets else notes,
         not_live=[redact_all(url, keys) for url in deliveries.not_live] if deliveries else [],
+        previous_key=deliveries.previous_key if deliveries else [],
         explain=plan.explain if plan is not None else None,
         excluded=plan.excluded if plan is not None else {},
         deferred=plan.holds.urls() if plan is not None else {},

@@ -67,8 +67,14 @@ def submit_pending(run: Run, state: State, store: StateStore, holds: Holds = NO_
             client.close()
         notes = _record_ledger(store, sent, settings.keep_batches)
     said = [not_live_line(not_live, settings.wait_live)] if not_live else []
+    said += submissions.rotation_line()
     return Deliveries(
-        batches, delivered, said + problems + _unusual_successes(batches) + notes, unrecorded, [target.url for target, _ in not_live]
+        batches,
+        delivered,
+        said + problems + _unusual_successes(batches) + notes,
+        unrecorded,
+        [target.url for target, _ in not_live],
+        list(submissions.previous),
     )
 
 
@@ -136,19 +142,48 @@ class _Submissions:
         self.settings, self.client, self.state, self.endpoints, self.env = settings, client, state, endpoints, env
         self.holds = holds
         self.host_problems: dict[str, str | None] = {}
+        self.previous: dict[str, tuple[str, str | None, str]] = {}  # host -> the previous key, its keyLocation, why it signs
 
     def _preflight(self, batch: Batch) -> str | None:
-        """Per host, once: the key file matches, and (--verify-live) changed pages are live."""
+        """Per host, once: the key file matches, and (--verify-live) changed pages are live.
+        During a rotation, a host whose new key's file is not live yet signs with the previous key."""
         if batch.host not in self.host_problems:
             scheme = "https" if batch.urls[0].startswith("https:") else "http"
             _, url = self.settings.keys.location_for(batch.host, scheme)
             if self.env.progress is not None:
                 self.env.progress(redact(f"checking key file {url}", batch.key))
             problem = self.client.check_key_file(url, batch.key)
+            if problem is not None and self.settings.keys.previous_for(batch.host) is not None:
+                problem = self._previous_key(batch.host, scheme, problem)
             if problem is None and self.settings.verify_live:
                 problem = self._live_problem(batch.host)
             self.host_problems[batch.host] = problem
         return self.host_problems[batch.host]
+
+    def _previous_key(self, host: str, scheme: str, problem: str) -> str | None:
+        """The new key's file is not live (``problem``): the previous key signs if its file is."""
+        keys = self.settings.keys
+        old = keys.previous_for(host) or ""
+        location, url = keys.previous_location(host, scheme)
+        if (also := self.client.check_key_file(url, old)) is not None:
+            return f"{problem}; the previous key's file is not served either: {also}"
+        self.previous[host] = (old, location, problem)
+        return None
+
+    def signed(self, batch: Batch) -> Batch:
+        """``batch`` signed with the key its host's preflight chose."""
+        previous = self.previous.get(batch.host)
+        return batch if previous is None else batch._replace(key=previous[0], key_location=previous[1])
+
+    def rotation_line(self) -> list[str]:
+        """One line for the hosts that signed with the previous key, or none."""
+        if not self.previous:
+            return []
+        hosts = list(self.previous)
+        return [
+            f"the new key's file is not live yet at {', '.join(hosts)} ({self.previous[hosts[0]][2]}); signed with the previous key "
+            "there: publish the new key's file (a run signs with the new key once it is served), and keep the old one until then"
+        ]
 
     def _live_problem(self, host: str) -> str | None:
         """Up to --verify-live added or changed pages of ``host`` must be served already (CDNs lag)."""
@@ -214,6 +249,7 @@ class _Submissions:
             for number, batch in enumerate(batches, start=1):
                 problem = None if stop_reason is not None else self._preflight(batch)
                 if problem is None and stop_reason is None:
+                    batch = self.signed(batch)
                     label = f"batch {number}/{len(batches)} to {name}"
                     self._step(label, batch, len(batches))
                     result = self.client.submit(endpoint, batch, label)
@@ -244,6 +280,7 @@ class _Submissions:
             if problem is not None:
                 yield BatchResult(endpoints[0], batch.host, len(batch.urls), "skipped", None, problem, 0), batch
                 continue
+            batch = self.signed(batch)
             for place, endpoint in enumerate(chain):
                 label = f"batch {number}/{len(batches)} to {host_of(endpoint)}"
                 self._step(label, batch, len(batches))
