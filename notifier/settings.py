@@ -27,7 +27,7 @@ from notifier.options import ANNOUNCE, FORMATS, INITIAL_CHOICES, OPTIONS, RUN_ON
 from notifier.paths import is_url
 from notifier.protocol import Keys
 from notifier.rules import LEVELS, RULES, WARN, BulkThresholds
-from notifier.rules.table import Level
+from notifier.rules.table import SENT_RULES, Level
 from notifier.site.folder import served_under
 from notifier.site.hosting import DEFAULT_PLATFORM, detect_platform
 
@@ -395,5 +395,7 @@ def _rule_levels(table: Any, where: str) -> dict[str, Level]:
         if not isinstance(level, str) or level not in LEVELS:
             written = f"{level!r}" if isinstance(level, str) else f"{str(level).lower()} (not a string)"  # TOML's false, not Python's False
             raise UsageError(f'{where}: rule {rule_id} level {written} is not "error", "warn" or "off"')
+        if level == "error" and rule_id in SENT_RULES:
+            raise UsageError(f"{where}: rule {rule_id} is found after sending, from the endpoints' answers: set it to warn or off")
         levels[rule_id] = level
     return levels

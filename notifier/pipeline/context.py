@@ -130,6 +130,7 @@ class Deliveries:
     unrecorded: list[str] = field(default_factory=list)  # acknowledged, but the store could not record them: still pending
     not_live: list[str] = field(default_factory=list)  # --wait-live: the key files and pages not live in time
     previous_key: list[str] = field(default_factory=list)  # the hosts that signed with a rotation's previous key
+    findings: list[Violation] = field(default_factory=list)  # what the answers showed: key-refused
 
 
 @dataclass(frozen=True)

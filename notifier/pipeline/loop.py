@@ -170,7 +170,7 @@ def _report(
         held_back=[change.loc for change in diff.held_back],
         pending=done.pending if done is not None else state.waiting(run.endpoints),
         submitted=done.submitted if done is not None else [],
-        violations=_without_secrets_in(verified, keys),
+        violations=_without_secrets_in(verified, keys) + (deliveries.findings if deliveries else []),
         batches=[batch._replace(message=redact_all(batch.message, keys)) for batch in deliveries.batches] if deliveries else [],
         planned=plan.planned if plan is not None else [],
         notes=[redact_all(note, keys) for note in notes] if keys.secrets else notes,

@@ -15,6 +15,7 @@ from notifier.indexnow import Batch, BatchResult, Client, RetryPolicy, make_batc
 from notifier.pipeline.context import NO_HOLDS, Deliveries, Holds, Run
 from notifier.pipeline.live import Target, live_targets, not_live_line, wait_until_live
 from notifier.pipeline.policy import count_sent
+from notifier.pipeline.refusals import is_new_key, new_key_hint, record_answers
 from notifier.protocol import Keys
 from notifier.report import plural
 from notifier.settings import Settings
@@ -45,11 +46,13 @@ def submit_pending(run: Run, state: State, store: StateStore, holds: Holds = NO_
     problems: list[str] = []
     submissions = _Submissions(settings, client, state, run.endpoints, env, holds)
     not_live = _wait_live(run, state, client, submissions)
+    answers: list[tuple[BatchResult, str]] = []  # each sent batch's result and the key that signed it
     try:
         for result, batch in submissions:
             batches.append(result)
             at = format_utc(env.now())
             if batch is not None and result.attempts:  # sent: what the endpoint said goes to the ledger
+                answers.append((result, batch.key))
                 sent.append(
                     entry(at, result.endpoint, batch.host, result.status, result.http_status, result.attempts, result.message, batch.urls)
                 )
@@ -68,6 +71,7 @@ def submit_pending(run: Run, state: State, store: StateStore, holds: Holds = NO_
         notes = _record_ledger(store, sent, settings.keep_batches)
     said = [not_live_line(not_live, settings.wait_live)] if not_live else []
     said += submissions.rotation_line()
+    findings = record_answers(state, answers, settings.rule_levels.get("key-refused"))
     return Deliveries(
         batches,
         delivered,
@@ -75,6 +79,7 @@ def submit_pending(run: Run, state: State, store: StateStore, holds: Holds = NO_
         unrecorded,
         [target.url for target, _ in not_live],
         list(submissions.previous),
+        findings,
     )
 
 
@@ -221,6 +226,13 @@ class _Submissions:
         if self.env.step is not None and count > 1:  # one batch: a short run writes no step
             self.env.step(f"sending {label}: {plural(len(batch.urls), 'URL')} of {batch.host}")
 
+    def _submit(self, endpoint: str, batch: Batch, label: str, *, fail_over: bool = False) -> BatchResult:
+        """Send ``batch``; a 403 on the first run of a new key says that engines may remember it."""
+        result = self.client.submit(endpoint, batch, label, fail_over=fail_over)
+        if result.http_status == 403 and is_new_key(self.state, batch.host, batch.key):
+            result = result._replace(message=f"{result.message}; {new_key_hint(batch.host)}")
+        return result
+
     def _stops(self, endpoint: str, label: str, result: BatchResult, *, retried: bool = True) -> str | None:
         """Why ``endpoint`` gets no more batches this run after ``result``, or None."""
         name = host_of(endpoint)
@@ -252,7 +264,7 @@ class _Submissions:
                     batch = self.signed(batch)
                     label = f"batch {number}/{len(batches)} to {name}"
                     self._step(label, batch, len(batches))
-                    result = self.client.submit(endpoint, batch, label)
+                    result = self._submit(endpoint, batch, label)
                     stop_reason = self._stops(endpoint, label, result)
                     yield result, batch
                 else:
@@ -285,7 +297,7 @@ class _Submissions:
                 label = f"batch {number}/{len(batches)} to {host_of(endpoint)}"
                 self._step(label, batch, len(batches))
                 following = chain[place + 1] if place + 1 < len(chain) else None
-                result = self.client.submit(endpoint, batch, label, fail_over=following is not None)
+                result = self._submit(endpoint, batch, label, fail_over=following is not None)
                 stop_reason = self._stops(endpoint, label, result, retried=following is None)
                 if stop_reason is not None:
                     out[endpoint] = stop_reason

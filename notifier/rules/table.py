@@ -16,6 +16,9 @@ OFF: Literal["off"] = "off"
 
 
 LEVELS = (ERROR, WARN, OFF)
+# found from what the endpoints answered (notifier/pipeline/refusals.py), after sending, not by a
+# pass over the sitemap: "error" would claim a failed verification with nothing sent, so warn or off
+SENT_RULES = frozenset({"key-refused"})
 
 
 class Rule(NamedTuple):
@@ -50,6 +53,12 @@ RULES: dict[str, Rule] = {
         Rule("xml-prolog", WARN, "a byte-order mark or whitespace before <?xml"),
         Rule("sitemap-namespace", WARN, "a <urlset> or <sitemapindex> without the sitemaps namespace (no xmlns)"),
         Rule("key-file-missing", ERROR, "the IndexNow key file is not in the build (--site-dir)"),
+        Rule(
+            "key-refused",
+            WARN,
+            "an endpoint answered 403 for a host on two runs in a row while another endpoint took that host's batches: "
+            "it refuses the key itself (rotate it)",
+        ),
         Rule("url-tracking-params", ERROR, "a loc with tracking parameters (utm_*, gclid, fbclid, msclkid, ...): a copy, not a page"),
         Rule(
             "page-noindex",

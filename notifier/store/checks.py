@@ -80,6 +80,49 @@ def check_sent_today(value: object, name: str) -> dict[str, SentToday]:
     return checked
 
 
+class Refusal(TypedDict):
+    """One endpoint's streak of 403s for a host (``key-refused``)."""
+
+    runs: int  # consecutive runs that endpoint answered 403 for the host's batches
+    elsewhere: bool  # meanwhile another endpoint took the host's batches signed with the same key
+
+
+class KeyCheck(TypedDict, total=False):
+    """What the state keeps of a host's key: never the key, a digest of it, and the streaks."""
+
+    key: str  # 8 hex digits of BLAKE2b over the key that last signed the host's batches
+    refused: dict[str, Refusal]  # endpoint -> its streak of 403s for this host
+
+
+KEY_DIGEST = re.compile(r"[0-9a-f]{8}", re.ASCII)
+
+
+def check_key_checks(value: object, name: str) -> dict[str, KeyCheck]:
+    """``key_checks``: host -> {"key": digest, "refused": {endpoint: {"runs", "elsewhere"}}}."""
+    wrong = damaged(name, '"key_checks" is not an object of host -> {"key": 8 hex digits, "refused": {endpoint: {"runs", "elsewhere"}}}')
+    if type(value) is not dict:
+        raise wrong
+    checked: dict[str, KeyCheck] = {}
+    for host, check in value.items():
+        if type(check) is not dict or set(check) - {"key", "refused"} or not KEY_DIGEST.fullmatch(str(check.get("key", ""))):
+            raise wrong
+        refused = check.get("refused", {})
+        if type(refused) is not dict or not all(_is_refusal(streak) for streak in refused.values()):
+            raise wrong
+        checked[str(host)] = KeyCheck(key=check["key"], refused=dict(refused)) if refused else KeyCheck(key=check["key"])
+    return checked
+
+
+def _is_refusal(value: object) -> bool:
+    return (
+        type(value) is dict
+        and set(value) == {"runs", "elsewhere"}
+        and type(value["runs"]) is int
+        and value["runs"] >= 1
+        and type(value["elsewhere"]) is bool
+    )
+
+
 def is_timestamp(value: object) -> bool:
     """A UTC instant as notify-changes writes it (``2024-05-01T12:00:00Z``)."""
     return type(value) is str and TIMESTAMP.fullmatch(value) is not None

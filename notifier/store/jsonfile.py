@@ -22,6 +22,7 @@ from notifier.store.checks import (
     check_backoff,
     check_count,
     check_header,
+    check_key_checks,
     check_part_meta,
     check_pending_group,
     check_records,
@@ -54,6 +55,8 @@ def encode_chunks(state: State) -> Iterator[bytes | memoryview]:
         header["backoff"] = dict(sorted(state.backoff.items()))
     if state.sent_today:  # only with [announce] per-day
         header["sent_today"] = dict(sorted(state.sent_today.items()))
+    if state.key_checks:  # only once a run has sent a batch: an older state's bytes stay the same until then
+        header["key_checks"] = dict(sorted(state.key_checks.items()))
     yield orjson.dumps(header)[:-1] + b',"pending":{'
     yield from _pending_chunks(state.pending)
     yield b'},"runs":' + orjson.dumps(state.runs[-MAX_RUNS_KEPT:]) + b',"parts":[\n'
@@ -271,6 +274,7 @@ def _state_from_header(document: dict[str, Any], name: str, version: int) -> Sta
         updated=document.get("updated", ""),
         backoff=check_backoff(document.get("backoff", {}), name),
         sent_today=check_sent_today(document.get("sent_today", {}), name),
+        key_checks=check_key_checks(document.get("key_checks", {}), name),
     )
 
 

@@ -17,7 +17,7 @@ from typing import Any, TypedDict
 
 import orjson
 
-from notifier.store.checks import SentToday, check_count, check_records, damaged
+from notifier.store.checks import KeyCheck, SentToday, check_count, check_records, damaged
 from notifier.store.records import Record, lastmod_of, stamp_submitted
 from notifier.urlhash import hash_index, loc_hash
 from notifier.urls import origins_of
@@ -273,8 +273,8 @@ class State:
     # endpoint -> not before this time: a 429 or 503's Retry-After beyond --retry-timeout (every run and site keeps it)
     backoff: dict[str, str] = field(default_factory=dict)
     sent_today: dict[str, SentToday] = field(default_factory=dict)  # endpoint -> URLs it took on a UTC day ([announce] per-day)
-    # loc -> when an endpoint acknowledged it, not yet written into its part's record
-    submitted: dict[str, str] = field(default_factory=dict)
+    key_checks: dict[str, KeyCheck] = field(default_factory=dict)  # host -> its key's digest and 403 streaks (refusals.py)
+    submitted: dict[str, str] = field(default_factory=dict)  # loc -> when an endpoint took it, not yet in its part's record
     # batches acknowledged, not yet folded in (see settle): (endpoint, urls, at, sent by this run)
     deliveries: list[tuple[str, list[str], str, bool]] = field(default_factory=list)
     # loc -> record of every URL in the parts this run made (see NewPart).

@@ -281,7 +281,8 @@ class PostgresStore(StateStore):
                     cursor.executemany(
                         "INSERT INTO notify_changes_meta VALUES (%s, %s, %s)",
                         [(site, "version", str(FORMAT_VERSION)), (site, "created", state.created), (site, "updated", state.updated)]
-                        + ([(site, "sent_today", json.dumps(dict(sorted(state.sent_today.items()))))] if state.sent_today else []),
+                        + ([(site, "sent_today", json.dumps(dict(sorted(state.sent_today.items()))))] if state.sent_today else [])
+                        + ([(site, "key_checks", json.dumps(dict(sorted(state.key_checks.items()))))] if state.key_checks else []),
                     )
                     self.connection.execute(  # over, or never to be believed (not a time, beyond a week: waits.bounded)
                         "DELETE FROM notify_changes_backoff WHERE not_before <= %s OR not_before > %s OR not_before !~ %s",

@@ -11,6 +11,7 @@ from typing import Any, cast
 from notifier.store.checks import (
     check_backoff,
     check_index,
+    check_key_checks,
     check_part_meta,
     check_pending_group,
     check_run,
@@ -68,6 +69,8 @@ def state_from_rows(
     state = State(created=meta.get("created", ""), updated=meta.get("updated", ""), backoff=backoff)
     if "sent_today" in meta:
         state.sent_today = check_sent_today(json_column(meta["sent_today"], name, "meta sent_today"), name)
+    if "key_checks" in meta:  # a meta row, as backoff's: written once a run has sent a batch
+        state.key_checks = check_key_checks(json_column(meta["key_checks"], name, "meta key_checks"), name)
     for part_name, digest, count, missing, origins, prints, urls in parts:
         where = f"parts row {part_name!r}"
         checked = check_part_meta(

@@ -269,7 +269,8 @@ class SqliteStore(StateStore):
                     "INSERT INTO meta VALUES (?, ?)",
                     [("version", str(FORMAT_VERSION)), ("created", state.created), ("updated", state.updated)]
                     + ([("backoff", json.dumps(dict(sorted(state.backoff.items()))))] if state.backoff else [])
-                    + ([("sent_today", json.dumps(dict(sorted(state.sent_today.items()))))] if state.sent_today else []),
+                    + ([("sent_today", json.dumps(dict(sorted(state.sent_today.items()))))] if state.sent_today else [])
+                    + ([("key_checks", json.dumps(dict(sorted(state.key_checks.items()))))] if state.key_checks else []),
                 )
                 connection.executemany(
                     "INSERT INTO pending (endpoint, reason, since, urls) VALUES (?, ?, ?, ?)",
