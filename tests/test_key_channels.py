@@ -153,7 +153,7 @@ def test_a_crash_while_the_key_file_is_fetched_logs_it_cut(site: Site, monkeypat
     """An internal error whose text holds the key file's URL: the stderr line and the crash log cut the key."""
     import notifier.indexnow
 
-    def bug(self: object, url: str, key: str) -> None:
+    def bug(self: object, url: str, key: str, **_: object) -> None:
         raise RuntimeError(f"could not fetch {url}")
 
     _changed(site)

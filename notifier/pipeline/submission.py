@@ -89,7 +89,12 @@ def _wait_live(run: Run, state: State, client: Client, submissions: _Submissions
     if not settings.wait_live:
         return []
     missing = wait_until_live(
-        live_targets(settings, state, run.endpoints), client, bound=settings.wait_live, sleep=env.sleep, clock=env.clock, notice=env.notice
+        live_targets(settings, state, run.endpoints),
+        client,
+        bound=settings.wait_live,
+        sleep=env.sleep,
+        clock=env.clock,
+        notice=_redacting(env.notice, settings.keys),
     )
     for target, _ in missing:
         submissions.host_problems[target.host] = f"not sent: {target.host} was not live in time (--wait-live)"
