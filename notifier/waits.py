@@ -64,8 +64,14 @@ def bounded(waits: Iterable[tuple[str, object]], now: dt.datetime) -> tuple[dict
             kept[key] = max(until, kept.get(key, ""))
     notes = []
     if dropped:
+        # each reason said only when it is one of these waits': a garbage row was never a week long
+        why = [
+            reason
+            for marker, reason in (("more than a week", "no Retry-After is kept beyond a week"), ("is not a time", "a wait is a time"))
+            if any(marker in each for each in dropped)
+        ]
         notes.append(
-            f"dropped the stored wait of {'; '.join(dropped)}: no Retry-After is kept beyond a week; "
+            f"dropped the stored wait of {'; '.join(dropped)}: {', and '.join(why)}; "
             "batches go there again (a hand-edited or damaged state?)"
         )
     return kept, notes

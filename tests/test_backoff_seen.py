@@ -208,6 +208,8 @@ def test_a_stored_wait_beyond_a_week_or_not_a_time_is_dropped_with_one_note(each
     report = _deploy(each_store, now + dt.timedelta(minutes=1))
     assert report.exit_code == 0 and each_store.fake.delivered() == [f"{BASE}/p/0/", f"{BASE}/p/1/"]  # sent: the wait was not believed
     assert [note for note in report.notes if "dropped the stored wait" in note] == [report.notes[0]]
+    beyond = "no Retry-After is kept beyond a week" in report.notes[0]
+    assert beyond == (until != "garbage") and ("a wait is a time" in report.notes[0]) == (until == "garbage"), report.notes[0]
     recorded = read_state(each_store.state)
     assert recorded is not None and recorded.backoff == {}  # and it is gone from the store
     assert not any("dropped the stored wait" in note for note in _deploy(each_store, now + dt.timedelta(minutes=2)).notes)
