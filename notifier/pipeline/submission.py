@@ -4,7 +4,6 @@ preflight, recording each acknowledged batch durably before the next is sent.
 
 from __future__ import annotations
 
-import itertools
 from collections import Counter
 from collections.abc import Callable, Iterator
 
@@ -203,8 +202,13 @@ class _Submissions:
             for loc, item in self.state.pending.get(endpoint, {}).items()
             if item["reason"] in ("added", "changed") and host_of(loc) == host
         )
-        sample = itertools.islice(dict.fromkeys(new_pages), self.settings.verify_live)  # N pages, however many endpoints
-        for loc in sample:
+        fetched: set[str] = set()
+        for loc in new_pages:
+            if loc in fetched:  # pending at two endpoints: one page
+                continue
+            if len(fetched) >= self.settings.verify_live:  # N pages, however many endpoints: the walk stops there
+                break
+            fetched.add(loc)
             problem = self.client.check_live(loc)
             if problem is not None:
                 return f"the live site is not serving the new pages yet: {problem}; the URLs stay pending, run again later"
