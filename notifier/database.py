@@ -33,6 +33,31 @@ KEYWORDS = frozenset({
 _PAIR = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*('(?:[^'\\]|\\.)*'|(?:[^\s'\\]|\\.)+)\s*", re.DOTALL)
 
 
+_LIKE_A_KEYWORD_STRING = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=[^\s']*['\s]")
+
+
+def broken_keyword_string(text: str) -> str | None:
+    """What is wrong with ``text`` when it reads as a libpq ``key=value`` connection string
+    that libpq cannot parse (it begins with one of libpq's keywords and ``=``, and goes on
+    after a space or a quote), or None. Said without any value: a value may be a password."""
+    start = _LIKE_A_KEYWORD_STRING.match(text)
+    if start is None or start.group(1) not in KEYWORDS or _keyword_pairs(text) is not None:
+        return None
+    position = 0
+    while True:
+        match = _PAIR.match(text, position)
+        if match is None or match.end() == position or match.group(1) not in KEYWORDS:
+            break
+        position = match.end()
+    rest = text[position:]
+    word = re.match(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*(=?)\s*(')?", rest)
+    if word is not None and word.group(1) in KEYWORDS and word.group(3):
+        return f"the value of {word.group(1)} opens a quote it never closes"
+    if word is not None and word.group(1) in KEYWORDS and not word.group(2):
+        return f"{word.group(1)} has no =value"
+    return "a word in it is not one of libpq's keyword=value pairs"
+
+
 def is_database_url(location: object) -> bool:
     """Whether ``location`` names a database rather than a file: a postgresql:// URI, or a
     libpq ``key=value`` connection string of libpq's own keywords."""

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 from notifier.announce import Announce
 from notifier.config_keys import keys_table
 from notifier.config_tables import HistorySettings, bulk_table, history_table
-from notifier.database import DatabaseURL, is_database_url, without_password
+from notifier.database import DatabaseURL, broken_keyword_string, is_database_url, without_password
 from notifier.dates import parse_duration
 from notifier.discovery import find_sitemap
 from notifier.errors import UsageError
@@ -256,6 +256,12 @@ def _state(values: Mapping[str, Any], cwd: Path, site_name: str | None) -> Path 
     """The state file, or a database URL with the name of the site whose rows it holds."""
     given = values.get("state", cwd / DEFAULT_STATE)
     if not is_database_url(given):
+        broken = broken_keyword_string(given) if isinstance(given, str) else None
+        if broken is not None:  # never a file named after the password
+            raise UsageError(
+                f"--state: a libpq key=value connection string libpq cannot read ({broken}); write keyword=value pairs, "
+                "a value with spaces or quotes in single quotes ('…', a backslash before ' or \\), or a file path beginning ./"
+            )
         return Path(given)
     name = values.get("site-name") or site_name
     if not name:
@@ -323,6 +329,11 @@ def read_layers(cli: Mapping[str, Any], environ: Mapping[str, str] | None, cwd: 
     return Layers(file_values, where, base, config_path, merge_values(cli, environ, file_values, where=where, base=base, cwd=cwd, api=api))
 
 
+def _a_database(value: str) -> bool:
+    """A database, or a connection string gone wrong (``_state`` refuses it): never a path to resolve."""
+    return is_database_url(value) or broken_keyword_string(value) is not None
+
+
 def merge_values(
     cli: Mapping[str, Any], environ: Mapping[str, str], file_values: Mapping[str, Any], *, where: str, base: Path, cwd: Path, api: bool
 ) -> dict[str, tuple[Any, str]]:
@@ -331,7 +342,7 @@ def merge_values(
     merged: dict[str, tuple[Any, str]] = {}
     for name, value in file_values.items():
         if name in CONVERTERS:
-            if name in PATH_OPTIONS and isinstance(value, str) and value and not is_url(value) and not is_database_url(value):
+            if name in PATH_OPTIONS and isinstance(value, str) and value and not is_url(value) and not _a_database(value):
                 value = str(base / value)
             merged[name] = (value, f"{where}: {'[announce] ' if name in ANNOUNCE else ''}{name}")
     if environ.get("INDEXNOW_KEY"):
@@ -344,7 +355,7 @@ def merge_values(
         merged["format"] = ("github", "GITHUB_ACTIONS")
     for name, value in cli.items():
         if name in CONVERTERS and value is not None:
-            if name in PATH_OPTIONS and isinstance(value, str) and value and not is_url(value) and not is_database_url(value):
+            if name in PATH_OPTIONS and isinstance(value, str) and value and not is_url(value) and not _a_database(value):
                 value = str(cwd / value)
             if api:
                 label = "sitemap" if name == "sitemap" else "endpoints=" if name == "endpoint" else f"{name.replace('-', '_')}="

@@ -67,7 +67,7 @@ def submit_pending(run: Run, state: State, store: StateStore, holds: Holds = NO_
     finally:
         if env.session is None:
             client.close()
-        notes = _record_ledger(store, sent, settings.keep_batches)
+        notes = _record_ledger(store, sent, settings.keep_batches, recorded=not unrecorded)
     said = [not_live_line(not_live, settings.wait_live)] if not_live else []
     said += submissions.rotation_line()
     findings = record_answers(state, answers, settings.rule_levels.get("key-refused"))
@@ -132,7 +132,7 @@ def _unusual_successes(batches: list[BatchResult]) -> list[str]:
     ]
 
 
-def _record_ledger(store: StateStore, sent: list[LedgerEntry], keep: int) -> list[str]:
+def _record_ledger(store: StateStore, sent: list[LedgerEntry], keep: int, *, recorded: bool = True) -> list[str]:
     """The ledger is a record of what happened, nothing depends on it: a failure to add to
     it is one note, not a failed deploy."""
     if not sent:
@@ -140,7 +140,8 @@ def _record_ledger(store: StateStore, sent: list[LedgerEntry], keep: int) -> lis
     try:
         store.record_ledger(sent, keep)
     except (StateError, OSError) as error:
-        return [f"the ledger of batches could not be written ({error}); the deliveries themselves are recorded"]
+        kept = "the deliveries themselves are recorded" if recorded else "it is a record only, nothing depends on it"
+        return [f"the ledger of batches could not be written ({error}); {kept}"]
     return []
 
 
