@@ -114,7 +114,8 @@ def _details(report: Report) -> list[str]:
     lines: list[str] = []
     for title, changes in (("Added", report.added), ("Changed", report.changed), ("Removed", report.removed)):
         if changes:
-            lines.append(f"**{title}** (first {min(10, len(changes))} of {len(changes)}):")
+            shown = f"first 10 of {len(changes)}" if len(changes) > 10 else str(len(changes))  # "first 1 of 1" says nothing is left out
+            lines.append(f"**{title}** ({shown}):")
             lines.extend(f"- {_cell(change.loc)}" for change in changes[:10])
             lines.append("")
     if report.violations:

@@ -121,3 +121,17 @@ def test_control_characters_never_reach_a_terminal() -> None:
     report = Report(command="check", violations=[Violation("url-invalid", "error", f"{BASE}/a\x1b[2J\rb", "bad\nthing")])
     text = render_text(report, colour=True)
     assert "\x1b[2J" not in text and "\r" not in text and "\\x1b[2J" in text and "bad\\nthing" in text
+
+
+def test_the_job_summary_says_first_10_only_when_it_leaves_some_out(site: Site, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One changed page is "Changed (1)", not "first 1 of 1"; twelve added are the first 10 of 12."""
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    site.write(urlset(pages(12)))
+    assert site.run("--initial", "submit").code == 0
+    assert "**Added** (first 10 of 12):" in summary.read_text()
+    site.write(urlset(pages(12) | {"/p/3/": "2024-07-01T00:00:00Z"}))
+    assert site.run().code == 0
+    last = summary.read_text().rpartition("### notify-changes")[2]
+    assert "**Changed** (1):" in last and "first 1 of 1" not in last, last
