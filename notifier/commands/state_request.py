@@ -22,8 +22,9 @@ from notifier.errors import UsageError
 ACTIONS = ("show", "url", "pending", "forget", "export", "history", "stats", "report")
 DESCRIPTION = (
     "Inspect and repair the recorded state. show: counts, pending per endpoint, the endpoints waited for (not before T), "
-    "the last runs. url URL: one URL's record (lastmod, first seen, last submitted, fingerprint, sitemap file) and where it "
-    "is pending. pending: every pending URL. forget URL... --yes: drop URLs from the pending set (they are never sent); "
+    "the last runs. url URL: one URL's record (lastmod, first seen, last submitted, fingerprint, sitemap file), where it "
+    "is pending, and which [announce] pattern holds it out. pending: every pending URL. forget URL... --yes: drop URLs "
+    "from the pending set (they are never sent); "
     "forget --backoff --yes: clear the waits endpoints asked for (Retry-After). export: every record, as JSON or CSV. "
     "history [URL]: the last batches the endpoints answered (of that URL). stats [--since 30d]: per UTC day and endpoint, "
     "the URLs sent, received (2xx), refused (4xx), failed (429, 5xx, no answer) and held, the pending set's age, the busiest "

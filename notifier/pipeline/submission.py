@@ -260,8 +260,12 @@ class _Submissions:
     def _every_endpoint(self) -> Iterator[tuple[BatchResult, Batch | None]]:
         """``--endpoint-mode all``: every endpoint is sent its own pending URLs."""
         for endpoint in self.endpoints:
-            held = self.holds.at(endpoint)
-            pending = [loc for loc in self.state.pending.get(endpoint, {}) if loc not in held]
+            held = self.holds.at(endpoint)  # [announce]: unset, nothing is looked at
+            pending = (
+                [loc for loc in self.state.pending.get(endpoint, {}) if loc not in held]
+                if held
+                else list(self.state.pending.get(endpoint, {}))
+            )
             batches, unsendable = make_batches(pending, self.settings.keys, self.settings.batch_size)
             grouped = Counter((host_of(loc), why) for loc, why in unsendable)
             for (host, why), count in grouped.items():
@@ -286,7 +290,9 @@ class _Submissions:
         left every set), each batch to the endpoints in configured order until one takes it."""
         endpoints = self.endpoints
         held = self.holds.at(endpoints[0])  # the same at every endpoint in this mode
-        union = dict.fromkeys(loc for endpoint in endpoints for loc in self.state.pending.get(endpoint, {}) if loc not in held)
+        union = dict.fromkeys(loc for endpoint in endpoints for loc in self.state.pending.get(endpoint, {}))
+        if held:
+            union = {loc: None for loc in union if loc not in held}
         batches, unsendable = make_batches(union, self.settings.keys, self.settings.batch_size)
         grouped = Counter((host_of(loc), why) for loc, why in unsendable)
         for (host, why), count in grouped.items():
