@@ -37,7 +37,7 @@ from notifier.terminal import notice_printer, on_a_terminal, progress_printer, u
 
 COMMANDS = ("run", "check")
 _INVALID_CHOICE = re.compile(r"argument \S+: invalid choice: '(?P<given>[^']*)' \(choose from (?P<choices>.*)\)")
-TOOLS = ("key", "state", "stamp", "deploy-hook")  # the commands beside a run, each with its own options
+TOOLS = ("key", "state", "stamp", "deploy-hook", "crawled")  # the commands beside a run, each with its own options
 
 
 class _Parser(argparse.ArgumentParser):
@@ -75,7 +75,8 @@ _DESCRIPTIONS = {
         "deploy-hook (print the deploy hook script), "
         "stamp (rewrite the built sitemap's dates from the content's history), "
         f"and state {'|'.join(state_request.ACTIONS)} (inspect and repair the state; history: the batches the endpoints "
-        "answered; stats [--since 30d]: what they received, refused or failed per day; report --html FILE: as a page). "
+        "answered; stats [--since 30d]: what they received, refused or failed per day; report --html FILE: as a page), "
+        "crawled LOG... [--since 14d] [--bot-ranges FILE] (did the engines' crawlers fetch what was announced, and how soon). "
         "`notify-changes COMMAND --help` describes each. The config file (notify-changes.toml) also takes [history] "
         '(preset = "hugo", jekyll, mkdocs, eleventy, astro, docusaurus, sphinx or pelican: lastmods checked against '
         "each page's front matter and git history) and [bulk] (the lastmod-bulk thresholds); see the README."
@@ -247,6 +248,8 @@ def _dispatch(args: list[str]) -> int:
         return _stamp_command(args)
     if word == "deploy-hook":
         return _deploy_hook_command(args)
+    if word == "crawled":
+        return _crawled_command(args)
     command = word or "run"
     with interrupts.handled():  # Python's handlers are back after the message below
         try:
@@ -301,6 +304,18 @@ def _print_report(report: Report, style: str) -> None:
         write_github(report, sys.stdout, os.environ)
     else:
         sys.stdout.write(render_text(report, colour=use_colour(sys.stdout, os.environ)) + "\n")
+
+
+def _crawled_command(args: list[str]) -> int:
+    """``notify-changes crawled LOG...``: whether the engines' crawlers fetched what was announced."""
+    from notifier.commands import crawled
+
+    try:
+        namespace = crawled.parse(args, _Parser(prog="notify-changes crawled", description=crawled.DESCRIPTION, epilog=crawled.EPILOG))
+        crawled.run_crawled(namespace, sys.stdout)
+    except NotifierError as error:
+        return _failed(error)
+    return ExitCode.OK
 
 
 def _key_command(args: list[str]) -> int:

@@ -1,0 +1,110 @@
+"""``notify-changes crawled LOG... [--since 14d] [--bot-ranges FILE] [--format json]``: of the
+URLs the endpoints received, which each engine's crawler fetched after, and how soon."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TextIO
+
+from notifier.accesslog import read_visits
+from notifier.config_sites import site_states
+from notifier.crawled import CRAWLERS, Crawls, announced_urls, crawler_of, join, read_ranges
+from notifier.errors import UsageError
+from notifier.report import plural, printable
+from notifier.stats import since_of
+
+DESCRIPTION = (
+    "Did the engines crawl what was announced? Reads access logs (nginx/Apache combined format, or JSON lines: "
+    "Cloudflare Logpush, Netlify log drains, remote_addr/request_uri/http_user_agent; plain or gzip) as a stream and "
+    f"joins them with the ledger: for each crawler ({', '.join(CRAWLERS)}), how many of the URLs received in the window "
+    "it fetched after their announcement, the median and 90th-percentile delay, and the URLs never fetched. A crawler "
+    "is believed by its user agent, unless --bot-ranges gives its engine's published IP ranges: then only by its address."
+)
+EPILOG = "Exit codes: 0 done, 2 usage or input error (no state, an unreadable log or ranges file, a --since that is no time)."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("logs", nargs="*", metavar="LOG", help="access log files (plain or .gz)")
+    parser.add_argument("--since", metavar="WHEN", help="the URLs received from then on: a duration back (default 14d), a date, or all")
+    parser.add_argument(
+        "--bot-ranges", metavar="[ENGINE=]FILE", action="append", help="an engine's published IP ranges (JSON; default engine bingbot)"
+    )
+    parser.add_argument("--format", choices=("text", "json"), help="output: text (default) or json")
+    parser.add_argument("--state", metavar="PATH", help="the state file or postgresql:// URL (default the config's)")
+    parser.add_argument("--site", metavar="NAME", help="with [[sites]] in the config: that site's state")
+    parser.add_argument("--site-name", metavar="NAME", help="with a postgresql:// state: the site whose rows to read")
+    parser.add_argument("--config", metavar="PATH", help="a TOML config file (default notify-changes.toml, else pyproject.toml)")
+
+
+def run_crawled(namespace: argparse.Namespace, out: TextIO, now: Callable[[], dt.datetime] | None = None) -> None:
+    """Do the command of ``namespace``; a NotifierError says what went wrong."""
+    if not namespace.logs:
+        raise UsageError("crawled: name the access logs to read, e.g. `notify-changes crawled /var/log/nginx/access.log*`")
+    given = {"state": namespace.state, "config": namespace.config, "site-name": namespace.site_name, "site": namespace.site}
+    sites = site_states(given)
+    if len(sites) > 1:
+        raise UsageError(
+            f"crawled: the config lists {len(sites)} sites ({', '.join(str(each.name) for each in sites)}): name one with --site NAME"
+        )
+    until = (now or (lambda: dt.datetime.now(dt.UTC)))()
+    since = since_of(namespace.since or "14d", until) or dt.datetime.min.replace(tzinfo=dt.UTC)
+    ranges = read_ranges(namespace.bot_ranges or ())
+    crawls = Crawls()
+    announced_urls(sites[0].state, since, crawls)
+    unparsed = [0]
+    for log in namespace.logs:
+        join(crawls, read_visits(Path(log), unparsed, lambda agent: crawler_of(agent) is not None), ranges)
+    result = crawls.as_dict(since, until) | {"unparsed_lines": unparsed[0]}
+    if namespace.format == "json":
+        out.write(json.dumps(result, ensure_ascii=False, indent=2) + "\n")
+        return
+    _text(result, out)
+
+
+def _text(result: dict[str, object], out: TextIO) -> None:
+    engines = result["engines"]
+    assert isinstance(engines, dict)
+    announced = next(iter(engines.values()))["announced"] if engines else 0
+    out.write(f"{plural(announced, 'URL')} received from {result['since']} to {result['until']}; fetched after:\n")
+    for engine, each in engines.items():
+        if each["crawled"]:
+            out.write(
+                f"  {engine}: {each['crawled']} of {announced}, median {_delay(each['median_delay_s'])}, "
+                f"90% within {_delay(each['p90_delay_s'])}\n"
+            )
+        else:
+            out.write(f"  {engine}: none\n")
+    never = result["never"]
+    assert isinstance(never, list)
+    if never:
+        out.write(f"never fetched by any of them ({len(never)}):\n")
+        out.writelines(f"  {printable(url)}\n" for url in never[:20])
+        if len(never) > 20:
+            out.write(f"  ... and {len(never) - 20} more (--format json lists them all)\n")
+    visits = result["visits"]
+    assert isinstance(visits, dict)
+    if visits["refused_by_ranges"]:
+        out.write(
+            f"{plural(visits['refused_by_ranges'], 'visit')} with a crawler's user agent from outside its published ranges: refused\n"
+        )
+    if result["unparsed_lines"]:
+        out.write(f"{plural(int(str(result['unparsed_lines'])), 'log line')} not in a format read here: passed over\n")
+
+
+def _delay(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    if seconds < 3600:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 172_800:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86_400:.1f} days"
+
+
+def parse(args: Sequence[str], parser: argparse.ArgumentParser) -> argparse.Namespace:
+    add_arguments(parser)
+    return parser.parse_args(args)

@@ -1,0 +1,157 @@
+"""Did the engines crawl what was announced? The ledger's received URLs joined with the
+crawlers' visits in access logs (``accesslog``): for each engine's crawler, how many of the
+URLs received in the window it fetched after their announcement, and how long after.
+
+The logs are streamed; what is held is the announced URLs (the ledger's, bounded by
+``--keep-batches``) and each crawler's first fetch of each, never the log.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import ipaddress
+import json
+import math
+import urllib.parse
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from notifier.accesslog import Visit
+from notifier.errors import InputError, UsageError
+from notifier.stats import outcome
+from notifier.store import DatabaseURL, ledger_entries
+
+# engine -> the token its crawler's user agent carries (case-insensitive)
+CRAWLERS = {
+    "bingbot": "bingbot",
+    "YandexBot": "yandexbot",
+    "SeznamBot": "seznambot",
+    "Yeti": "yeti/",
+    "YepBot": "yepbot",
+    "Amazonbot": "amazonbot",
+}
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+@dataclass
+class Crawls:
+    """The join: announced URL -> when first received; (engine, URL) -> first fetch after."""
+
+    announced: dict[str, dt.datetime] = field(default_factory=dict)
+    by_target: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # path?query -> [(host, URL)]
+    first: dict[tuple[str, str], dt.datetime] = field(default_factory=dict)
+    visits: int = 0  # crawler visits believed
+    refused: int = 0  # visits with a crawler's user agent from outside its published ranges
+
+    def announce(self, url: str, at: dt.datetime) -> None:
+        if url in self.announced:
+            self.announced[url] = min(self.announced[url], at)
+            return
+        self.announced[url] = at
+        parts = urllib.parse.urlsplit(url)
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        self.by_target.setdefault(target, []).append((parts.hostname or "", url))
+
+    def see(self, engine: str, visit: Visit) -> None:
+        host = visit.host.lower().split(":")[0] if visit.host else None
+        for announced_host, url in self.by_target.get(visit.target, ()):
+            if host is not None and host != announced_host:
+                continue
+            if visit.at >= self.announced[url]:
+                key = (engine, url)
+                if key not in self.first or visit.at < self.first[key]:
+                    self.first[key] = visit.at
+
+    def as_dict(self, since: dt.datetime, until: dt.datetime) -> dict[str, Any]:
+        """The JSON of ``crawled --format json`` (README: "Did the engines crawl it?")."""
+        engines: dict[str, Any] = {}
+        for engine in CRAWLERS:
+            delays = sorted((at - self.announced[url]).total_seconds() for (name, url), at in self.first.items() if name == engine)
+            engines[engine] = {
+                "announced": len(self.announced),
+                "crawled": len(delays),
+                "median_delay_s": _rank(delays, 0.5),
+                "p90_delay_s": _rank(delays, 0.9),
+            }
+        fetched = {url for _, url in self.first}
+        return {
+            "since": since.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "until": until.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "engines": engines,
+            "never": sorted(url for url in self.announced if url not in fetched),
+            "visits": {"believed": self.visits, "refused_by_ranges": self.refused},
+        }
+
+
+def _rank(values: Sequence[float], share: float) -> float | None:
+    """The nearest-rank percentile (the median at 0.5); None of nothing."""
+    if not values:
+        return None
+    return values[max(0, math.ceil(share * len(values)) - 1)]
+
+
+def announced_urls(location: Path | DatabaseURL, since: dt.datetime, crawls: Crawls) -> None:
+    """Every URL an endpoint received at or after ``since``, with when it first was."""
+    from notifier.dates import parse_w3c
+
+    for entry in ledger_entries(location):
+        at = parse_w3c(entry["at"])
+        if at is not None and at >= since and outcome(entry["status"], entry["http_status"]) == "received":
+            for url in entry["urls"]:
+                crawls.announce(url, at)
+
+
+def crawler_of(agent: str) -> str | None:
+    """The engine whose crawler ``agent`` names, or None."""
+    folded = agent.casefold()
+    return next((engine for engine, token in CRAWLERS.items() if token in folded), None)
+
+
+def join(crawls: Crawls, visits: Iterable[Visit], ranges: dict[str, list[Network]]) -> None:
+    """Take in every crawler's visit; one from outside its engine's ranges (when given) is refused."""
+    believed: dict[tuple[str, str], bool] = {}
+    for visit in visits:
+        engine = crawler_of(visit.agent)
+        if engine is None:
+            continue
+        if engine in ranges:
+            key = (engine, visit.ip)
+            if key not in believed:
+                if len(believed) > 100_000:  # a cache, not a record: bounded
+                    believed.clear()
+                believed[key] = _inside(visit.ip, ranges[engine])
+            if not believed[key]:
+                crawls.refused += 1
+                continue
+        crawls.visits += 1
+        crawls.see(engine, visit)
+
+
+def _inside(ip: str, networks: list[Network]) -> bool:
+    try:
+        address = ipaddress.ip_address(ip.strip("[]"))
+    except ValueError:
+        return False
+    return any(address in network for network in networks if network.version == address.version)
+
+
+def read_ranges(given: Sequence[str]) -> dict[str, list[Network]]:
+    """``--bot-ranges [ENGINE=]FILE``: the JSON the engines publish (Bing's for bingbot:
+    ``{"prefixes": [{"ipv4Prefix": "157.55.39.0/24"}, {"ipv6Prefix": "…"}]}``); no engine
+    named: bingbot."""
+    ranges: dict[str, list[Network]] = {}
+    for each in given:
+        engine, _, name = each.rpartition("=") if "=" in each else ("bingbot", "", each)
+        if engine not in CRAWLERS:
+            raise UsageError(f"--bot-ranges {each}: {engine!r} is not one of {', '.join(CRAWLERS)}")
+        try:
+            data = json.loads(Path(name).read_text(encoding="utf-8"))
+            prefixes = [prefix.get("ipv4Prefix") or prefix.get("ipv6Prefix") for prefix in data["prefixes"]]
+            ranges.setdefault(engine, []).extend(ipaddress.ip_network(prefix, strict=False) for prefix in prefixes)
+        except OSError as error:
+            raise InputError(f"--bot-ranges {name}: cannot read it ({error.strerror})") from None
+        except (ValueError, KeyError, TypeError, AttributeError):
+            raise InputError(f'--bot-ranges {name}: not the published ranges ({{"prefixes": [{{"ipv4Prefix": "…"}}, …]}})') from None
+    return ranges

@@ -1,0 +1,133 @@
+"""``notify-changes crawled`` (issue #42, item 4): real runs against the fake endpoint on an
+injected clock, then generated access logs in both formats (combined, JSON lines gzipped)
+joined with the ledger; forged crawler visits refused under ``--bot-ranges``."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import gzip
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from notifier.cli import main
+from notifier.commands.crawled import add_arguments, run_crawled
+from tests.conftest import BASE, Site
+from tests.test_stats import DAY, T0, four_days
+
+BING = "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)"
+YANDEX = "Mozilla/5.0 (compatible; YandexBot/3.0; +http://yandex.com/bots)"
+BROWSER = "Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0"
+
+
+def combined(ip: str, at: dt.datetime, path: str, agent: str) -> str:
+    return f'{ip} - - [{at.strftime("%d/%b/%Y:%H:%M:%S +0000")}] "GET {path} HTTP/1.1" 200 512 "-" "{agent}"\n'
+
+
+def logs(root: Path) -> list[Path]:
+    """Day 1: p/0 and p/1 announced at 12:00; day 2: p/2 and p/3; day 4: p/4 at 13:00."""
+    h = dt.timedelta(hours=1)
+    nginx = root / "access.log"
+    nginx.write_text(
+        combined("157.55.39.1", T0 + h / 2, "/p/0/", BING)  # 30 minutes after
+        + combined("157.55.39.1", T0 + DAY + 2 * h, "/p/2/", BING)  # two hours after
+        + combined("203.0.113.9", T0 + DAY + h, "/p/3/", BING)  # a forger with bingbot's name
+        + combined("157.55.39.1", T0 + 3 * DAY + h / 2, "/p/4/", BING)  # before p/4 was announced: not counted
+        + combined("157.55.39.1", T0 + 4 * DAY + h, "/p/4/", BING)  # a day after
+        + combined("198.51.100.7", T0 + h, "/p/1/", BROWSER)
+        + "a line of something else\n"
+    )
+    logpush = root / "logpush.json.gz"
+    lines = [
+        {"ClientIP": "5.255.253.1", "ClientRequestHost": "www.shop-site.org", "ClientRequestURI": "/p/1/",
+         "ClientRequestUserAgent": YANDEX, "EdgeStartTimestamp": int((T0 + 3 * h).timestamp() * 1e9), "EdgeResponseStatus": 200},
+        {"client_ip": "5.255.253.1", "url": f"{BASE}/p/0/", "user_agent": YANDEX, "timestamp": (T0 + DAY).isoformat(), "status_code": 200},
+        {"ClientIP": "5.255.253.1", "ClientRequestHost": "other.example", "ClientRequestURI": "/p/2/",
+         "ClientRequestUserAgent": YANDEX, "EdgeStartTimestamp": int((T0 + 2 * DAY).timestamp() * 1e9), "EdgeResponseStatus": 200},
+    ]  # fmt: skip
+    logpush.write_bytes(gzip.compress("".join(json.dumps(line) + "\n" for line in lines).encode()))
+    return [nginx, logpush]
+
+
+def crawled(site: Site, *args: str) -> dict[str, Any]:
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    out = io.StringIO()
+    run_crawled(parser.parse_args([*args, "--state", str(site.state), "--format", "json"]), out, now=lambda: T0 + 6 * DAY)
+    return dict(json.loads(out.getvalue()))
+
+
+def test_each_crawlers_fetches_after_the_announcement_in_both_formats(site: Site) -> None:
+    four_days(site)
+    files = [str(each) for each in logs(site.root)]
+    found = crawled(site, *files, "--since", "all")
+    bing, yandex = found["engines"]["bingbot"], found["engines"]["YandexBot"]
+    assert bing == {"announced": 5, "crawled": 4, "median_delay_s": 3600.0, "p90_delay_s": 86_400.0}  # the forger believed (3600 s)
+    assert yandex == {
+        "announced": 5,
+        "crawled": 2,
+        "median_delay_s": 3 * 3600.0,
+        "p90_delay_s": 86_400.0,
+    }  # not other.example's p/2
+    assert found["engines"]["SeznamBot"] == {"announced": 5, "crawled": 0, "median_delay_s": None, "p90_delay_s": None}
+    assert found["never"] == [] and found["unparsed_lines"] == 1 and found["visits"] == {"believed": 8, "refused_by_ranges": 0}
+
+
+def test_forged_visits_are_refused_under_the_published_ranges(site: Site) -> None:
+    four_days(site)
+    ranges = site.root / "bingbot.json"
+    prefixes = [{"ipv4Prefix": "157.55.39.0/24"}, {"ipv6Prefix": "2620:ee:c000::/42"}]
+    ranges.write_text(json.dumps({"creationTime": "2030-06-01T00:00:00", "prefixes": prefixes}))
+    found = crawled(site, *(str(each) for each in logs(site.root)), "--since", "all", "--bot-ranges", str(ranges))
+    assert found["engines"]["bingbot"] == {"announced": 5, "crawled": 3, "median_delay_s": 7200.0, "p90_delay_s": 86_400.0}
+    assert found["never"] == [f"{BASE}/p/3/"]  # only the forger fetched it
+    assert found["visits"]["refused_by_ranges"] == 1 and found["engines"]["YandexBot"]["crawled"] == 2  # Yandex: by agent
+
+
+def test_since_keeps_only_the_urls_received_from_then_on(site: Site) -> None:
+    four_days(site)
+    found = crawled(site, *(str(each) for each in logs(site.root)), "--since", "3d")  # from T0+3d: p/4 alone
+    assert found["engines"]["bingbot"]["announced"] == 1 and found["engines"]["bingbot"]["crawled"] == 1
+
+
+def test_the_text_says_the_same(site: Site, capsys: pytest.CaptureFixture[str]) -> None:
+    four_days(site)
+    files = [str(each) for each in logs(site.root)]
+    capsys.readouterr()
+    assert main(["crawled", *files, "--state", str(site.state), "--since", "all"]) == 0
+    out = capsys.readouterr().out
+    assert "5 URLs received from" in out and "  bingbot: 4 of 5, median 1.0 h, 90% within 24.0 h" in out and "  SeznamBot: none" in out
+    assert "1 log line not in a format read here: passed over" in out
+
+
+def test_bad_input_is_one_line_and_exit_2(site: Site, capsys: pytest.CaptureFixture[str]) -> None:
+    four_days(site)
+    log = logs(site.root)[0]
+    broken = site.root / "broken.gz"
+    broken.write_bytes(b"\x1f\x8b" + b"not gzip at all")
+    (site.root / "ranges.json").write_text('{"prefixes": [{"ipv4Prefix": "not an address"}]}')
+    for args, said in (
+        ([], "name the access logs"),
+        ([str(site.root / "missing.log")], "cannot read the log"),
+        ([str(broken)], "cannot read the log"),
+        ([str(log), "--bot-ranges", str(site.root / "ranges.json")], "not the published ranges"),
+        ([str(log), "--bot-ranges", "googlebot=x.json"], "'googlebot' is not one of"),
+        ([str(log), "--since", "whenever"], "--since"),
+    ):
+        capsys.readouterr()
+        assert main(["crawled", *args, "--state", str(site.state)]) == 2, args
+        err = capsys.readouterr().err
+        assert said in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, (args, err)
+
+
+def test_every_option_is_in_the_readme() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Did the engines crawl it?", 1)[1].split("\n## ", 1)[0]
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    options = [opt for action in parser._actions for opt in action.option_strings if opt.startswith("--") and opt != "--help"]
+    assert [opt for opt in options if f"`{opt}" not in section and f", `{opt}`" not in section] == []
