@@ -253,6 +253,10 @@ def test_an_input_error_is_an_annotation_and_a_line_of_the_summary(site: Site, t
             "--sitemap-url 'https://www.shop-site.org/sitemap.xml'  --max-removed 30%",
             ["--sitemap-url", f"{BASE}/sitemap.xml".replace("http:", "https:"), "--max-removed", "30%"],
         ),
+        (  # [announce] in args, as the README says (#41 items 5-8)
+            "--exclude '/drafts/**' --exclude \"/search?*\" --min-interval 30m --per-day 500 --alternates",
+            ["--exclude", "/drafts/**", "--exclude", "/search?*", "--min-interval", "30m", "--per-day", "500", "--alternates"],
+        ),
         (
             "--rule lastmod-missing=off # $(touch pwned) `touch pwned`",
             ["--rule", "lastmod-missing=off", "#", "$(touch", "pwned)", "`touch", "pwned`"],

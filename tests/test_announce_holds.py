@@ -211,3 +211,17 @@ def test_a_bad_policy_value_is_one_line_exit_2(site: Site, option: str, value: s
     site.write(urlset(pages(1)))
     result = site.run(option, value)
     assert result.code == 2 and result.err.count("\n") == 1 and option in result.err
+
+
+def test_min_interval_and_per_run_in_first_mode_hold_the_same_urls_at_every_endpoint(site: Site, second: FakeIndexNow) -> None:
+    assert site.fake is not None
+    both = [site.fake.endpoint, second.endpoint]
+    site.write(urlset(pages(3)))
+    first = _deploy(site, T0, both, endpoint_mode="first", min_interval="1h", per_run="2")
+    assert first.exit_code == 0 and first.submitted == [_url(0), _url(1)] and first.pending == [_url(2)] and second.posts == []
+    site.write(urlset({**pages(3), "/p/0/": "2030-06-01T12:10:00Z"}))
+    again = _deploy(site, T0 + dt.timedelta(minutes=20), both, endpoint_mode="first", min_interval="1h", per_run="2")
+    assert again.exit_code == 0 and again.submitted == [_url(2)] and again.pending == [_url(0)]
+    assert set(again.deferred) == {_url(0)} and "min-interval" in again.deferred[_url(0)]
+    late = _deploy(site, T0 + dt.timedelta(hours=1, minutes=1), both, endpoint_mode="first", min_interval="1h", per_run="2")
+    assert late.submitted == [_url(0)] and recorded_pending(site.state) == {} and second.posts == []
