@@ -371,3 +371,12 @@ def file_size_limit() -> Iterator[Callable[[int], None]]:
     finally:
         resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
         signal.signal(signal.SIGXFSZ, previous)
+
+
+@pytest.fixture
+def second() -> Iterator[FakeIndexNow]:
+    """Another endpoint, which checks the same key file (``--endpoint-mode``, policies per endpoint)."""
+    server = FakeIndexNow()
+    server.serve_key(HOST, KEY)
+    yield server
+    server.close()

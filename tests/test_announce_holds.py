@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,19 +16,11 @@ from notifier.pipeline.loop import Environment, execute
 from notifier.report import Report, render_json
 from notifier.settings import build_settings
 from notifier.store import read_state
-from tests.conftest import BASE, HOST, KEY, Site, pages, recorded_pending, urlset
+from tests.conftest import BASE, KEY, Site, pages, recorded_pending, urlset
 from tests.fakeindexnow import FakeIndexNow
 from tests.faketime import FakeTime
 
 T0 = dt.datetime(2030, 6, 1, 12, 0, tzinfo=dt.UTC)
-
-
-@pytest.fixture
-def second() -> Iterator[FakeIndexNow]:
-    server = FakeIndexNow()
-    server.serve_key(HOST, KEY)
-    yield server
-    server.close()
 
 
 def _deploy(site: Site, when: dt.datetime, endpoints: list[str] | None = None, **options: Any) -> Report:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -16,20 +15,11 @@ from notifier.pipeline.loop import Environment, execute
 from notifier.report import Report
 from notifier.settings import build_settings
 from notifier.store import read_ledger, read_state
-from tests.conftest import BASE, HOST, KEY, Site, pages, recorded_pending, urlset
+from tests.conftest import BASE, KEY, Site, pages, recorded_pending, urlset
 from tests.fakeindexnow import FakeIndexNow, reset, status
 from tests.faketime import FakeTime
 
 T0 = dt.datetime(2030, 6, 1, 12, 0, tzinfo=dt.UTC)
-
-
-@pytest.fixture
-def second() -> Iterator[FakeIndexNow]:
-    """Another endpoint, which checks the same key file."""
-    server = FakeIndexNow()
-    server.serve_key(HOST, KEY)
-    yield server
-    server.close()
 
 
 def _deploy(site: Site, endpoints: list[str], when: dt.datetime = T0, options: dict[str, str] | None = None) -> tuple[Report, FakeTime]:

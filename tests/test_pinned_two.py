@@ -242,15 +242,6 @@ def test_a_wildcard_pattern_never_reuses_the_characters_of_the_piece_before(rule
 
 
 # -- commands and delivery (#44 items 17-22) -------------------------------------------------------
-@pytest.fixture
-def second() -> Iterator[FakeIndexNow]:
-    """Another endpoint, which checks the same key file."""
-    server = FakeIndexNow()
-    server.serve_key(HOST, KEY)
-    yield server
-    server.close()
-
-
 def _live_pages(site: Site, count: int) -> None:
     assert site.fake is not None
     for n in range(count):
