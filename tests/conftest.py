@@ -380,3 +380,15 @@ def second() -> Iterator[FakeIndexNow]:
     server.serve_key(HOST, KEY)
     yield server
     server.close()
+
+
+@pytest.fixture(params=["notify-changes.json", "notify-changes.sqlite", "postgresql"])
+def site_in_every_store(site: Site, request: pytest.FixtureRequest) -> Site:
+    """The site with its state in each store in turn: a JSON file, SQLite, a PostgreSQL database."""
+    from notifier.database import DatabaseURL
+
+    if request.param == "postgresql":
+        site.state = DatabaseURL(request.getfixturevalue("pg_url"), site="shop")  # type: ignore[assignment]
+    else:
+        site.state = site.root / "state" / request.param
+    return site

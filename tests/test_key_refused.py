@@ -57,17 +57,8 @@ def _refused(report: Report) -> list[Any]:
     return [violation for violation in report.violations if violation.rule == "key-refused"]
 
 
-@pytest.fixture(params=["notify-changes.json", "notify-changes.sqlite", "postgresql"])
-def stored(site: Site, request: pytest.FixtureRequest) -> Site:
-    if request.param == "postgresql":
-        site.state = DatabaseURL(request.getfixturevalue("pg_url"), site="shop")  # type: ignore[assignment]
-    else:
-        site.state = site.root / "state" / request.param
-    return site
-
-
-def test_two_runs_of_403_while_another_endpoint_takes_the_batches_is_a_finding(stored: Site, refusing: FakeIndexNow) -> None:
-    site = stored
+def test_two_runs_of_403_while_another_endpoint_takes_the_batches_is_a_finding(site_in_every_store: Site, refusing: FakeIndexNow) -> None:
+    site = site_in_every_store
     assert site.fake is not None
     endpoints = [site.fake.endpoint, refusing.endpoint]
     first = _deploy(site, endpoints, 0, 2)

@@ -10,23 +10,15 @@ from typing import cast
 import pytest
 
 from notifier.cli import main
-from notifier.database import DatabaseURL
 from notifier.store import read_ledger
 from tests.conftest import BASE, KEY, Site, pages, urlset
 from tests.fakeindexnow import status
 
 
-@pytest.fixture(params=["notify-changes.json", "notify-changes.sqlite", "postgresql"])
-def store_site(site: Site, request: pytest.FixtureRequest) -> Site:
-    if request.param == "postgresql":
-        site.state = DatabaseURL(request.getfixturevalue("pg_url"), site="shop")  # type: ignore[assignment]
-    else:
-        site.state = site.root / "state" / request.param
-    return site
-
-
-def test_every_batch_sent_is_in_the_ledger_with_what_the_endpoint_said(store_site: Site, capsys: pytest.CaptureFixture[str]) -> None:
-    site = store_site
+def test_every_batch_sent_is_in_the_ledger_with_what_the_endpoint_said(
+    site_in_every_store: Site, capsys: pytest.CaptureFixture[str]
+) -> None:
+    site = site_in_every_store
     assert site.fake is not None
     site.write(urlset(pages(2)))
     assert site.run().code == 0  # a baseline: nothing sent, nothing in the ledger
@@ -50,8 +42,8 @@ def test_every_batch_sent_is_in_the_ledger_with_what_the_endpoint_said(store_sit
     assert [each["status"] for each in json.loads(capsys.readouterr().out)["batches"]] == ["delivered", "failed"]
 
 
-def test_the_ledger_keeps_the_newest_batches(store_site: Site) -> None:
-    site = store_site
+def test_the_ledger_keeps_the_newest_batches(site_in_every_store: Site) -> None:
+    site = site_in_every_store
     assert site.fake is not None
     site.write(urlset(pages(1)))
     assert site.run().code == 0
@@ -152,10 +144,12 @@ def test_the_ledgers_new_lines_are_written_out_before_they_are_synced(tmp_path: 
     assert size > 0 and synced == [size]
 
 
-def test_an_unusual_2xx_is_received_recorded_with_its_code_and_named_once(store_site: Site, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_unusual_2xx_is_received_recorded_with_its_code_and_named_once(
+    site_in_every_store: Site, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Bing's endpoint has answered 203: received (RFC 9110), so nothing stays pending and the
     next run has nothing to send; the ledger and the report keep the code, one note names it."""
-    site = store_site
+    site = site_in_every_store
     assert site.fake is not None
     site.write(urlset(pages(1)))
     assert site.run().code == 0

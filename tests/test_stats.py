@@ -64,17 +64,8 @@ def stats(site: Site, now: dt.datetime, since: str | None = "all") -> dict[str, 
     return dict(json.loads(out.getvalue()))
 
 
-@pytest.fixture(params=["notify-changes.json", "notify-changes.sqlite", "postgresql"])
-def store_site(site: Site, request: pytest.FixtureRequest) -> Site:
-    if request.param == "postgresql":
-        site.state = DatabaseURL(request.getfixturevalue("pg_url"), site="shop")  # type: ignore[assignment]
-    else:
-        site.state = site.root / "state" / request.param
-    return site
-
-
-def test_stats_count_every_batch_per_day_and_endpoint_in_every_store(store_site: Site) -> None:
-    site = store_site
+def test_stats_count_every_batch_per_day_and_endpoint_in_every_store(site_in_every_store: Site) -> None:
+    site = site_in_every_store
     assert site.fake is not None
     four_days(site)
     counted = stats(site, T0 + 4 * DAY)
