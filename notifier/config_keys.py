@@ -9,6 +9,7 @@ from typing import Any
 
 from notifier.errors import UsageError
 from notifier.protocol import Keys, validate_key
+from notifier.urls import key_host
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 MIN_SECRET = 16  # characters: a key new's 32 hex digits, or any long random text
@@ -37,7 +38,7 @@ def keys_table(
         validate_key(str(host_key).strip(), f"{where} [keys] {host}")
     return Keys(
         default=key,
-        per_host={str(host).lower(): str(value).strip() for host, value in per_host.items()},
+        per_host={key_host(str(host)): str(value).strip() for host, value in per_host.items()},
         key_location=values.get("key-location"),
         derive=_derive_secret(variable, environ, where=where, sends=sends),
         derive_variable=variable if isinstance(variable, str) else None,

@@ -13,7 +13,7 @@ from typing import Literal, NamedTuple
 
 from notifier.errors import UsageError
 from notifier.redaction import Secrets
-from notifier.urls import by_origin, locate, site, split_url
+from notifier.urls import by_origin, key_host, locate, site, split_url
 
 DEFAULT_ENDPOINT = "https://api.indexnow.org/indexnow"
 MAX_BATCH = 10_000  # IndexNow: at most 10,000 URLs per POST
@@ -73,6 +73,7 @@ class Keys:
     _previous: dict[str, str] = field(default_factory=dict, repr=False, compare=False)  # host -> its previous key, as asked for
 
     def key_for(self, host: str) -> str | None:
+        host = key_host(host)
         if host in self.per_host:
             return self.per_host[host]
         if self.derive is None:
@@ -107,7 +108,7 @@ class Keys:
 
     def source_of(self, host: str) -> str:
         """Where the key ``host`` uses comes from, as the user configured it (``key_for``'s order)."""
-        if host in self.per_host:
+        if key_host(host) in self.per_host:
             return f'[keys] "{host}"'
         return "[keys] derive" if self.derive is not None else DEFAULT_KEY_SOURCE
 
@@ -133,7 +134,7 @@ class Keys:
         """(keyLocation to send or None, URL to fetch the key file from)."""
         if self.key_location is not None:
             split = split_url(self.key_location)
-            if split.netloc.lower() == host:
+            if key_host(split.netloc) == key_host(host):
                 return self.key_location, self.key_location
         key = self.key_for(host) or ""
         return None, f"{scheme}://{host}/{key}.txt"
@@ -172,7 +173,7 @@ def make_batches(urls: Iterable[str], keys: Keys, batch_size: int) -> tuple[list
         if where.scheme not in ("http", "https") or not where.host:
             unsendable.extend((url, "not an absolute http(s) URL") for url in group)
             continue
-        by_host.setdefault((where.host, where.scheme), []).extend(group)
+        by_host.setdefault((key_host(where.host), where.scheme), []).extend(group)  # one batch for every spelling of a host
     batches: list[Batch] = []
     for (host, scheme), host_urls in by_host.items():
         key = keys.key_for(host)

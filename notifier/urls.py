@@ -127,6 +127,21 @@ def where_host(url: str) -> Where:
     return site(origin(url))
 
 
+_DEFAULT_PORTS = (":80", ":443")  # http's and https's: a URL that writes one is on the bare host (RFC 3986, 6.2.3)
+
+
+def key_host(host: str) -> str:
+    """A host as IndexNow keys and batches know it: lower case, without a default port or a
+    trailing dot (``WWW.Shop.org.:443`` is ``www.shop.org``), so that one site never gets a
+    second key, key file or batch for another spelling of its name. Another port stays."""
+    host = host.lower()
+    for port in _DEFAULT_PORTS:
+        if host.endswith(port):
+            host = host[: -len(port)]
+            break
+    return host[:-1] if host.endswith(".") and not host.endswith("..") else host
+
+
 def host_of(url: str) -> str:
     """The host of ``url`` as batches and reports name it ("?" for a URL without one)."""
     return where_host(url).host or "?"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import secrets
 from typing import TextIO
 
@@ -15,6 +16,7 @@ from notifier.config_sites import site_layers
 from notifier.errors import NotifierError, UsageError
 from notifier.protocol import KEY_PATTERN, Keys, redact_all
 from notifier.settings import key_options, keys_from
+from notifier.urls import key_host
 
 KEY_ACTIONS = ("new", "file", "rotate")
 OVERLAP_DAYS = 7  # keep the old key file this long: an endpoint that answered 202 checks the key file later, at its own pace
@@ -67,6 +69,28 @@ def existing_key_files(folder: str) -> list[str]:
                     if handle.read(200).strip() == stem:
                         found.append(stem)
     return sorted(found)
+
+
+_HOST = re.compile(r"[a-z0-9.-]+(:[0-9]{1,5})?|\[[0-9a-f:.]+\](:[0-9]{1,5})?")
+
+
+def host_argument(given: str) -> str:
+    """``key file --host``'s host as a run names it (``key_host``), or the one line that says
+    why no run would use a key file made for it."""
+    text = given.strip()
+    if not text:
+        raise UsageError("key file: give --host HOST and --write DIR, e.g. `notify-changes key file --host www.example.org --write public`")
+    if "/" in text or "@" in text:
+        raise UsageError(f"key file --host {text}: give the host name alone, as its URLs carry it (www.example.org), not a URL or a path")
+    if not text.isascii():
+        try:
+            shown = text.encode("idna").decode("ascii")
+        except UnicodeError:
+            shown = "its punycode (IDNA) form"
+        raise UsageError(f"key file --host {text}: a run knows a host by its IDNA form, as its URLs carry it: {shown}")
+    if not _HOST.fullmatch(text.lower()):
+        raise UsageError(f"key file --host {text}: not a host name (letters, digits, dots and hyphens, and a port)")
+    return key_host(text)
 
 
 def host_key(host: str, cli: dict[str, str | None]) -> tuple[str, Keys]:
@@ -127,10 +151,11 @@ def key_command(parser: argparse.ArgumentParser, args: list[str], out: TextIO) -
 
 
 def key_file(host: str | None, folder: str | None, config: str | None, site: str | None, out: TextIO) -> int:
-    if not host or folder is None:
+    if host is None or folder is None:
         raise UsageError("key file: give --host HOST and --write DIR, e.g. `notify-changes key file --host www.example.org --write public`")
-    key, keys = host_key(host.strip().lower(), {"config": config, "site": site})
-    path = write_key_file(key, folder, reuse=True, source=keys.source_of(host.strip().lower()))
+    host = host_argument(host)
+    key, keys = host_key(host, {"config": config, "site": site})
+    path = write_key_file(key, folder, reuse=True, source=keys.source_of(host))
     out.write(f"{redact_all(path, keys)}: the key file of {host}; publish it with the site\n")
     return 0
 

@@ -27,7 +27,7 @@ from notifier.site.pages import BuiltSite
 from notifier.sitemap.files import Wanted
 from notifier.sitemap.reader import Entry, ReadOptions, read_sitemap
 from notifier.store import State
-from notifier.urls import locate, site, split_url
+from notifier.urls import key_host, locate, site, split_url
 from notifier.workers import Workers
 
 
@@ -276,7 +276,7 @@ def _missing_key_files(settings: Settings, origins: list[str]) -> list[tuple[str
     for each in origins:
         where = site(each)
         if where.scheme in ("http", "https") and where.host:
-            hosts.setdefault(where.host, where.scheme)
+            hosts.setdefault(key_host(where.host), where.scheme)  # one key file for every spelling of a host
     for host, scheme in hosts.items():
         key = settings.keys.key_for(host)
         if key is None:
