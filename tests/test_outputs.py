@@ -46,6 +46,23 @@ def _key_folder(site: Site) -> None:
     (site.root / "keys").mkdir()
 
 
+def _current_key(site: Site) -> None:
+    (site.root / "keys").mkdir()
+    (site.root / "keys" / f"{KEY}.txt").write_text(KEY)
+
+
+def _rotated(site: Site) -> None:
+    written = sorted(path.name for path in (site.root / "keys").iterdir())
+    assert len(written) == 2 and f"{KEY}.txt" in written  # the new key's file beside the current one
+
+
+def _access_log(site: Site) -> None:
+    _pending(site)
+    (site.root / "access.log").write_text(
+        '40.77.167.1 - - [03/Dec/2026:10:00:00 +0000] "GET /p/3/ HTTP/1.1" 200 512 "-" "Mozilla/5.0 (compatible; bingbot/2.0)"\n'
+    )
+
+
 def _stamped(site: Site) -> None:
     assert "2025-01-10" in site.sitemap.read_text()
 
@@ -93,7 +110,9 @@ CASES: dict[str, tuple[list[str], Callable[[Site], None], int, Check]] = {
     "stamp": (["stamp", "SITE"], _stampable, ExitCode.OUTPUT_FAILED, _stamped),
     "key new": (["key", "new"], _nothing, ExitCode.OUTPUT_FAILED, _nothing),
     "key file": (["key", "file", "--host", HOST, "--write", "keys"], _key_folder, ExitCode.OUTPUT_FAILED, _key_written),
+    "key rotate": (["key", "rotate", "--write", "keys"], _current_key, ExitCode.OUTPUT_FAILED, _rotated),
     "deploy-hook": (["deploy-hook"], _nothing, ExitCode.OUTPUT_FAILED, _nothing),
+    "crawled": (["crawled", "access.log", "STATE"], _access_log, ExitCode.OUTPUT_FAILED, _nothing),
     "state show": (["state", "show", "STATE"], _pending, ExitCode.OUTPUT_FAILED, _nothing),
     "state url": (["state", "url", "URL", "STATE"], _pending, ExitCode.OUTPUT_FAILED, _nothing),
     "state pending": (["state", "pending", "STATE"], _pending, ExitCode.OUTPUT_FAILED, _nothing),
@@ -109,6 +128,15 @@ CASES: dict[str, tuple[list[str], Callable[[Site], None], int, Check]] = {
 
 def test_every_state_command_is_among_the_cases() -> None:
     assert {words[1] for words in (case[0] for case in CASES.values()) if words[0] == "state"} == set(ACTIONS)
+
+
+def test_every_command_and_key_action_is_among_the_cases() -> None:
+    from notifier.cli import COMMANDS, TOOLS
+    from notifier.commands.key import KEY_ACTIONS
+
+    words = [case[0] for case in CASES.values()]
+    assert {*COMMANDS, *TOOLS} <= {each[0] for each in words} | {"run"}  # a run is SITE alone too
+    assert {each[1] for each in words if each[0] == "key"} == set(KEY_ACTIONS)
 
 
 def _argv(site: Site, words: list[str]) -> list[str]:
