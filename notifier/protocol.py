@@ -173,7 +173,7 @@ def make_batches(urls: Iterable[str], keys: Keys, batch_size: int) -> tuple[list
         if where.scheme not in ("http", "https") or not where.host:
             unsendable.extend((url, "not an absolute http(s) URL") for url in group)
             continue
-        by_host.setdefault((key_host(where.host), where.scheme), []).extend(group)  # one batch for every spelling of a host
+        by_host.setdefault((key_host(where.host, where.scheme), where.scheme), []).extend(group)  # one batch for every spelling of a host
     batches: list[Batch] = []
     for (host, scheme), host_urls in by_host.items():
         key = keys.key_for(host)

@@ -127,15 +127,17 @@ def where_host(url: str) -> Where:
     return site(origin(url))
 
 
-_DEFAULT_PORTS = (":80", ":443")  # http's and https's: a URL that writes one is on the bare host (RFC 3986, 6.2.3)
+_DEFAULT_PORTS = {"http": ":80", "https": ":443"}  # a URL that writes its scheme's own is on the bare host (RFC 3986, 6.2.3)
 
 
-def key_host(host: str) -> str:
-    """A host as IndexNow keys and batches know it: lower case, without a default port or a
-    trailing dot (``WWW.Shop.org.:443`` is ``www.shop.org``), so that one site never gets a
-    second key, key file or batch for another spelling of its name. Another port stays."""
+def key_host(host: str, scheme: str | None = None) -> str:
+    """A host as IndexNow keys and batches know it: lower case, without its scheme's default
+    port or a trailing dot (``WWW.Shop.org.:443`` of https is ``www.shop.org``), so that one site
+    never gets a second key, key file or batch for another spelling of its name. Another port
+    stays (``https://shop.org:80/`` is another origin); without a scheme (a key looked up by
+    name), either default port goes."""
     host = host.lower()
-    for port in _DEFAULT_PORTS:
+    for port in (_DEFAULT_PORTS[scheme],) if scheme in _DEFAULT_PORTS else _DEFAULT_PORTS.values():
         if host.endswith(port):
             host = host[: -len(port)]
             break

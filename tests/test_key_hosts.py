@@ -101,3 +101,19 @@ def test_key_file_refuses_a_host_no_run_would_use(tmp_path: Path, monkeypatch: p
     code, out, err = _key_file("--host", written, "--write", str(tmp_path / "public"))
     assert code == 2 and err.count("\n") == 1 and says in err, (out, err)
     assert not list((tmp_path / "public").iterdir())
+
+
+@pytest.mark.parametrize(
+    ("host", "scheme", "bare"),
+    [
+        (f"{HOST}:443", "https", HOST),
+        (f"{HOST}:80", "http", HOST),
+        (f"{HOST}:80", "https", f"{HOST}:80"),
+        (f"{HOST}:443", "http", f"{HOST}:443"),
+    ],
+)
+def test_only_the_schemes_own_default_port_is_the_bare_host(host: str, scheme: str, bare: str) -> None:
+    """``https://host:80/`` is another origin than ``https://host/`` (RFC 3986, 6.2.3 normalises
+    the scheme's default port only): its URLs keep their batch. Fails with either default port
+    stripped whatever the scheme."""
+    assert key_host(host, scheme) == bare

@@ -276,7 +276,7 @@ def _missing_key_files(settings: Settings, origins: list[str]) -> list[tuple[str
     for each in origins:
         where = site(each)
         if where.scheme in ("http", "https") and where.host:
-            hosts.setdefault(key_host(where.host), where.scheme)  # one key file for every spelling of a host
+            hosts.setdefault(key_host(where.host, where.scheme), where.scheme)  # one key file for every spelling of a host
     for host, scheme in hosts.items():
         key = settings.keys.key_for(host)
         if key is None:
