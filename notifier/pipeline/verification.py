@@ -24,7 +24,7 @@ from notifier.rules.pages import PAGE_RULES
 from notifier.settings import Settings
 from notifier.site.folder import site_root
 from notifier.site.pages import BuiltSite
-from notifier.sitemap.files import Wanted
+from notifier.sitemap.files import Sitemap, Wanted
 from notifier.sitemap.reader import Entry, ReadOptions, read_sitemap
 from notifier.store import State
 from notifier.urls import key_host, locate, site, split_url
@@ -50,23 +50,7 @@ def diff_and_verify(run: Run, state: State) -> Verified:
         makes_parts=run.records,
         fingerprints=built.reader.fingerprints if built is not None and site_dir is not None else None,
     )
-    known = {part.name: part.digest for part in state.parts if part.name} if site_dir is None else None
-    sitemap = read_sitemap(
-        settings.sitemap,
-        ReadOptions(
-            site_dir=site_dir,
-            base=settings.base_path,
-            request_timeout=settings.request_timeout,
-            progress=run.env.progress,
-            step=run.env.step,
-            # a first run judges every date: parse them on every core
-            wanted=Wanted(url_hashes=run.records, stamps=not state.parts),
-            workers=run.workers,
-        ),
-        sink=builder.add_file,
-        known=known,
-        condenser=builder,
-    )
+    sitemap = _read(run, state, builder)
     diff = builder.finish()
     notes.extend(_what_is_not_announced(diff, built if site_dir is not None else None))
     unlisted_at = len(notes)  # the unlisted note goes here, once the findings say whether the run records
@@ -91,18 +75,7 @@ def diff_and_verify(run: Run, state: State) -> Verified:
         extra=extra,
         built=built,
     )
-    violations = verify(
-        context,
-        RuleSettings(
-            levels=settings.rule_levels,
-            now=run.now,
-            clock_skew=settings.clock_skew,
-            max_removed=settings.max_removed,
-            bulk=settings.bulk,
-            sitemap_url=settings.sitemap_url,
-            own_hosts=frozenset(settings.keys.per_host),
-        ),
-    )
+    violations = verify(context, _rule_settings(run))
     notes.extend(context.notes)
     if settings.announce.alternates:
         heads = built.reader.heads if built is not None and site_dir is not None else None
@@ -116,6 +89,42 @@ def diff_and_verify(run: Run, state: State) -> Verified:
     if any(violation.rule == "lastmod-bulk" for violation in violations):
         violations = _name_a_shallow_clone(settings, violations)
     return Verified(diff, violations, notes)
+
+
+def _read(run: Run, state: State, builder: DiffBuilder) -> Sitemap:
+    """The sitemap read file by file into ``builder``; a part whose bytes are the recorded ones
+    is not parsed again, unless every page is fingerprinted (--site-dir)."""
+    settings = run.settings
+    known = {part.name: part.digest for part in state.parts if part.name} if settings.site_dir is None else None
+    return read_sitemap(
+        settings.sitemap,
+        ReadOptions(
+            site_dir=settings.site_dir,
+            base=settings.base_path,
+            request_timeout=settings.request_timeout,
+            progress=run.env.progress,
+            step=run.env.step,
+            # a first run judges every date: parse them on every core
+            wanted=Wanted(url_hashes=run.records, stamps=not state.parts),
+            workers=run.workers,
+        ),
+        sink=builder.add_file,
+        known=known,
+        condenser=builder,
+    )
+
+
+def _rule_settings(run: Run) -> RuleSettings:
+    settings = run.settings
+    return RuleSettings(
+        levels=settings.rule_levels,
+        now=run.now,
+        clock_skew=settings.clock_skew,
+        max_removed=settings.max_removed,
+        bulk=settings.bulk,
+        sitemap_url=settings.sitemap_url,
+        own_hosts=frozenset(settings.keys.per_host),
+    )
 
 
 def _name_a_shallow_clone(settings: Settings, violations: list[Violation]) -> list[Violation]:
