@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import gzip
 import re
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,7 +70,7 @@ def read_visits(path: Path, unparsed: list[int], wanted: Callable[[str], bool] =
                         line = handle.readline(MAX_LINE)
                     continue
                 yield visit
-        except (OSError, EOFError, gzip.BadGzipFile) as error:
+        except (OSError, EOFError, zlib.error) as error:  # zlib.error: a gzip whose data is damaged, not cut short
             raise InputError(f"{path}: cannot read the log ({error})") from None
 
 

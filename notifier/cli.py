@@ -312,7 +312,7 @@ def _crawled_command(args: list[str]) -> int:
 
     try:
         namespace = crawled.parse(args, _Parser(prog="notify-changes crawled", description=crawled.DESCRIPTION, epilog=crawled.EPILOG))
-        crawled.run_crawled(namespace, sys.stdout)
+        crawled.run_crawled(namespace, sys.stdout, err=sys.stderr)
     except NotifierError as error:
         return _failed(error)
     return ExitCode.OK

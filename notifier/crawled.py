@@ -13,12 +13,12 @@ import ipaddress
 import json
 import math
 import urllib.parse
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from notifier.accesslog import Visit
+from notifier.accesslog import Visit, read_visits
 from notifier.errors import InputError, UsageError
 from notifier.stats import outcome
 from notifier.store import DatabaseURL, ledger_entries
@@ -64,25 +64,87 @@ class Crawls:
                 if key not in self.first or visit.at < self.first[key]:
                     self.first[key] = visit.at
 
-    def as_dict(self, since: dt.datetime, until: dt.datetime) -> dict[str, Any]:
-        """The JSON of ``crawled --format json`` (README: "Did the engines crawl it?")."""
-        engines: dict[str, Any] = {}
+    def result(self, since: dt.datetime, until: dt.datetime, unparsed_lines: int) -> Crawled:
+        """What the join found, as a frozen value."""
+        engines = []
         for engine in CRAWLERS:
             delays = sorted((at - self.announced[url]).total_seconds() for (name, url), at in self.first.items() if name == engine)
-            engines[engine] = {
-                "announced": len(self.announced),
-                "crawled": len(delays),
-                "median_delay_s": _rank(delays, 0.5),
-                "p90_delay_s": _rank(delays, 0.9),
-            }
+            engines.append(EngineCrawl(engine, len(self.announced), len(delays), _rank(delays, 0.5), _rank(delays, 0.9)))
         fetched = {url for _, url in self.first}
+        return Crawled(
+            since=since.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            until=until.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            engines=tuple(engines),
+            never=tuple(sorted(url for url in self.announced if url not in fetched)),
+            visits=self.visits,
+            refused=self.refused,
+            unparsed_lines=unparsed_lines,
+        )
+
+
+@dataclass(frozen=True)
+class EngineCrawl:
+    """One crawler's fetches of the announced URLs."""
+
+    engine: str
+    announced: int
+    crawled: int  # announced URLs it fetched after their announcement
+    median_delay_s: float | None
+    p90_delay_s: float | None
+
+
+@dataclass(frozen=True)
+class Crawled:
+    """What ``crawled`` found: the value ``notify-changes crawled`` prints and a report page can show."""
+
+    since: str
+    until: str
+    engines: tuple[EngineCrawl, ...]  # in CRAWLERS' order
+    never: tuple[str, ...]  # announced URLs no crawler fetched after their announcement, sorted
+    visits: int  # crawler visits believed
+    refused: int  # visits with a crawler's user agent from outside its published ranges
+    unparsed_lines: int  # log lines in neither format, passed over
+
+    @property
+    def announced(self) -> int:
+        return self.engines[0].announced if self.engines else 0
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON of ``crawled --format json`` (README: "Did the engines crawl it?")."""
         return {
-            "since": since.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "until": until.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "engines": engines,
-            "never": sorted(url for url in self.announced if url not in fetched),
+            "since": self.since,
+            "until": self.until,
+            "engines": {
+                each.engine: {
+                    "announced": each.announced,
+                    "crawled": each.crawled,
+                    "median_delay_s": each.median_delay_s,
+                    "p90_delay_s": each.p90_delay_s,
+                }
+                for each in self.engines
+            },
+            "never": list(self.never),
             "visits": {"believed": self.visits, "refused_by_ranges": self.refused},
+            "unparsed_lines": self.unparsed_lines,
         }
+
+
+def crawled(
+    location: Path | DatabaseURL,
+    logs: Sequence[Path],
+    since: dt.datetime,
+    until: dt.datetime,
+    ranges: Mapping[str, list[Network]] | None = None,
+) -> Crawled:
+    """Join the ledger of ``location`` (the URLs received from ``since`` on) with the crawlers'
+    visits in ``logs``, streamed; with ``ranges``, those engines' crawlers are believed only
+    from their addresses. A plain function of its arguments: the command and a report page call it alike."""
+    crawls = Crawls()
+    announced_urls(location, since, crawls)
+    unparsed = [0]
+    for log in logs:
+        join(crawls, read_visits(log, unparsed, lambda agent: crawler_of(agent) is not None), ranges or {})
+    return crawls.result(since, until, unparsed[0])
 
 
 def _rank(values: Sequence[float], share: float) -> float | None:
@@ -109,7 +171,7 @@ def crawler_of(agent: str) -> str | None:
     return next((engine for engine, token in CRAWLERS.items() if token in folded), None)
 
 
-def join(crawls: Crawls, visits: Iterable[Visit], ranges: dict[str, list[Network]]) -> None:
+def join(crawls: Crawls, visits: Iterable[Visit], ranges: Mapping[str, list[Network]]) -> None:
     """Take in every crawler's visit; one from outside its engine's ranges (when given) is refused."""
     believed: dict[tuple[str, str], bool] = {}
     for visit in visits:

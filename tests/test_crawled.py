@@ -99,9 +99,14 @@ def test_the_text_says_the_same(site: Site, capsys: pytest.CaptureFixture[str]) 
     files = [str(each) for each in logs(site.root)]
     capsys.readouterr()
     assert main(["crawled", *files, "--state", str(site.state), "--since", "all"]) == 0
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     assert "5 URLs received from" in out and "  bingbot: 4 of 5, median 1.0 h, 90% within 24.0 h" in out and "  SeznamBot: none" in out
-    assert "1 log line not in a format read here: passed over" in out
+    assert err == "notify-changes: note: 1 log line not in a format read here: passed over\n"  # on stderr, once
+    assert main(["crawled", *files, "--state", str(site.state), "--since", "all", "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["unparsed_lines"] == 1 and err.count("\n") == 1 and "1 log line not in a format" in err
+    assert main(["crawled", files[1], "--state", str(site.state), "--since", "all"]) == 0
+    assert capsys.readouterr().err == ""  # the log with no such line: nothing said
 
 
 def test_bad_input_is_one_line_and_exit_2(site: Site, capsys: pytest.CaptureFixture[str]) -> None:
@@ -109,11 +114,15 @@ def test_bad_input_is_one_line_and_exit_2(site: Site, capsys: pytest.CaptureFixt
     log = logs(site.root)[0]
     broken = site.root / "broken.gz"
     broken.write_bytes(b"\x1f\x8b" + b"not gzip at all")
+    damaged = bytearray(gzip.compress(b"x" * 50 + b"\n") * 2)
+    damaged[10:12] = b"\xff\xff"  # the first deflate block's type: invalid (zlib.error, not a cut stream)
+    (site.root / "damaged.log.gz").write_bytes(bytes(damaged))
     (site.root / "ranges.json").write_text('{"prefixes": [{"ipv4Prefix": "not an address"}]}')
     for args, said in (
         ([], "name the access logs"),
         ([str(site.root / "missing.log")], "cannot read the log"),
         ([str(broken)], "cannot read the log"),
+        ([str(site.root / "damaged.log.gz")], "cannot read the log"),
         ([str(log), "--bot-ranges", str(site.root / "ranges.json")], "not the published ranges"),
         ([str(log), "--bot-ranges", "googlebot=x.json"], "'googlebot' is not one of"),
         ([str(log), "--since", "whenever"], "--since"),
@@ -131,3 +140,18 @@ def test_every_option_is_in_the_readme() -> None:
     add_arguments(parser)
     options = [opt for action in parser._actions for opt in action.option_strings if opt.startswith("--") and opt != "--help"]
     assert [opt for opt in options if f"`{opt}" not in section and f", `{opt}`" not in section] == []
+
+
+def test_the_plain_function_returns_a_frozen_value_the_json_is_made_of(site: Site) -> None:
+    """The report page (item 2) shows ``crawled``'s value; the command prints the same."""
+    import dataclasses
+
+    from notifier.crawled import crawled as join_logs
+
+    four_days(site)
+    files = logs(site.root)
+    result = join_logs(site.state, files, dt.datetime.min.replace(tzinfo=dt.UTC), T0 + 6 * DAY)
+    assert result.as_dict() == crawled(site, *(str(each) for each in files), "--since", "all")
+    assert result.announced == 5 and [each.engine for each in result.engines][:2] == ["bingbot", "YandexBot"]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.engines[0].crawled = 0  # type: ignore[misc]

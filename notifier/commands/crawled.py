@@ -10,9 +10,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from notifier.accesslog import read_visits
 from notifier.config_sites import site_states
-from notifier.crawled import CRAWLERS, Crawls, announced_urls, crawler_of, join, read_ranges
+from notifier.crawled import CRAWLERS, Crawled, crawled, read_ranges
 from notifier.errors import UsageError
 from notifier.report import plural, printable
 from notifier.stats import since_of
@@ -40,8 +39,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="PATH", help="a TOML config file (default notify-changes.toml, else pyproject.toml)")
 
 
-def run_crawled(namespace: argparse.Namespace, out: TextIO, now: Callable[[], dt.datetime] | None = None) -> None:
-    """Do the command of ``namespace``; a NotifierError says what went wrong."""
+def run_crawled(
+    namespace: argparse.Namespace, out: TextIO, now: Callable[[], dt.datetime] | None = None, err: TextIO | None = None
+) -> None:
+    """Do the command of ``namespace``; a NotifierError says what went wrong, a note on ``err`` what was passed over."""
     if not namespace.logs:
         raise UsageError("crawled: name the access logs to read, e.g. `notify-changes crawled /var/log/nginx/access.log*`")
     given = {"state": namespace.state, "config": namespace.config, "site-name": namespace.site_name, "site": namespace.site}
@@ -53,46 +54,33 @@ def run_crawled(namespace: argparse.Namespace, out: TextIO, now: Callable[[], dt
     until = (now or (lambda: dt.datetime.now(dt.UTC)))()
     since = since_of(namespace.since or "14d", until) or dt.datetime.min.replace(tzinfo=dt.UTC)
     ranges = read_ranges(namespace.bot_ranges or ())
-    crawls = Crawls()
-    announced_urls(sites[0].state, since, crawls)
-    unparsed = [0]
-    for log in namespace.logs:
-        join(crawls, read_visits(Path(log), unparsed, lambda agent: crawler_of(agent) is not None), ranges)
-    result = crawls.as_dict(since, until) | {"unparsed_lines": unparsed[0]}
+    result = crawled(sites[0].state, [Path(log) for log in namespace.logs], since, until, ranges)
+    if result.unparsed_lines and err is not None:  # said once, in either format
+        err.write(f"notify-changes: note: {plural(result.unparsed_lines, 'log line')} not in a format read here: passed over\n")
     if namespace.format == "json":
-        out.write(json.dumps(result, ensure_ascii=False, indent=2) + "\n")
+        out.write(json.dumps(result.as_dict(), ensure_ascii=False, indent=2) + "\n")
         return
     _text(result, out)
 
 
-def _text(result: dict[str, object], out: TextIO) -> None:
-    engines = result["engines"]
-    assert isinstance(engines, dict)
-    announced = next(iter(engines.values()))["announced"] if engines else 0
-    out.write(f"{plural(announced, 'URL')} received from {result['since']} to {result['until']}; fetched after:\n")
-    for engine, each in engines.items():
-        if each["crawled"]:
+def _text(result: Crawled, out: TextIO) -> None:
+    announced = result.announced
+    out.write(f"{plural(announced, 'URL')} received from {result.since} to {result.until}; fetched after:\n")
+    for each in result.engines:
+        if each.crawled:
             out.write(
-                f"  {engine}: {each['crawled']} of {announced}, median {_delay(each['median_delay_s'])}, "
-                f"90% within {_delay(each['p90_delay_s'])}\n"
+                f"  {each.engine}: {each.crawled} of {announced}, median {_delay(each.median_delay_s)}, "
+                f"90% within {_delay(each.p90_delay_s)}\n"
             )
         else:
-            out.write(f"  {engine}: none\n")
-    never = result["never"]
-    assert isinstance(never, list)
-    if never:
-        out.write(f"never fetched by any of them ({len(never)}):\n")
-        out.writelines(f"  {printable(url)}\n" for url in never[:20])
-        if len(never) > 20:
-            out.write(f"  ... and {len(never) - 20} more (--format json lists them all)\n")
-    visits = result["visits"]
-    assert isinstance(visits, dict)
-    if visits["refused_by_ranges"]:
-        out.write(
-            f"{plural(visits['refused_by_ranges'], 'visit')} with a crawler's user agent from outside its published ranges: refused\n"
-        )
-    if result["unparsed_lines"]:
-        out.write(f"{plural(int(str(result['unparsed_lines'])), 'log line')} not in a format read here: passed over\n")
+            out.write(f"  {each.engine}: none\n")
+    if result.never:
+        out.write(f"never fetched by any of them ({len(result.never)}):\n")
+        out.writelines(f"  {printable(url)}\n" for url in result.never[:20])
+        if len(result.never) > 20:
+            out.write(f"  ... and {len(result.never) - 20} more (--format json lists them all)\n")
+    if result.refused:
+        out.write(f"{plural(result.refused, 'visit')} with a crawler's user agent from outside its published ranges: refused\n")
 
 
 def _delay(seconds: float | None) -> str:
