@@ -196,6 +196,8 @@ def _inside(ip: str, networks: list[Network]) -> bool:
         address = ipaddress.ip_address(ip.strip("[]"))
     except ValueError:
         return False
+    if address.version == 6 and address.ipv4_mapped is not None:  # ::ffff:157.55.39.1: IPv4 as a dual-stack server logs it
+        address = address.ipv4_mapped
     return any(address in network for network in networks if network.version == address.version)
 
 

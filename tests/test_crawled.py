@@ -8,6 +8,7 @@ import argparse
 import datetime as dt
 import gzip
 import io
+import ipaddress
 import json
 from pathlib import Path
 from typing import Any
@@ -155,3 +156,11 @@ def test_the_plain_function_returns_a_frozen_value_the_json_is_made_of(site: Sit
     assert result.announced == 5 and [each.engine for each in result.engines][:2] == ["bingbot", "YandexBot"]
     with pytest.raises(dataclasses.FrozenInstanceError):
         result.engines[0].crawled = 0  # type: ignore[misc]
+
+
+def test_a_dual_stack_servers_mapped_ipv4_address_is_held_to_the_ipv4_ranges() -> None:
+    from notifier.crawled import _inside
+
+    networks = [ipaddress.ip_network("157.55.39.0/24"), ipaddress.ip_network("2620:ee:c000::/42")]
+    assert _inside("::ffff:157.55.39.7", networks) and _inside("157.55.39.7", networks) and _inside("2620:ee:c000::1", networks)
+    assert not _inside("::ffff:203.0.113.9", networks) and not _inside("203.0.113.9", networks) and not _inside("nobody", networks)
