@@ -127,9 +127,11 @@ def test_bad_input_is_one_line_and_exit_2(site: Site, capsys: pytest.CaptureFixt
         ([str(log), "--bot-ranges", str(site.root / "ranges.json")], "not the published ranges"),
         ([str(log), "--bot-ranges", "googlebot=x.json"], "'googlebot' is not one of"),
         ([str(log), "--since", "whenever"], "--since"),
+        ([str(log), "--state", str(site.root / "typo.json")], "typo.json: no state yet"),
+        ([str(log), "--state", str(site.root / "typo.sqlite")], "typo.sqlite: no state yet"),
     ):
         capsys.readouterr()
-        assert main(["crawled", *args, "--state", str(site.state)]) == 2, args
+        assert main(["crawled", "--state", str(site.state), *args]) == 2, args
         err = capsys.readouterr().err
         assert said in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, (args, err)
 

@@ -12,7 +12,7 @@ from typing import TextIO
 
 from notifier.config_sites import site_states
 from notifier.crawled import CRAWLERS, Crawled, crawled, read_ranges
-from notifier.errors import UsageError
+from notifier.errors import InputError, UsageError
 from notifier.report import plural, printable
 from notifier.stats import since_of
 
@@ -51,10 +51,13 @@ def run_crawled(
         raise UsageError(
             f"crawled: the config lists {len(sites)} sites ({', '.join(str(each.name) for each in sites)}): name one with --site NAME"
         )
+    location = sites[0].state
+    if isinstance(location, Path) and not location.exists():  # a mistyped --state is no empty ledger: "0 URLs received" would lie
+        raise InputError(f"{location}: no state yet; the first `notify-changes run` records one (or pass --state PATH)")
     until = (now or (lambda: dt.datetime.now(dt.UTC)))()
     since = since_of(namespace.since or "14d", until) or dt.datetime.min.replace(tzinfo=dt.UTC)
     ranges = read_ranges(namespace.bot_ranges or ())
-    result = crawled(sites[0].state, [Path(log) for log in namespace.logs], since, until, ranges)
+    result = crawled(location, [Path(log) for log in namespace.logs], since, until, ranges)
     if result.unparsed_lines and err is not None:  # said once, in either format
         err.write(f"notify-changes: note: {plural(result.unparsed_lines, 'log line')} not in a format read here: passed over\n")
     if namespace.format == "json":
