@@ -22,6 +22,7 @@ from notifier.errors import UsageError
 from notifier.paths import is_url
 from notifier.protocol import DEFAULT_ENDPOINT, MAX_BATCH
 from notifier.site.hosting import DEFAULT_PLATFORM, PLATFORMS
+from notifier.urls import userinfo, without_password
 from notifier.waits import endpoint_key
 
 FORMATS = ("text", "json", "github")
@@ -131,7 +132,12 @@ def url(name: str) -> Callable[[Any], str]:
     def convert(value: Any) -> str:
         text = value if isinstance(value, str) else ""
         if not is_url(text):
-            raise UsageError(f"{name}: {value!r} is not an http(s) URL")
+            raise UsageError(f"{name}: {without_password(text) if text else value!r} is not an http(s) URL")
+        if userinfo(text) is not None:  # an endpoint, a key file and a sitemap's public URL are public: no credentials
+            raise UsageError(
+                f"{name}: {without_password(text)} holds a user name or password before its host (its password not shown); "
+                "a public URL carries none: remove it"
+            )
         return text
 
     return convert

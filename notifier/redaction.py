@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from notifier.database import is_database_url, passwords, without_password
+from notifier.urls import userinfo
 
 KEY_SHOWN = 4  # characters of a key a message may show
 HIDDEN = "•••"  # what stands for a password
@@ -61,7 +62,7 @@ def of_location(location: object) -> Secrets:
 
 def of_invocation(argv: Sequence[str], environ: Mapping[str, str]) -> Secrets:
     """What a command line and its environment hold that no output may show: ``--key``'s
-    value, every password of a database URL among the words, and the values of the
+    value, every password of a database URL or an http(s) URL among the words, and the values of the
     variables named like secrets (INDEXNOW_KEY, a ``[keys] derive`` secret, PGPASSWORD)."""
     named = [(name, value) for name, value in environ.items() if _SECRET_NAMES.search(name) and len(value) >= _SHORTEST_SECRET]
     keys = [value for name, value in named if "PASS" not in name.upper()]
@@ -75,6 +76,8 @@ def of_invocation(argv: Sequence[str], environ: Mapping[str, str]) -> Secrets:
         for text in (word, value):
             if is_database_url(text):
                 found.extend(passwords(text))
+            elif (info := userinfo(text)) is not None and ":" in info:  # https://user:pw@host/sitemap.xml
+                found.append(info.partition(":")[2])
     return Secrets(keys=tuple(key for key in keys if key), passwords=tuple(found))
 
 

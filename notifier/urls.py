@@ -219,6 +219,18 @@ def without_password(url: str) -> str:
     return f"{url[:start]}{info.partition(':')[0]}:{HIDDEN_PASSWORD}{url[start + len(info) :]}"
 
 
+def credentials(url: str) -> tuple[str, tuple[str, str] | None]:
+    """``url`` without its userinfo, and the (user, password) it held, percent-decoded (None:
+    it held none): a sitemap fetched with HTTP basic auth (``https://user:pw@staging/sitemap.xml``)
+    is named by its URL without them everywhere, and they go only in the request's header."""
+    info = userinfo(url)
+    if info is None:
+        return url, None
+    start, _ = _authority(url) or (0, 0)
+    user, _, password = info.partition(":")
+    return url[:start] + url[start + len(info) + 1 :], (urllib.parse.unquote(user), urllib.parse.unquote(password))
+
+
 def unsendable(url: str) -> str | None:
     """Why no IndexNow endpoint can ever accept ``url`` (it will never leave a pending set), or None."""
     if len(url) <= MAX_URL_LENGTH and PLAIN_URL.fullmatch(url) is not None:

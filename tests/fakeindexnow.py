@@ -77,6 +77,7 @@ class FakeIndexNow:
         self.get_faults: dict[str, Fault] = {}  # path -> a drip for every GET of it
         self.posts: list[Received] = []
         self.gets: list[str] = []
+        self.get_auth: list[str] = []  # each GET's Authorization header ("" without one), as gets
         self.success_status = 200  # what a good POST is answered: any code (Bing has answered 203)
         self.get_status = 200  # what a GET of a file the site serves (a key file) is answered
         self.on_post: Callable[[Received], None] | None = None  # called as a POST arrives, before the answer
@@ -175,6 +176,7 @@ def _make_handler(fake: FakeIndexNow) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:  # a proxied request for the live site: key files
             fake.gets.append(self.path)
+            fake.get_auth.append(self.headers.get("Authorization", ""))
             split = urllib.parse.urlsplit(self.path)
             host = split.netloc or self.headers.get("Host", "")  # proxied (absolute URI) or direct
             content = fake.sites.get(host.lower(), {}).get(split.path)

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 from notifier.rules.context import Context
 from notifier.rules.table import OFF, Found, RuleSettings
-from notifier.urls import where_host
+from notifier.urls import userinfo, where_host
 
 
 def _hreflang(context: Context, settings: RuleSettings) -> Iterator[Found]:
@@ -23,11 +23,21 @@ def _hreflang(context: Context, settings: RuleSettings) -> Iterator[Found]:
     diff = context.diff
     hosts = {where_host(origin).host for origin in diff.origins}
     both = "list each page in the other's alternates"
+    for change in itertools.chain(diff.added, diff.changed):
+        for language, href in alternates.get(change.loc, ()):
+            if userinfo(href) is not None:  # shown without its password (the reader hid it), never announced
+                yield (
+                    "hreflang-broken",
+                    change.loc,
+                    f"its {language} alternate {href} holds a user name or password before its host; a public URL carries none: remove it",
+                    None,
+                )
     pairs = [
         (change.loc, language, href)
         for change in itertools.chain(diff.added, diff.changed)
         for language, href in alternates.get(change.loc, ())
-        if href != change.loc and where_host(href).host in hosts  # another site's pages are in its own sitemap (example.de, example.fr)
+        # another site's pages are in its own sitemap (example.de, example.fr)
+        if href != change.loc and userinfo(href) is None and where_host(href).host in hosts
     ]
     listed = diff.listed_of(href for _, _, href in pairs if href not in alternates)
     for loc, language, href in pairs:

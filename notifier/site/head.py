@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 from lxml import etree
 
 from notifier.site.robots import INDEXNOW_CRAWLERS
-from notifier.urls import join_url, split_url
+from notifier.urls import join_url, split_url, without_password
 
 HEAD_LIMIT = 64 * 1024  # a head longer than this is cut; the facts that matter come first
 _FEED = 1024  # bytes given to the parser at a time: it stops soon after the head ends
@@ -175,7 +175,7 @@ def canonical_elsewhere(loc: str, head: Head) -> str | None:
 def alternates_of(loc: str, head: Head) -> list[tuple[str, str]]:
     """(hreflang, URL) of the head's alternates, each resolved against the page's base."""
     base = _base(loc, head)
-    return [(language, url) for language, href in head.alternates if (url := join_url(base, href)) is not None]
+    return [(language, without_password(url)) for language, href in head.alternates if (url := join_url(base, href)) is not None]
 
 
 def _base(loc: str, head: Head) -> str:

@@ -140,6 +140,7 @@ class ReadOptions:
     step: Callable[[str], None] | None = None  # one line per part of an index read
     wanted: Wanted = Wanted()
     workers: Workers | None = field(default=None, compare=False, repr=False)  # the run's worker processes (None: read here)
+    auth: tuple[str, str] | None = field(default=None, repr=False)  # a remote sitemap's basic auth, for its site only
 
 
 def facts_of(entries: Sequence[Entry], wanted: Wanted = Wanted()) -> FileFacts:

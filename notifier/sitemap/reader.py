@@ -47,7 +47,7 @@ from notifier.sitemap.source import Source, file_digest, same_site
 from notifier.sitemap.text import parse_text as _parse_text
 from notifier.sitemap.xml import BOM, NEWS, WHITESPACE_BYTES
 from notifier.sitemap.xml import parse_xml as _parse_xml
-from notifier.urls import join_url, split_url, under_base
+from notifier.urls import credentials, join_url, split_url, under_base, userinfo, without_password
 from notifier.workers import Workers
 
 __all__ = [
@@ -88,6 +88,10 @@ def read_sitemap(
     sitemap = Sitemap(sink=sink)
     remote = is_url(location)
     if remote:
+        # basic auth (https://user:pw@staging/sitemap.xml): the sitemap is named without it
+        # in every message, report, state and log; it goes only in its own site's requests
+        location, auth = credentials(location)
+        options = dataclasses.replace(options, auth=auth) if auth is not None else options
         sitemap.root_url = location
         base_dir = None
     else:
@@ -199,7 +203,7 @@ class _Walk:
         visited.add(key)
         if options.progress is not None and depth == 0:  # an index's parts are counted by their loop
             options.progress(f"reading {location}")
-        raw = Source(location, options.request_timeout)
+        raw = Source(location, options.request_timeout, options.auth)
         file_no = sitemap.first_file + len(sitemap.files)
         info = SitemapFile(name=location, kind="urlset", public_url=public_url, key=_file_key(location, base_dir))
         sitemap.files.append(info)
@@ -349,6 +353,22 @@ class _Walk:
             sitemap.findings.append(
                 Finding("url-invalid", part.loc, f"{index_location}, line {part.line}: index part loc is not an absolute URL")
             )
+        if userinfo(part.loc) is not None:  # its password is on no channel, and never sent to the part's host
+            shown = without_password(part.loc)
+            if base_dir is None:
+                raise InputError(
+                    f"{index_location}, line {part.line}: index part {shown} holds a user name or password before its host "
+                    "(its password not shown); list parts without it: they are fetched with the sitemap's own credentials"
+                )
+            sitemap.findings.append(
+                Finding(
+                    "url-invalid",
+                    shown,
+                    f"{index_location}, line {part.line}: index part loc holds a user name or password before its host "
+                    "(its password not shown); a public URL carries none: remove it",
+                )
+            )
+            part = part._replace(loc=shown)
         if base_dir is None:  # a remote index: fetch its parts from where it points, on its own site only
             url = join_url(index_url or index_location, part.loc) or ""
             if not is_url(url):

@@ -18,7 +18,7 @@ import requests
 from notifier.errors import InputError
 from notifier.http import exchange
 from notifier.paths import file_kind, is_url
-from notifier.urls import join_url, split_url
+from notifier.urls import join_url, split_url, without_password
 
 MAX_FILE_BYTES = 50 * 1024 * 1024  # sitemaps.org: at most 50 MB (52,428,800 bytes) uncompressed
 CHUNK = 1 << 20
@@ -28,7 +28,7 @@ _GZIP_MAGIC = b"\x1f\x8b"
 class Source:
     """The bytes of one sitemap file, capped and gunzipped by the reader itself."""
 
-    def __init__(self, location: str, request_timeout: float) -> None:
+    def __init__(self, location: str, request_timeout: float, auth: tuple[str, str] | None = None) -> None:
         self.location = location
         self._hash = hashlib.blake2b(digest_size=16)
         self._response: requests.Response | None = None
@@ -39,7 +39,7 @@ class Source:
         self.is_text = name.endswith(".txt")
         self.text_by_content_type = False
         if is_url(location):
-            self._response = fetch(location, request_timeout)
+            self._response = fetch(location, request_timeout, auth)
             content_type = self._response.headers.get("Content-Type", "").partition(";")[0].strip().lower()
             self.text_by_content_type = not self.is_text and content_type == "text/plain"
             self.is_text = self.is_text or self.text_by_content_type
@@ -136,26 +136,28 @@ def same_site(url: str, other: str) -> bool:
     return a.scheme == b.scheme or (a.scheme, b.scheme) == ("http", "https")
 
 
-def _get(url: str, timeout: float) -> requests.Response:
-    return requests.get(url, stream=True, timeout=(min(timeout, 10.0), timeout), allow_redirects=False)
+def _get(url: str, timeout: float, auth: tuple[str, str] | None) -> requests.Response:
+    return requests.get(url, stream=True, timeout=(min(timeout, 10.0), timeout), allow_redirects=False, auth=auth)
 
 
-def fetch(url: str, timeout: float) -> requests.Response:
+def fetch(url: str, timeout: float, auth: tuple[str, str] | None = None) -> requests.Response:
     """GET a sitemap, its body read whole (at most just over the cap) within ``timeout`` in all.
 
     Redirects are followed by hand and only on the sitemap's own origin: a sitemap's URL
-    must not send the tool to another host (a cloud metadata address, say)."""
+    must not send the tool to another host (a cloud metadata address, say), nor ``auth``
+    (the sitemap's basic auth) anywhere but its own site."""
     location = url
     for _ in range(MAX_REDIRECTS + 1):
         try:
-            response = exchange(functools.partial(_get, location, timeout), timeout, limit=MAX_FILE_BYTES)
+            response = exchange(functools.partial(_get, location, timeout, auth), timeout, limit=MAX_FILE_BYTES)
         except requests.RequestException as error:
             raise InputError(f"{url}: cannot fetch the sitemap ({type(error).__name__}); check the URL and the network") from None
         if response.is_redirect:
             target = join_url(location, response.headers.get("Location", "")) or response.headers.get("Location", "")
             if not same_site(url, target):
                 raise InputError(
-                    f"{url}: redirects to {target}, on another host; a sitemap is read from its own site only: pass its final URL"
+                    f"{url}: redirects to {without_password(target)}, on another host; "
+                    "a sitemap is read from its own site only: pass its final URL"
                 )
             location = target
             continue

@@ -17,6 +17,7 @@ from notifier.errors import InputError
 from notifier.sitemap.files import Entry, Finding, IndexPart, Sitemap, SitemapFile, make_entry
 from notifier.sitemap.items import ATOM, NS_09, document_url, feed_item, feed_link, pull_parser, trimmed, url_item
 from notifier.sitemap.source import CHUNK
+from notifier.urls import without_password
 
 XHTML_LINK = "{http://www.w3.org/1999/xhtml}link"  # <xhtml:link rel="alternate" hreflang href>
 NEWS = "http://www.google.com/schemas/sitemap-news/0.9"  # a Google News sitemap: the last two days' articles
@@ -208,7 +209,9 @@ class _XmlFile:
             tag = child.tag
             if tag == XHTML_LINK:
                 if (child.get("rel") or "").strip().lower() == "alternate" and child.get("hreflang"):
-                    self.info.alternates.setdefault(loc, []).append((child.get("hreflang") or "", trimmed(child.get("href"))))
+                    # a password in either is on no channel after (#39 item 4): the loc's, as the reader hides it
+                    href = without_password(trimmed(child.get("href")))
+                    self.info.alternates.setdefault(without_password(loc), []).append((child.get("hreflang") or "", href))
             elif tag == self.changefreq_tag:
                 value = trimmed(child.text)
                 if value not in CHANGEFREQS:
