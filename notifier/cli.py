@@ -164,6 +164,7 @@ class _Current:
     def reset(self, args: list[str]) -> None:
         self.args, self.keys = args, list[Keys]()  # what no output may show: the keys each site uses
         self.state: Path | str | DatabaseURL | None = None  # the crash log goes beside a state file
+        self.sitemaps: list[str] = []  # a config file's SITEMAP URL may hold a basic-auth password
         given = [word.split("=", 1)[1] for word in args if word.startswith("--format=")]
         given += [args[n + 1] for n, word in enumerate(args[:-1]) if word == "--format"]
         style = given[-1] if given else ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else None)
@@ -172,7 +173,7 @@ class _Current:
         self.sends = False  # a run that may have sent (not check, not a dry run): what an interrupt leaves behind
 
     def secrets(self) -> Secrets:
-        return gathered((key for keys in self.keys for key in keys.secrets), self.args, os.environ, self.state)
+        return gathered((key for keys in self.keys for key in keys.secrets), [*self.args, *self.sitemaps], os.environ, self.state)
 
 
 _current = _Current()
@@ -270,6 +271,7 @@ def _main(command: str, args: list[str], word: str | None = None) -> int:
         runs = build_runs(command, cli)  # one site, or each of the config's [[sites]]
         settings = runs[0]
         _current.state, _current.github, _current.keys = settings.state, settings.format == "github", [each.keys for each in runs]
+        _current.sitemaps = [str(each.sitemap) for each in runs]
         _current.sends = settings.command == "run" and not settings.dry_run
         if settings.format == "github":  # before anything else is printed: GitHub hides it in logs
             for each in runs:

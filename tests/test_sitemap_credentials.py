@@ -161,3 +161,27 @@ def test_a_url_option_with_a_password_is_refused_in_one_line_without_it(site: Si
     assert site.fake is not None and site.fake.posts == []
     honest = site.run(option, f"https://{HOST}/{KEY}.txt" if option == "--key-location" else "https://nowhere.invalid/x")
     assert "user name or password" not in honest.err
+
+
+def test_a_crash_with_the_sitemap_url_in_the_config_file_logs_it_without_the_password(
+    site: Site, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The SITEMAP URL from notify-changes.toml, not the command line: the crash log still hides its password."""
+    import notifier.sitemap.reader
+    from notifier.cli import main
+
+    def bug(url: str) -> tuple[str, None]:
+        raise RuntimeError(f"could not split {url}")
+
+    assert site.fake is not None
+    with_password, _ = _served(site.fake, {"/sitemap.xml": urlset(pages(3)).encode()})
+    config = tmp_path / "notify-changes.toml"
+    config.write_text(f'sitemap = "{with_password}"\n')
+    monkeypatch.setattr(notifier.sitemap.reader, "credentials", bug)
+    site.capsys.readouterr()
+    code = main(["run", "--config", str(config), *site.state_args, "--endpoint", site.fake.endpoint, "--key", KEY])
+    captured = site.capsys.readouterr()
+    assert code == 70, captured
+    log = next(site.state.parent.glob("notify-changes-crash*.log"))
+    assert "could not split http://admin:•••@127.0.0.1" in log.read_text()
+    assert PASSWORD not in log.read_text() + captured.err + captured.out
