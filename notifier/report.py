@@ -8,8 +8,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from notifier.changes import Change
 from notifier.errors import ExitCode
-from notifier.pipeline.changes import Change
 from notifier.protocol import BatchResult
 from notifier.rules import Violation
 

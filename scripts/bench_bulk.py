@@ -24,8 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from notifier.changes import Diff
 from notifier.dates import timestamps
-from notifier.pipeline.changes import Diff
 from notifier.rules.bulk import lastmod_bulk
 from notifier.rules.context import Context
 from notifier.rules.table import RuleSettings

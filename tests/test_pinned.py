@@ -620,7 +620,7 @@ def test_only_the_first_mib_of_robots_txt_is_read(offline_site: Site) -> None:
 
 
 def test_added_compares_as_a_sequence_and_only_as_one() -> None:
-    from notifier.pipeline.changes import Added, Change
+    from notifier.changes import Added, Change
 
     added = Added()
     added.add(f"{BASE}/a/", "2024-05-01")

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal, NamedTuple
 
+from notifier.changes import Change, Diff
 from notifier.dates import format_utc
 from notifier.environment import Environment
-from notifier.pipeline.changes import Change, Diff
 from notifier.protocol import BatchResult
 from notifier.report import PlannedBatch
 from notifier.rules import Violation

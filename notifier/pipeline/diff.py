@@ -18,7 +18,7 @@ import operator
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from notifier.pipeline.changes import Added, Change, Diff, PageFinding, same_instant
+from notifier.changes import Added, Change, Diff, PageFinding, same_instant
 from notifier.pipeline.condensed import Condensed, condense, differing, without_lastmod
 from notifier.pipeline.matching import Matching, Unmatched
 from notifier.sitemap.files import Condense, Entry, Row, SitemapFile, facts_of

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import NamedTuple
 
-from notifier.pipeline.changes import Change, Diff, PageFinding, same_instant
+from notifier.changes import Change, Diff, PageFinding, same_instant
 from notifier.pipeline.condensed import Listed
 from notifier.pipeline.unread import Known, consult
 from notifier.sitemap.files import Entry, Row

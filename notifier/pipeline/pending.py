@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from notifier.pipeline.changes import Added, Change, Diff
+from notifier.changes import Added, Change, Diff
 from notifier.report import plural
 from notifier.store import PendingItem, State
 from notifier.urls import unsendable, without_password

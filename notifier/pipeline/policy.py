@@ -12,8 +12,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
 from notifier.announce import Announce
+from notifier.changes import Added, Change, Diff
 from notifier.dates import format_utc, parse_w3c
-from notifier.pipeline.changes import Added, Change, Diff
 from notifier.pipeline.context import NO_HOLDS, Holds, Run
 from notifier.report import plural
 from notifier.site.head import Head, alternates_of

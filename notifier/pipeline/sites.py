@@ -15,10 +15,10 @@ import contextlib
 import itertools
 from collections.abc import Sequence
 
+from notifier.changes import Change
 from notifier.environment import Environment
 from notifier.errors import ExitCode, NotifierError
 from notifier.metrics import after_run
-from notifier.pipeline.changes import Change
 from notifier.pipeline.loop import Begun, begin_site, finish, without_cycle_collection
 from notifier.protocol import redact_all
 from notifier.report import Report

@@ -9,11 +9,11 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
+from notifier.changes import Change
 from notifier.commands.key import existing_key_files
 from notifier.config_tables import HistorySettings
 from notifier.history.git import HistoryCheck, check_history, is_shallow_checkout
 from notifier.paths import is_url
-from notifier.pipeline.changes import Change
 from notifier.pipeline.context import Run, Verified
 from notifier.pipeline.diff import Diff, DiffBuilder
 from notifier.pipeline.policy import declared_alternates

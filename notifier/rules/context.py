@@ -6,7 +6,7 @@ import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from notifier.pipeline.changes import Change, Diff
+from notifier.changes import Change, Diff
 from notifier.rules.table import Violation
 from notifier.site.pages import BuiltSite
 from notifier.sitemap.files import Sitemap

@@ -6,8 +6,8 @@ from __future__ import annotations
 import array
 from collections.abc import Iterator
 
+from notifier.changes import Change
 from notifier.dates import parse_w3c, timestamps
-from notifier.pipeline.changes import Change
 from notifier.rules.context import Context, Dated
 from notifier.rules.table import Found, RuleSettings
 

@@ -10,7 +10,7 @@ import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping
 from typing import NamedTuple
 
-from notifier.pipeline.changes import Change, same_instant
+from notifier.changes import Change, same_instant
 from notifier.rules.context import Context
 from notifier.rules.table import ERROR, OFF, Found, RuleSettings
 from notifier.sitemap.files import Sitemap

@@ -5,14 +5,22 @@ from __future__ import annotations
 import array
 from collections.abc import Collection, Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, NamedTuple, overload
+from typing import Literal, NamedTuple, Protocol, overload
 
 from notifier.dates import parse_w3c
-from notifier.pipeline.condensed import Listed
 from notifier.sitemap.files import Entry
 from notifier.store import Part, Record
 
 Reason = Literal["added", "changed", "removed", "pending", "held back", "alternate"]  # held back: never announced
+
+
+class Listing(Protocol):
+    """The URLs the files read list when a check's workers compared some of them
+    (``pipeline.condensed.Listed``): asked many at once, never iterated."""
+
+    def among(self, locs: Iterable[str]) -> set[str]: ...
+
+    def __len__(self) -> int: ...
 
 
 class Change(NamedTuple):
@@ -105,7 +113,7 @@ class Diff:
     irregular: set[str] = field(default_factory=set)  # URLs of the files read that are not plain (urls.irregular)
     parts: list[Part] = field(default_factory=list)  # the state's parts after this deploy (when built)
     records: dict[str, Record] | None = None  # loc -> record, for every URL of the parts this run made
-    listed: Collection[str] | Listed = ()  # the URLs of the files read this deploy (ask listed_of)
+    listed: Collection[str] | Listing = ()  # the URLs of the files read this deploy (ask listed_of)
     unread_files: int = 0  # files not read (same bytes as recorded): their URLs are in ``parts`` only
     # URLs that left a news sitemap (yesterday's articles) and no other file lists: not removals
     left_news: list[Change] = field(default_factory=list)
@@ -119,9 +127,9 @@ class Diff:
         """Those of ``locs`` the files read list, asked together: the URLs a check's workers
         compared and left out are looked up one part at a time (see ``condensed.Listed``)."""
         listed = self.listed
-        if isinstance(listed, Listed):
-            return listed.among(locs)
-        return {loc for loc in locs if loc in listed}
+        if isinstance(listed, Collection):  # a Listing is no Collection: no __iter__, no __contains__
+            return {loc for loc in locs if loc in listed}
+        return listed.among(locs)
 
     @property
     def announced(self) -> list[Sequence[Change]]:
