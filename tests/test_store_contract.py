@@ -324,3 +324,41 @@ def test_an_sqlite_load_saves_the_batches_it_folds_in(tmp_path: Path) -> None:
         loaded = store.load()
     assert loaded is not None and list(loaded.pending["http://e/"]) == ["http://a.org/0", "http://a.org/2"]
     assert rows("delivered") == 0  # folded in and saved by the load itself
+
+
+def test_every_backend_opens_a_store_that_is_the_one_contract(every_store: Site) -> None:
+    """The Protocol is the contract the tests above hold each store to: every backend's store
+    has each member ``contract.Store`` names, and one locked load-save-load round trips."""
+    from notifier.store import Store, backend
+
+    every_store.write(urlset(pages(3)))
+    assert every_store.run().code == 0
+    chosen = backend(every_store.state)
+    store = chosen.open(lock_timeout=5.0)
+    assert isinstance(store, Store)
+    members = {name for name in vars(Store) if not name.startswith("_")} | {"__enter__", "__exit__"}
+    assert {"load", "save", "record_delivered", "record_ledger", "shared_waits", "clear_waits"} <= members
+    assert all(hasattr(type(store), name) for name in members)
+    with store as held:
+        state = held.load()
+        assert state is not None and len(state.all_urls()) == 3
+        held.save(state)
+    again = chosen.read()
+    assert again is not None and again.all_urls() == state.all_urls()
+
+
+def test_one_factory_decides_the_backend_by_the_name_given(tmp_path: Path) -> None:
+    """``backend`` decides once, by the name the user gave: a .sqlite or .db name is SQLite,
+    any other name the JSON file (a link named .json to a .db file stays JSON), a database
+    URL PostgreSQL."""
+    from notifier.database import DatabaseURL
+    from notifier.store import backend
+
+    assert backend(tmp_path / "notify-changes.json").kind == "JSON"
+    assert backend(tmp_path / "state").kind == "JSON"
+    assert backend(tmp_path / "notify-changes.sqlite").kind == "SQLite"
+    assert backend(tmp_path / "notify-changes.db").kind == "SQLite"
+    (tmp_path / "real.db").write_bytes(b"")
+    (tmp_path / "link.json").symlink_to(tmp_path / "real.db")
+    assert backend(tmp_path / "link.json").kind == "JSON"
+    assert backend(DatabaseURL("postgresql://localhost/db", site="shop")).kind == "PostgreSQL"

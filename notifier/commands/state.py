@@ -22,11 +22,11 @@ from notifier.report import plural, printable
 from notifier.store import (
     FIELDS,
     FORMAT_VERSION,
-    SQLITE_SUFFIXES,
     DatabaseURL,
     PendingItem,
     Record,
     State,
+    backend,
     last_batches,
     open_store,
     read_state,
@@ -108,9 +108,7 @@ def _history(request: StateRequest, out: TextIO) -> None:
 
 # -- show ------------------------------------------------------------------------------
 def _store_kind(location: Path | DatabaseURL) -> str:
-    if isinstance(location, DatabaseURL):
-        return "PostgreSQL"
-    return "SQLite" if location.suffix in SQLITE_SUFFIXES else "JSON"
+    return backend(location).kind
 
 
 def _summary(request: StateRequest, state: State) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from notifier.report import Report, plural
 from notifier.rules import Violation
 from notifier.settings import Settings
 from notifier.stats import run_totals
-from notifier.store import Part, RunRecord, SaveFailed, State, StateStore, open_store, read_state
+from notifier.store import Part, RunRecord, SaveFailed, State, Store, open_store, read_state
 from notifier.waits import bounded, wait_for
 from notifier.workers import Workers
 
@@ -74,7 +74,7 @@ def without_cycle_collection() -> Iterator[None]:
             gc.enable()
 
 
-def begin_site(settings: Settings, env: Environment, workers: Workers, stack: contextlib.ExitStack) -> tuple[Begun, StateStore | None]:
+def begin_site(settings: Settings, env: Environment, workers: Workers, stack: contextlib.ExitStack) -> tuple[Begun, Store | None]:
     """Read a site's state and begin: a run opens its store, whose lock ``stack`` holds until
     it closes; check and a dry run read it without a lock."""
     if mode_of(settings) != "run":
@@ -113,7 +113,7 @@ def begin(settings: Settings, env: Environment, workers: Workers, recorded: Stat
     return Begun(run, state, recorded_parts, tidied, diff_and_verify(run, state))
 
 
-def finish(begun: Begun, store: StateStore | None, notes: Sequence[str] = ()) -> Report:
+def finish(begun: Begun, store: Store | None, notes: Sequence[str] = ()) -> Report:
     """The rest, where the command stops: plan, make durable, send, record; the report."""
     run, state, tidied, verified = begun.run, begun.state, begun.tidied, begun.verified
     workers_note = [run.workers.note] if run.workers.note else []
@@ -209,7 +209,7 @@ def _has_pending(state: State, endpoints: list[str]) -> bool:
     return any(state.pending.get(endpoint) for endpoint in endpoints)
 
 
-def _persist_pending(store: StateStore, state: State, endpoints: list[str], *, stamp: str, changed: bool) -> None:
+def _persist_pending(store: Store, state: State, endpoints: list[str], *, stamp: str, changed: bool) -> None:
     """What must be sent is durable before the first request. (Every record a delivery will
     touch was read and checked by the diff already: it decodes each part that holds a pending
     URL, so a damaged record stops the run before it sends.)"""
@@ -222,7 +222,7 @@ def _persist_pending(store: StateStore, state: State, endpoints: list[str], *, s
 
 def _record_run(
     run: Run,
-    store: StateStore,
+    store: Store,
     state: State,
     verified: Verified,
     deliveries: Deliveries,

@@ -23,7 +23,7 @@ from notifier.pipeline.loop import Begun, begin_site, finish, without_cycle_coll
 from notifier.protocol import redact_all
 from notifier.report import Report
 from notifier.settings import Settings
-from notifier.store import StateStore
+from notifier.store import Store
 from notifier.workers import Workers
 
 SEVERITY = (
@@ -44,7 +44,7 @@ def execute_sites(runs: Sequence[Settings], env: Environment | None = None, *, n
     """Check or run every site of ``runs`` and return one report, ``report.sites`` holding each site's."""
     env = env or Environment()
     reports: dict[str, Report] = {}
-    begun: dict[str, tuple[Begun, StateStore | None]] = {}
+    begun: dict[str, tuple[Begun, Store | None]] = {}
     with without_cycle_collection(), Workers(runs[0].jobs) as workers, contextlib.ExitStack() as stack:
         for settings in runs:
             name = settings.site_name or settings.sitemap

@@ -18,14 +18,14 @@ from notifier.pipeline.refusals import is_new_key, new_key_hint, record_answers
 from notifier.protocol import Keys
 from notifier.report import plural
 from notifier.settings import Settings
-from notifier.store import State, StateStore
+from notifier.store import State, Store
 from notifier.store.durable import DeliveryNotRecorded
 from notifier.store.ledger import LedgerEntry, entry
 from notifier.urls import host_of
 from notifier.waits import endpoint_key, wait_for
 
 
-def submit_pending(run: Run, state: State, store: StateStore, holds: Holds = NO_HOLDS) -> Deliveries:
+def submit_pending(run: Run, state: State, store: Store, holds: Holds = NO_HOLDS) -> Deliveries:
     """Send what is pending but what ``holds`` keeps back ([announce]): each batch's outcome,
     and the URLs delivered (each recorded in ``store`` as it is acknowledged)."""
     settings, env = run.settings, run.env
@@ -107,7 +107,7 @@ def _redacting(notice: Callable[[str], None] | None, keys: Keys) -> Callable[[st
     return lambda line: notice(redact_all(line, keys))
 
 
-def _record_delivered(store: StateStore, state: State, endpoint: str, urls: list[str], at: str, *, first: bool) -> None:
+def _record_delivered(store: Store, state: State, endpoint: str, urls: list[str], at: str, *, first: bool) -> None:
     """An acknowledged batch leaves ``endpoint``'s pending set; with ``--endpoint-mode first``
     it leaves every endpoint's (a URL one endpoint took is delivered: they share what they
     receive), each set giving up the URLs it holds (the batch is made of every set's URLs),
@@ -132,7 +132,7 @@ def _unusual_successes(batches: list[BatchResult]) -> list[str]:
     ]
 
 
-def _record_ledger(store: StateStore, sent: list[LedgerEntry], keep: int, *, recorded: bool = True) -> list[str]:
+def _record_ledger(store: Store, sent: list[LedgerEntry], keep: int, *, recorded: bool = True) -> list[str]:
     """The ledger is a record of what happened, nothing depends on it: a failure to add to
     it is one note, not a failed deploy."""
     if not sent:

@@ -3,7 +3,8 @@
 A package of one-way layers: ``checks`` (the documented structure, checked on load) <-
 ``model`` (records, parts, the state and its settling) <- ``migrate`` (older formats, the
 version rule) and ``durable`` (lock, atomic write, fsync) <- ``jsonfile`` (the default
-store) <- ``sqlite``. This module picks the store for a path.
+store) <- ``sqlite``; ``rows`` <- ``postgres``. ``contract.Store`` is what each of them is to a run;
+this module decides which one a location is (``backend``), once.
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ from __future__ import annotations
 import collections
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, NamedTuple
 
 from notifier.database import DatabaseURL, is_database_url
+from notifier.store.contract import Store
 from notifier.store.durable import SaveFailed, StateStore, follow_link, write_atomic
 from notifier.store.jsonfile import (
     JsonStore,
@@ -78,7 +80,9 @@ __all__ = [
     "SaveFailed",
     "State",
     "StateStore",
+    "Store",
     "apply_delivery",
+    "backend",
     "decode_state",
     "encode_chunks",
     "encode_state",
@@ -104,50 +108,76 @@ __all__ = [
 ]
 
 
-def open_store(path: Path | DatabaseURL, **options: Any) -> StateStore:
-    """The store for ``path``: PostgreSQL for a database URL, SQLite for a ``.sqlite`` or
-    ``.db`` name, else the JSON file."""
-    if isinstance(path, DatabaseURL):
-        from notifier.store.postgres import PostgresStore
+class Backend(NamedTuple):
+    """Which store a location is, decided once (``backend``), and what it opens and reads."""
 
-        return PostgresStore(path, **options)
-    sqlite = path.suffix in SQLITE_SUFFIXES  # by the name the user gave, not the link's target
-    path = follow_link(path)
-    if sqlite:
-        from notifier.store.sqlite import SqliteStore
+    kind: Literal["JSON", "SQLite", "PostgreSQL"]
+    location: Path | DatabaseURL  # as the user gave it: a file's link is followed when opened
 
-        return SqliteStore(path, **options)
-    return JsonStore(path, **options)
+    def open(self, **options: Any) -> Store:
+        """The store, to lock and use around a run."""
+        location = self.location
+        if isinstance(location, DatabaseURL):
+            from notifier.store.postgres import PostgresStore
+
+            return PostgresStore(location, **options)
+        if self.kind == "SQLite":
+            from notifier.store.sqlite import SqliteStore
+
+            return SqliteStore(follow_link(location), **options)
+        return JsonStore(follow_link(location), **options)
+
+    def read(self) -> State | None:
+        """The recorded state without locking or writing (``check``, ``--dry-run``)."""
+        location = self.location
+        if isinstance(location, DatabaseURL):
+            from notifier.store.postgres import read_postgres_state
+
+            return read_postgres_state(location)
+        if self.kind == "SQLite":
+            from notifier.store.sqlite import read_sqlite_state
+
+            return read_sqlite_state(follow_link(location))
+        return load_state(follow_link(location))
+
+    def ledger(self, damaged: Callable[[], None] | None = None) -> Iterator[LedgerEntry]:
+        """The ledger's entries, oldest first, one at a time (see ``ledger_entries``)."""
+        location = self.location
+        if isinstance(location, DatabaseURL):
+            from notifier.store.postgres import postgres_ledger_entries
+
+            return postgres_ledger_entries(location, damaged)
+        if self.kind == "SQLite":
+            from notifier.store.sqlite import sqlite_ledger_entries
+
+            return sqlite_ledger_entries(follow_link(location), damaged)
+        return json_ledger_entries(ledger_path(follow_link(location)), damaged)
+
+
+def backend(location: Path | DatabaseURL) -> Backend:
+    """The one place that says which store a location is: PostgreSQL for a database URL,
+    SQLite for a ``.sqlite`` or ``.db`` name (the name the user gave, not a link's target),
+    else the JSON file. Imports no driver: a backend's module loads when it is opened."""
+    if isinstance(location, DatabaseURL):
+        return Backend("PostgreSQL", location)
+    return Backend("SQLite" if location.suffix in SQLITE_SUFFIXES else "JSON", location)
+
+
+def open_store(path: Path | DatabaseURL, **options: Any) -> Store:
+    """The store for ``path`` (see ``backend``)."""
+    return backend(path).open(**options)
 
 
 def read_state(path: Path | DatabaseURL) -> State | None:
     """The recorded state without locking or writing (``check``, ``--dry-run``), any store."""
-    if isinstance(path, DatabaseURL):
-        from notifier.store.postgres import read_postgres_state
-
-        return read_postgres_state(path)
-    sqlite = path.suffix in SQLITE_SUFFIXES
-    path = follow_link(path)
-    if sqlite:
-        from notifier.store.sqlite import read_sqlite_state
-
-        return read_sqlite_state(path)
-    return load_state(path)
+    return backend(path).read()
 
 
 def ledger_entries(path: Path | DatabaseURL, damaged: Callable[[], None] | None = None) -> Iterator[LedgerEntry]:
     """What every endpoint said to every batch sent (the newest ``keep-batches``), oldest
     first, one entry at a time: a ledger of big batches is hundreds of megabytes. A damaged
     line or row is skipped, ``damaged`` called for each."""
-    if isinstance(path, DatabaseURL):
-        from notifier.store.postgres import postgres_ledger_entries
-
-        return postgres_ledger_entries(path, damaged)
-    if path.suffix in SQLITE_SUFFIXES:
-        from notifier.store.sqlite import sqlite_ledger_entries
-
-        return sqlite_ledger_entries(follow_link(path), damaged)
-    return json_ledger_entries(ledger_path(follow_link(path)), damaged)
+    return backend(path).ledger(damaged)
 
 
 def read_ledger(path: Path | DatabaseURL) -> list[LedgerEntry]:
