@@ -108,6 +108,7 @@ def page_context(stats: Stats, state_name: str, last_run: dict[str, Any] | None)
         "ages_height": len(ages) * AGE_ROW + 8,
         "days": [{"date": day, "endpoint": endpoint, **tally.as_dict()} for (day, endpoint), tally in newest_first],
         "days_in_chart": sum(1 for day, _ in stats.days if day in shown),
+        "dates": len({day for day, _ in stats.days}),  # a row is a day and an endpoint: two endpoints, two rows a day
         "hosts": stats.busiest(),
         "last_run": last_run,
     }

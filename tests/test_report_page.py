@@ -105,6 +105,8 @@ def test_a_year_of_daily_deploys_is_a_small_page(site: Site) -> None:
     tree = lxml.html.fromstring(page.read_bytes())
     assert len(list(nodes(tree, '//svg[@id="received-chart"]//rect[@class="bar"]'))) == 2 * 90  # the chart: the last 90 days
     assert len(list(nodes(tree, '//table[@id="days"]//tr[td]'))) == 2 * 365 + 4  # the table: every day counted
+    summary = nodes(tree, "//details/summary")[0].text
+    assert summary == "369 days with a batch, a row for each endpoint that had one, newest first"  # days, not rows
 
 
 def test_bad_requests_are_one_line_and_exit_2(site: Site, capsys: pytest.CaptureFixture[str]) -> None:
