@@ -23,6 +23,7 @@ own. The command line applies to every site; ``--site NAME`` picks one.
 
 from __future__ import annotations
 
+import datetime as dt
 import difflib
 import os
 import re
@@ -78,7 +79,7 @@ class SiteState(NamedTuple):
     name: str | None  # None: the config lists no [[sites]]
     state: Path | DatabaseURL
     lock_timeout: float
-    announce: Announce = Announce()  # its [announce] patterns: `state url` says when one holds a URL out
+    announce: Announce = Announce()  # its [announce]: `state url` says when a pattern holds a URL out, `state show` what waits
 
 
 def site_layers(
@@ -107,9 +108,17 @@ def site_states(cli: Mapping[str, Any], environ: Mapping[str, str] | None = None
 
 
 def _patterns(layers: Layers) -> Announce:
-    """The ``[announce]`` patterns of a site's layers."""
-    values = {name: CONVERTERS[name](label)(value) for name, (value, label) in layers.merged.items() if name in ("include", "exclude")}
-    return Announce(include=values.get("include", ()), exclude=values.get("exclude", ()))
+    """The ``[announce]`` of a site's layers that ``state`` reads: the patterns (``state url``),
+    the interval and the caps (what ``state show`` says the next run holds)."""
+    wanted = ("include", "exclude", "min-interval", "per-run", "per-day")
+    values = {name: CONVERTERS[name](label)(value) for name, (value, label) in layers.merged.items() if name in wanted}
+    return Announce(
+        include=values.get("include", ()),
+        exclude=values.get("exclude", ()),
+        min_interval=values.get("min-interval", dt.timedelta(0)),
+        per_run=values.get("per-run"),
+        per_day=values.get("per-day"),
+    )
 
 
 def _chosen_tables(cli: Mapping[str, Any], layers: Layers) -> dict[str, dict[str, Any]] | None:

@@ -5,12 +5,16 @@ endpoint comes from the state, so it holds across runs, in every store. Clocks a
 from __future__ import annotations
 
 import datetime as dt
+import io
 import json
 from typing import Any
 
 import pytest
 
 from notifier.cli import main
+from notifier.commands.state import run_state_sites
+from notifier.commands.state_request import StateRequest
+from notifier.config_sites import site_states
 from notifier.database import DatabaseURL
 from notifier.pipeline.loop import Environment, execute
 from notifier.report import Report, render_json
@@ -216,3 +220,39 @@ def test_min_interval_and_per_run_in_first_mode_hold_the_same_urls_at_every_endp
     assert set(again.deferred) == {_url(0)} and "min-interval" in again.deferred[_url(0)]
     late = _deploy(site, T0 + dt.timedelta(hours=1, minutes=1), both, endpoint_mode="first", min_interval="1h", per_run="2")
     assert late.submitted == [_url(0)] and recorded_pending(site.state) == {} and second.posts == []
+
+
+# -- state show: what the next run holds ----------------------------------------------------
+def _shown(site: Site, now: dt.datetime, config: str) -> str:
+    """``state show`` at ``now``, with the [announce] the config file gives."""
+    (site.root / "notify-changes.toml").write_text(config)
+    sites = site_states({"state": str(site.state), "config": str(site.root / "notify-changes.toml")}, {}, site.root)
+    out = io.StringIO()
+    run_state_sites([StateRequest("show", each.state, announce=each.announce, now=lambda: now) for each in sites], out)
+    return out.getvalue()
+
+
+def test_state_show_says_a_url_waits_for_min_interval_not_that_the_next_run_sends_it(site: Site) -> None:
+    assert site.fake is not None
+    site.write(urlset(pages(2)))
+    assert _deploy(site, T0, min_interval="10m").exit_code == 0
+    site.write(urlset({**pages(2), "/p/0/": "2030-06-01T12:04:00Z"}))
+    assert _deploy(site, T0 + dt.timedelta(minutes=5), min_interval="10m").pending == [_url(0)]
+    early = _shown(site, T0 + dt.timedelta(minutes=6), '[announce]\nmin-interval = "10m"\n')
+    endpoint = site.fake.endpoint
+    held = "held: [announce] min-interval: sent by the first run after 2030-06-01T12:10:00Z"
+    assert f"{endpoint}: 1 URL, waiting since 2030-06-01T12:05:00Z; {held}\n" in early
+    assert "sent by the next run" not in early
+    later = _shown(site, T0 + dt.timedelta(minutes=11), '[announce]\nmin-interval = "10m"\n')
+    assert f"{endpoint}: 1 URL, waiting since 2030-06-01T12:05:00Z; sent by the next run\n" in later  # its time has come
+    assert "sent by the next run\n" in _shown(site, T0 + dt.timedelta(minutes=6), "")  # no [announce]: nothing waits
+
+
+def test_state_show_says_an_endpoints_day_is_used_up(site: Site) -> None:
+    assert site.fake is not None
+    site.write(urlset(pages(3)))
+    assert len(_deploy(site, T0, per_day="2").pending) == 1
+    shown = _shown(site, T0 + dt.timedelta(hours=1), "[announce]\nper-day = 2\n")
+    held = "held: its [announce] per-day cap of 2 is used up today: sent by a run from 2030-06-02T00:00:00Z"
+    assert f"1 URL, waiting since 2030-06-01T12:00:00Z; {held}\n" in shown
+    assert "sent by the next run" in _shown(site, T0 + dt.timedelta(hours=12), "[announce]\nper-day = 2\n")  # a new UTC day

@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 from notifier.commands.state_request import StateRequest
 from notifier.errors import InputError, UsageError
+from notifier.pipeline.policy import held_now
 from notifier.report import plural, printable
 from notifier.store import (
     FIELDS,
@@ -125,6 +126,7 @@ def _summary(request: StateRequest, state: State) -> dict[str, Any]:
         "files": [{"name": part.name, "urls": part.count, "without_lastmod": part.missing} for part in state.parts],
         "pending": {
             endpoint: {"urls": len(items), "oldest_since": _oldest(items), "not_before": wait_for(waits, endpoint)}
+            | _held(request, state, endpoint)
             for endpoint, items in pending.items()
         },
         "backoff": waits,  # endpoint -> not before: what a run waits for
@@ -149,6 +151,9 @@ def _show(request: StateRequest, state: State, out: TextIO) -> None:
         out.write("pending:\n")
         for endpoint, each in pending.items():
             when = f"held: not sent before {each['not_before']}" if each["not_before"] else "sent by the next run"
+            if each["held"] and not each["not_before"]:
+                held, why = each["held"]["urls"], each["held"]["why"]
+                when = f"held: {why}" if held == each["urls"] else f"sent by the next run, but {held} of them wait for {why}"
             out.write(f"  {printable(endpoint)}: {plural(each['urls'], 'URL')}, waiting since {each['oldest_since']}; {when}\n")
     else:
         out.write("pending: nothing\n")
@@ -166,6 +171,12 @@ def _show(request: StateRequest, state: State, out: TextIO) -> None:
                 f"{run.get('removed', 0)} removed, {run.get('submitted', 0)} submitted, {run.get('pending', 0)} pending, "
                 f"exit {run.get('exit_code', 0)}\n"
             )
+
+
+def _held(request: StateRequest, state: State, endpoint: str) -> dict[str, Any]:
+    """What the config's [announce] keeps from the next run at ``endpoint``: a used-up per-day cap, min-interval."""
+    held = held_now(request.announce, state, endpoint, request.now())
+    return {"held": {"urls": held[0], "why": held[1]} if held else None}
 
 
 def _oldest(items: dict[str, PendingItem]) -> str:

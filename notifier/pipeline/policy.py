@@ -141,6 +141,29 @@ def _deferred(announce: Announce, state: State, endpoints: Sequence[str], now: d
     return deferred
 
 
+def held_now(announce: Announce, state: State, endpoint: str, now: dt.datetime) -> tuple[int, str] | None:
+    """For ``state show``: how many of ``endpoint``'s pending URLs ``[announce]`` keeps from a
+    run at ``now`` (its per-day cap used up, ``min-interval``), and until when; None: none."""
+    items = state.pending.get(endpoint, {})
+    if not items or not announce.holds:
+        return None
+    if announce.per_day is not None and _allowance(Announce(per_day=announce.per_day), state, endpoint, format_utc(now)) == 0:
+        tomorrow = format_utc(dt.datetime.combine(now.date() + dt.timedelta(days=1), dt.time(), dt.UTC))
+        return len(items), f"its [announce] per-day cap of {announce.per_day} is used up today: sent by a run from {tomorrow}"
+    if not announce.min_interval:
+        return None
+    until = sorted(
+        instant + announce.min_interval
+        for at in last_announced(state, items).values()
+        if (instant := parse_w3c(at)) is not None and instant + announce.min_interval > now
+    )
+    if not until:
+        return None
+    return len(until), f"[announce] min-interval: sent by the first run after {format_utc(until[0])}" + (
+        f" (the last of them after {format_utc(until[-1])})" if until[-1] != until[0] else ""
+    )
+
+
 def last_announced(state: State, locs: Iterable[str]) -> dict[str, str]:
     """loc -> when an endpoint last acknowledged it, for those of ``locs`` recorded with a time."""
     records = state.records or {}
