@@ -185,3 +185,21 @@ def test_a_crash_with_the_sitemap_url_in_the_config_file_logs_it_without_the_pas
     log = next(site.state.parent.glob("notify-changes-crash*.log"))
     assert "could not split http://admin:•••@127.0.0.1" in log.read_text()
     assert PASSWORD not in log.read_text() + captured.err + captured.out
+
+
+def test_a_sitemap_url_an_older_version_recorded_with_its_password_is_shown_without_it(site: Site) -> None:
+    """A state in which an older version recorded the SITEMAP URL whole: ``state show``,
+    ``url`` and ``export`` name the file without the password; the next run records it without them."""
+    from notifier.cli import main
+
+    assert site.fake is not None
+    with_password, shown = _served(site.fake, {"/sitemap.xml": urlset(pages(3)).encode()})
+    assert site.run("--initial", "submit", *LAX, sitemap=shown).code == 0
+    site.state.write_text(site.state.read_text().replace(shown, with_password))
+    for words in (["show"], ["show", "--format", "json"], ["url", f"{BASE}/p/0/"], ["export"]):
+        site.capsys.readouterr()
+        assert main(["state", *words, *site.state_args]) == 0
+        captured = site.capsys.readouterr()
+        assert PASSWORD not in captured.out + captured.err and "127.0.0.1" in captured.out, (words, captured)
+    assert site.run(*LAX, sitemap=with_password).code == 0
+    assert PASSWORD not in site.state.read_text()

@@ -32,6 +32,7 @@ from notifier.store import (
     open_store,
     read_state,
 )
+from notifier.urls import without_password
 from notifier.waits import bounded, endpoint_key, wait_for
 
 HISTORY_SHOWN = 20  # the last batches (of one URL, or of all) that history prints
@@ -123,7 +124,7 @@ def _summary(request: StateRequest, state: State) -> dict[str, Any]:
         "created": state.created or None,
         "updated": state.updated or None,
         "urls": state.url_count(),
-        "files": [{"name": part.name, "urls": part.count, "without_lastmod": part.missing} for part in state.parts],
+        "files": [{"name": without_password(part.name), "urls": part.count, "without_lastmod": part.missing} for part in state.parts],
         "pending": {
             endpoint: {"urls": len(items), "oldest_since": _oldest(items), "not_before": wait_for(waits, endpoint)}
             | _held(request, state, endpoint)
@@ -145,7 +146,7 @@ def _show(request: StateRequest, state: State, out: TextIO) -> None:
     out.write(f"  {plural(state.url_count(), 'URL')} in {plural(len(state.parts), 'sitemap file')}\n")
     for part in state.parts:
         missing = f", {part.missing} without lastmod" if part.missing else ""
-        out.write(f"    {printable(part.name or '(unnamed)')}: {plural(part.count, 'URL')}{missing}\n")
+        out.write(f"    {printable(without_password(part.name) or '(unnamed)')}: {plural(part.count, 'URL')}{missing}\n")
     pending, waits = summary["pending"], summary["backoff"]
     if pending:
         out.write("pending:\n")
@@ -225,7 +226,7 @@ def _find(state: State, loc: str) -> tuple[str, Record] | None:
         if part.may_list(loc):
             record = part.urls().get(loc)
             if record is not None:
-                return part.name, record
+                return without_password(part.name), record
     return None
 
 
@@ -287,7 +288,8 @@ def _export(request: StateRequest, state: State, out: TextIO) -> None:
         for part in state.parts:
             for loc, record in part.urls().items():
                 values = [record[number] if number < len(record) else None for number in range(len(FIELDS))]
-                yield (loc, *values, part.name, pending.get(loc, []))
+                # a remote SITEMAP an older version recorded with its basic auth: shown without the password
+                yield (loc, *values, without_password(part.name), pending.get(loc, []))
 
     if request.format == "csv":
         writer = csv.writer(out, lineterminator="\n")
