@@ -203,3 +203,20 @@ def test_a_sitemap_url_an_older_version_recorded_with_its_password_is_shown_with
         assert PASSWORD not in captured.out + captured.err and "127.0.0.1" in captured.out, (words, captured)
     assert site.run(*LAX, sitemap=with_password).code == 0
     assert PASSWORD not in site.state.read_text()
+
+
+def test_a_feed_whose_channel_link_holds_a_password_names_its_site_without_it(site: Site, tmp_path: Path) -> None:
+    """RSS's ``<channel><link>`` with a staging site's credentials: the site is its host
+    (an item there is in scope), and no finding or file shows the password."""
+    item = "<item><title>{0}</title><link>http://{1}/{0}/</link><pubDate>Wed, 01 May 2024 10:00:00 GMT</pubDate></item>"
+    feed = site.write(
+        f'<?xml version="1.0"?><rss version="2.0"><channel><title>t</title><link>http://admin:{PASSWORD}@{HOST}/</link>'
+        f"<description>d</description>{item.format('a', HOST)}{item.format('b', f'admin:{PASSWORD}@{HOST}')}</channel></rss>",
+        "feed.xml",
+    )
+    for style in ("text", "json"):
+        result = site.run("--format", style, sitemap=str(feed))
+        assert result.code == 1, result
+        assert PASSWORD not in result.out + result.err and "url-out-of-scope" not in result.out, result
+        assert "url-invalid" in result.out
+    assert PASSWORD not in _everything(tmp_path)

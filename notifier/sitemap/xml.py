@@ -17,7 +17,7 @@ from notifier.errors import InputError
 from notifier.sitemap.files import Entry, Finding, IndexPart, Sitemap, SitemapFile, make_entry
 from notifier.sitemap.items import ATOM, NS_09, document_url, feed_item, feed_link, pull_parser, trimmed, url_item
 from notifier.sitemap.source import CHUNK
-from notifier.urls import without_password
+from notifier.urls import credentials, without_password
 
 XHTML_LINK = "{http://www.w3.org/1999/xhtml}link"  # <xhtml:link rel="alternate" hreflang href>
 NEWS = "http://www.google.com/schemas/sitemap-news/0.9"  # a Google News sitemap: the last two days' articles
@@ -238,7 +238,8 @@ def _site_link(container: Any, base: str) -> str | None:
     ``<link rel="alternate">`` (or a link without ``rel``), among the elements before its
     first item."""
     found = feed_link(container, base) if container is not None else None
-    return (found[0] or None) if found is not None else None
+    # a staging site's credentials in it (http://admin:pw@host/) name no other site, and are shown nowhere
+    return (credentials(found[0])[0] or None) if found is not None else None
 
 
 def _news_date(children: list[Any]) -> str | None:
