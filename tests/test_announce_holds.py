@@ -60,7 +60,7 @@ def test_a_url_announced_less_than_min_interval_ago_waits_then_goes(site: Site) 
     assert len(site.fake.delivered()) == 2  # not sent again yet
     assert early.deferred[_url(0)].endswith("sent by the first run after 2030-06-01T12:10:00Z")
     lines = [note for note in early.notes if "[announce]" in note]
-    assert lines == [f"1 URL wait for [announce] (1 by min-interval): pending, not a failure (e.g. {_url(0)}: {early.deferred[_url(0)]})"]
+    assert lines == [f"1 URL waits for [announce] (1 by min-interval): pending, not a failure (e.g. {_url(0)}: {early.deferred[_url(0)]})"]
     assert not any("not delivered" in note for note in early.notes)
     assert recorded_pending(site.state)[site.fake.endpoint][_url(0)]["reason"] == "changed"
     still = _deploy(site, T0 + dt.timedelta(minutes=9), min_interval="10m")

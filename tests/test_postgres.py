@@ -33,6 +33,8 @@ def test_the_deploy_loop_against_postgresql(site: Site, pg_url: str) -> None:
     site.write(urlset(pages(3)))
     code, out, _ = _run(site, pg_url, "shop")
     assert code == 0 and out.startswith("3 added"), out  # a baseline, recorded in the database
+    assert "recorded a baseline of 3 URLs and submitted nothing; the next run announces what changed" in out
+    assert "state file" not in out  # a database keeps itself: no file to keep between deploys
     state = read_state(DatabaseURL(pg_url, site="shop"))
     assert state is not None and len(state.all_urls()) == 3
     site.write(urlset(pages(5)))

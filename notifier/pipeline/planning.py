@@ -82,12 +82,17 @@ def _choose(run: Run, diff: Diff, notes: list[str]) -> list[Sequence[Change]]:
         else:
             notes.append(
                 f"{_no_state(settings)}: recorded a baseline of {plural(len(diff.added), 'URL')} and submitted nothing; "
-                "keep the state file between deploys (or pass --initial submit to announce every URL)"
+                f"{_keep(settings)} (or pass --initial submit to announce every URL)"
             )
         return []
     if settings.no_removed:
         return [diff.added, diff.changed]
     return diff.announced
+
+
+def _keep(settings: Settings) -> str:
+    """What the first run asks of its user: a file to keep between deploys; a database keeps itself."""
+    return "keep the state file between deploys" if isinstance(settings.state, Path) else "the next run announces what changed"
 
 
 def _no_state(settings: Settings) -> str:

@@ -204,7 +204,8 @@ def holds_note(holds: Holds) -> list[str]:
     reasons = Counter("min-interval" if "min-interval" in why else "per-run" if "per-run" in why else "per-day" for why in every.values())
     said = ", ".join(f"{count} by {reason}" for reason, count in reasons.items())
     loc, why = next(iter(every.items()))
-    return [f"{plural(len(every), 'URL')} wait for [announce] ({said}): pending, not a failure (e.g. {loc[:200]}: {why})"]
+    verb = "waits" if len(every) == 1 else "wait"
+    return [f"{plural(len(every), 'URL')} {verb} for [announce] ({said}): pending, not a failure (e.g. {loc[:200]}: {why})"]
 
 
 def declared_alternates(
