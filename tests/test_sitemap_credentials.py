@@ -220,3 +220,13 @@ def test_a_feed_whose_channel_link_holds_a_password_names_its_site_without_it(si
         assert PASSWORD not in result.out + result.err and "url-out-of-scope" not in result.out, result
         assert "url-invalid" in result.out
     assert PASSWORD not in _everything(tmp_path)
+
+
+def test_a_page_off_a_sitemap_behind_basic_auth_is_out_of_scope_of_its_host_named_without_them(site: Site, tmp_path: Path) -> None:
+    assert site.fake is not None
+    with_password, _ = _served(site.fake, {"/sitemap.xml": urlset(pages(2)).encode()})
+    for style in ("text", "json"):
+        result = site.run("--format", style, sitemap=with_password)
+        assert result.code == 1 and "url-out-of-scope" in result.out, result
+        assert f"127.0.0.1:{site.fake.port}" in result.out and PASSWORD not in result.out + result.err
+    assert PASSWORD not in _everything(tmp_path)
