@@ -33,8 +33,9 @@ def outcome(status: str, http_status: int | None) -> str:
     """What became of a batch the ledger records: received (any 2xx: delivered or accepted),
     refused (a 4xx other than 429: 400, 403, 422 say the request or the key is wrong, and
     sending it again will not help), failed (429, 5xx, a redirect, no answer: a timeout or a
-    connection error) or held (an entry that was not sent: a back-off, a cap, a deferral;
-    any status this version does not know is counted here, never refused)."""
+    connection error) or held (an entry of a batch that was not sent, any status this version
+    does not know: counted here, never refused). URLs a cap, a deferral or an endpoint's wait
+    keeps back are no batch, so no ledger entry: they are the pending set's."""
     if status in ("delivered", "accepted"):
         return "received"
     if status == "failed":
