@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import ipaddress
 import os
 import resource
@@ -21,6 +22,7 @@ import pytest
 from hypothesis import settings
 
 from notifier.cli import main
+from notifier.report import Report
 from notifier.store import RunRecord
 from tests.fakeindexnow import FakeIndexNow
 from tests.postgres import pg_server, pg_url  # noqa: F401  # fixtures: a real PostgreSQL server, a database a test
@@ -392,3 +394,29 @@ def site_in_every_store(site: Site, request: pytest.FixtureRequest) -> Site:
     else:
         site.state = site.root / "state" / request.param
     return site
+
+
+def run_at(site: Site, when: dt.datetime, **options: Any) -> Report:
+    """A run of the site's sitemap through the API's settings at ``when`` (an injected clock:
+    its waits pass no time) against the site's fake endpoint: the site's state (a database's
+    site name with it), a 30 s retry budget, ``initial = submit``; ``options`` by their config
+    names, ``_`` for ``-`` (``per_day="2"``), override them. Returns the run's Report."""
+    from notifier.database import DatabaseURL
+    from notifier.pipeline.loop import Environment, execute
+    from notifier.settings import build_settings
+    from tests.faketime import FakeTime
+
+    assert site.fake is not None
+    state: object = site.state
+    where = {"state": state.dsn, "site-name": state.site} if isinstance(state, DatabaseURL) else {"state": str(state)}
+    cli: dict[str, Any] = {
+        "sitemap": str(site.sitemap),
+        **where,
+        "endpoint": [site.fake.endpoint],
+        "key": KEY,
+        "retry-timeout": "30",
+        "initial": "submit",
+        **{name.replace("_", "-"): value for name, value in options.items()},
+    }
+    clock = FakeTime(when)
+    return execute(build_settings("run", cli, cwd=site.root), Environment(now=clock.now, sleep=clock.sleep, clock=clock.clock))

@@ -16,32 +16,16 @@ from notifier.commands.state import run_state_sites
 from notifier.commands.state_request import StateRequest
 from notifier.config_sites import site_states
 from notifier.database import DatabaseURL
-from notifier.pipeline.loop import Environment, execute
 from notifier.report import Report, render_json
-from notifier.settings import build_settings
 from notifier.store import read_state
-from tests.conftest import BASE, KEY, Site, pages, recorded_pending, urlset
+from tests.conftest import BASE, KEY, Site, pages, recorded_pending, run_at, urlset
 from tests.fakeindexnow import FakeIndexNow
-from tests.faketime import FakeTime
 
 T0 = dt.datetime(2030, 6, 1, 12, 0, tzinfo=dt.UTC)
 
 
 def _deploy(site: Site, when: dt.datetime, endpoints: list[str] | None = None, **options: Any) -> Report:
-    assert site.fake is not None
-    state: object = site.state
-    where = {"state": state.dsn, "site-name": state.site} if isinstance(state, DatabaseURL) else {"state": str(state)}
-    cli: dict[str, Any] = {
-        "sitemap": str(site.sitemap),
-        **where,
-        "endpoint": endpoints or [site.fake.endpoint],
-        "key": KEY,
-        "retry-timeout": "5",
-        "initial": "submit",
-        **{name.replace("_", "-"): value for name, value in options.items()},
-    }
-    clock = FakeTime(when)
-    return execute(build_settings("run", cli, cwd=site.root), Environment(now=clock.now, sleep=clock.sleep, clock=clock.clock))
+    return run_at(site, when, retry_timeout="5", **({"endpoint": endpoints} if endpoints else {}), **options)
 
 
 def _url(n: int) -> str:

@@ -10,30 +10,16 @@ from typing import Any
 import pytest
 
 from notifier.database import DatabaseURL
-from notifier.pipeline.loop import Environment, execute
 from notifier.report import Report
-from notifier.settings import build_settings
 from notifier.store import read_ledger, read_state
-from tests.conftest import BASE, KEY, Site, pages, urlset
+from tests.conftest import BASE, Site, pages, run_at, urlset
 from tests.fakeindexnow import status
-from tests.faketime import FakeTime
 
 T0 = dt.datetime(2030, 6, 1, 12, 0, tzinfo=dt.UTC)
 
 
 def _deploy(site: Site, when: dt.datetime, state: object = None, **more: Any) -> Report:
-    assert site.fake is not None
-    cli: dict[str, Any] = {
-        "sitemap": str(site.sitemap),
-        "state": str(site.state) if state is None else state,
-        "endpoint": [site.fake.endpoint],
-        "key": KEY,
-        "retry-timeout": "30",
-        "initial": "submit",
-        **more,
-    }
-    clock = FakeTime(when)
-    return execute(build_settings("run", cli, cwd=site.root), Environment(now=clock.now, sleep=clock.sleep, clock=clock.clock))
+    return run_at(site, when, **({} if state is None else {"state": state}), **more)
 
 
 @pytest.mark.parametrize("store", ["notify-changes.json", "notify-changes.sqlite"])

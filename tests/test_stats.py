@@ -14,14 +14,10 @@ import pytest
 from notifier.cli import main
 from notifier.commands.state import run_state_sites
 from notifier.commands.state_request import StateRequest
-from notifier.database import DatabaseURL
-from notifier.pipeline.loop import Environment, execute
 from notifier.report import Report
-from notifier.settings import build_settings
 from notifier.stats import outcome
-from tests.conftest import KEY, Site, pages, urlset
+from tests.conftest import Site, pages, run_at, urlset
 from tests.fakeindexnow import status
-from tests.faketime import FakeTime
 
 T0 = dt.datetime(2030, 6, 1, 12, 0, tzinfo=dt.UTC)
 DAY = dt.timedelta(days=1)
@@ -29,21 +25,8 @@ DAY = dt.timedelta(days=1)
 
 def deploy(site: Site, when: dt.datetime, count: int, **more: Any) -> Report:
     """A deploy of ``count`` pages at ``when`` (the injected clock), against the fake endpoint."""
-    assert site.fake is not None
     site.write(urlset(pages(count)))
-    state: object = site.state
-    cli: dict[str, Any] = {
-        "sitemap": str(site.sitemap),
-        "state": state.dsn if isinstance(state, DatabaseURL) else str(state),
-        "endpoint": [site.fake.endpoint],
-        "key": KEY,
-        "retry-timeout": "30",
-        "initial": "submit",
-        **({"site-name": state.site} if isinstance(state, DatabaseURL) else {}),
-        **more,
-    }
-    clock = FakeTime(when)
-    return execute(build_settings("run", cli, cwd=site.root), Environment(now=clock.now, sleep=clock.sleep, clock=clock.clock))
+    return run_at(site, when, **more)
 
 
 def four_days(site: Site) -> None:
