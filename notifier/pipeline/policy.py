@@ -10,13 +10,13 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from notifier.announce import Announce
 from notifier.changes import Added, Change, Diff
 from notifier.dates import format_utc, parse_w3c
 from notifier.pipeline.context import NO_HOLDS, Holds, Run
 from notifier.report import plural
-from notifier.site.head import Head, alternates_of
 from notifier.sitemap.files import SitemapFile
 from notifier.store import PendingItem, State
 from notifier.store.checks import SentToday
@@ -25,6 +25,9 @@ from notifier.store.records import last_submitted_of
 from notifier.urlhash import loc_hash
 from notifier.urls import where_host
 from notifier.waits import endpoint_key
+
+if TYPE_CHECKING:  # the head reader is lxml's: state show reads the policy without it
+    from notifier.site.head import Head
 
 Groups = list[Sequence[Change]]
 
@@ -213,6 +216,8 @@ def declared_alternates(
 ) -> dict[str, list[tuple[str, str, str]]]:
     """Changed loc -> its hreflang alternates (hreflang, URL, where declared): the sitemap's
     ``xhtml:link``, then (with --site-dir) the page's head."""
+    from notifier.site.head import alternates_of  # lxml, loaded where a page's head is read
+
     wanted = {change.loc for change in changed}
     found: dict[str, list[tuple[str, str, str]]] = {}
     for info in files:
