@@ -420,3 +420,14 @@ def run_at(site: Site, when: dt.datetime, **options: Any) -> Report:
     }
     clock = FakeTime(when)
     return execute(build_settings("run", cli, cwd=site.root), Environment(now=clock.now, sleep=clock.sleep, clock=clock.clock))
+
+
+def eight_deploys_keeping_three_batches(site: Site) -> None:
+    """A first deploy of one page, then seven, each adding one page (seven batches), under
+    ``--keep-batches 3``: the ledger's bound, for every store."""
+    assert site.fake is not None
+    site.write(urlset(pages(1)))
+    assert site.run().code == 0
+    for count in range(2, 9):
+        site.write(urlset(pages(count)))
+        assert site.run("--keep-batches", "3").code == 0

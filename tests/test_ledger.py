@@ -11,7 +11,7 @@ import pytest
 
 from notifier.cli import main
 from notifier.store import read_ledger
-from tests.conftest import BASE, KEY, Site, pages, urlset
+from tests.conftest import BASE, KEY, Site, eight_deploys_keeping_three_batches, pages, urlset
 from tests.fakeindexnow import status
 
 
@@ -44,12 +44,7 @@ def test_every_batch_sent_is_in_the_ledger_with_what_the_endpoint_said(
 
 def test_the_ledger_keeps_the_newest_batches(site_in_every_store: Site) -> None:
     site = site_in_every_store
-    assert site.fake is not None
-    site.write(urlset(pages(1)))
-    assert site.run().code == 0
-    for count in range(2, 9):  # seven deploys, one new page each: seven batches
-        site.write(urlset(pages(count)))
-        assert site.run("--keep-batches", "3").code == 0
+    eight_deploys_keeping_three_batches(site)
     entries = read_ledger(site.state)
     assert 3 <= len(entries) <= 6  # the newest kept: at most twice the bound between trims
     assert entries[-1]["urls"] == [f"{BASE}/p/7/"]

@@ -24,7 +24,7 @@ from notifier.protocol import derive_key
 from notifier.report import Report
 from notifier.settings import build_settings
 from notifier.store import read_ledger, read_state
-from tests.conftest import BASE, HOST, KEY, Site, index, pages, recorded_pending, run_records, urlset
+from tests.conftest import BASE, HOST, KEY, Site, eight_deploys_keeping_three_batches, index, pages, recorded_pending, run_records, urlset
 from tests.fakeindexnow import FakeIndexNow, status
 from tests.faketime import FakeTime
 from tests.test_history import Repo
@@ -111,12 +111,7 @@ def test_the_postgresql_ledger_keeps_exactly_keep_batches(pg_site: Site) -> None
     the DELETE's ``LIMIT %s`` given ``keep + 1`` or ``2 * keep``, or ``ORDER BY id DESC`` made
     ``ORDER BY id`` (the oldest kept)."""
     site = pg_site
-    assert site.fake is not None
-    site.write(urlset(pages(1)))
-    assert site.run().code == 0
-    for count in range(2, 9):  # seven deploys, one new page each: seven batches
-        site.write(urlset(pages(count)))
-        assert site.run("--keep-batches", "3").code == 0
+    eight_deploys_keeping_three_batches(site)
     assert [entry["urls"] for entry in read_ledger(site.state)] == [[f"{BASE}/p/{n}/"] for n in (5, 6, 7)]
 
 
