@@ -33,11 +33,14 @@ CRAWLERS = {
     "Amazonbot": "amazonbot",
 }
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+# receipts of a URL this close after its announcement are that announcement (one deploy's
+# several endpoints and retries); a later one announces the page again, changed
+ANNOUNCEMENT_GAP = dt.timedelta(hours=1)
 
 
 @dataclass
 class Crawls:
-    """The join: announced URL -> when first received; (engine, URL) -> first fetch after."""
+    """The join: announced URL -> its latest announcement; (engine, URL) -> first fetch after it."""
 
     announced: dict[str, dt.datetime] = field(default_factory=dict)
     by_target: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # path?query -> [(host, URL)]
@@ -46,8 +49,12 @@ class Crawls:
     refused: int = 0  # visits with a crawler's user agent from outside its published ranges
 
     def announce(self, url: str, at: dt.datetime) -> None:
+        """A receipt of ``url`` at ``at``, taken in the ledger's order: a receipt over an hour
+        after the URL's announcement is a new one (the page changed and was sent again), which
+        replaces it; a sooner one is the same deploy's (its other endpoints, its retries)."""
         if url in self.announced:
-            self.announced[url] = min(self.announced[url], at)
+            if at - self.announced[url] > ANNOUNCEMENT_GAP:
+                self.announced[url] = at
             return
         self.announced[url] = at
         parts = urllib.parse.urlsplit(url)
@@ -155,7 +162,7 @@ def _rank(values: Sequence[float], share: float) -> float | None:
 
 
 def announced_urls(location: Path | DatabaseURL, since: dt.datetime, crawls: Crawls) -> None:
-    """Every URL an endpoint received at or after ``since``, with when it first was."""
+    """Every URL an endpoint received at or after ``since``, with its latest announcement."""
     from notifier.dates import parse_w3c
 
     for entry in ledger_entries(location):

@@ -166,3 +166,37 @@ def test_a_dual_stack_servers_mapped_ipv4_address_is_held_to_the_ipv4_ranges() -
     networks = [ipaddress.ip_network("157.55.39.0/24"), ipaddress.ip_network("2620:ee:c000::/42")]
     assert _inside("::ffff:157.55.39.7", networks) and _inside("157.55.39.7", networks) and _inside("2620:ee:c000::1", networks)
     assert not _inside("::ffff:203.0.113.9", networks) and not _inside("203.0.113.9", networks) and not _inside("nobody", networks)
+
+
+def reannounced(site: Site) -> None:
+    """Day 1: p/0 and p/1 announced. Day 5: p/0 changed and announced again, and again 30
+    minutes later (changed once more: the same announcement, under the hour)."""
+    from tests.conftest import pages, run_at, urlset
+
+    site.write(urlset(pages(2)))
+    assert run_at(site, T0).exit_code == 0
+    for when, lastmod in ((T0 + 4 * DAY, "2030-06-05T11:00:00Z"), (T0 + 4 * DAY + dt.timedelta(minutes=30), "2030-06-05T11:30:00Z")):
+        site.write(urlset({**pages(2), "/p/0/": lastmod}))
+        report = run_at(site, when)
+        assert report.exit_code == 0 and report.submitted == [f"{BASE}/p/0/"]
+
+
+def test_a_page_announced_again_counts_from_its_latest_announcement(site: Site) -> None:
+    reannounced(site)
+    log = site.root / "access.log"
+    log.write_text(combined("157.55.39.1", T0 + DAY, "/p/0/", BING) + combined("157.55.39.1", T0 + DAY, "/p/1/", BING))
+    found = crawled(site, str(log), "--since", "all")
+    # p/1: fetched a day after its one announcement; p/0: fetched on day 2, then changed and announced on day 5: never since
+    assert found["engines"]["bingbot"] == {"announced": 2, "crawled": 1, "median_delay_s": 86_400.0, "p90_delay_s": 86_400.0}
+    assert found["never"] == [f"{BASE}/p/0/"]
+
+
+def test_a_fetch_after_the_latest_announcement_is_timed_from_it(site: Site) -> None:
+    reannounced(site)
+    log = site.root / "access.log"
+    fetches = [(T0 + DAY, "/p/0/"), (T0 + DAY, "/p/1/"), (T0 + 4 * DAY + dt.timedelta(minutes=10), "/p/0/")]
+    log.write_text("".join(combined("157.55.39.1", at, path, BING) for at, path in fetches))
+    found = crawled(site, str(log), "--since", "all")
+    # p/0: 10 minutes after day 5's announcement (the resend 30 minutes later is the same one), p/1: a day
+    assert found["engines"]["bingbot"] == {"announced": 2, "crawled": 2, "median_delay_s": 600.0, "p90_delay_s": 86_400.0}
+    assert found["never"] == []
