@@ -14,8 +14,8 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from notifier.database import is_database_url
 from notifier.errors import NotifierError, UsageError
+from notifier.settings.database import is_database_url
 
 DISTRIBUTION = "notify-changes"
 
@@ -47,7 +47,7 @@ def _states(inputs: Mapping[str, str], cwd: Path) -> list[object]:
             states.append(words[number + 1])
         elif word.startswith("--state="):
             states.append(word.partition("=")[2])
-    from notifier.config_sites import site_layers
+    from notifier.settings.config_sites import site_layers
 
     cli = {"config": inputs.get("config") or None, "site": inputs.get("site") or None}
     try:

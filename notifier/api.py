@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
 from notifier.commands.stamp import StampResult, stamp_sitemap
-from notifier.config_sites import build_runs
 from notifier.errors import UsageError
 from notifier.pipeline.loop import execute
 from notifier.pipeline.sites import execute_sites
 from notifier.report import Report
-from notifier.settings import RUN_ONLY, build_settings
+from notifier.settings.config_sites import build_runs
+from notifier.settings.settings import RUN_ONLY, build_settings
 
 
 class Options(TypedDict, total=False):

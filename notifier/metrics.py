@@ -17,10 +17,10 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from notifier.database import DatabaseURL
 from notifier.errors import ExitCode, NotifierError
 from notifier.report import Report
-from notifier.settings import Settings
+from notifier.settings.database import DatabaseURL
+from notifier.settings.settings import Settings
 from notifier.stats import ledger_stats, pending_ages
 from notifier.store import State, read_state
 from notifier.store.durable import write_atomic

@@ -10,7 +10,7 @@ import pytest
 
 from notifier.announce import held_out, matches, path_and_query
 from notifier.errors import UsageError
-from notifier.settings import build_settings
+from notifier.settings.settings import build_settings
 from tests.conftest import BASE, Site, recorded_pending, recorded_urls, urlset
 from tests.fakeindexnow import status
 

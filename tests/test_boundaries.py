@@ -15,7 +15,7 @@ import pytest
 from notifier.errors import UsageError
 from notifier.pipeline.loop import Environment, execute
 from notifier.report import Report
-from notifier.settings import build_settings
+from notifier.settings.settings import build_settings
 from notifier.sitemap.source import MAX_FILE_BYTES
 from notifier.urls import MAX_URL_LENGTH
 from tests.conftest import BASE, KEY, NS, Site, pages, urlset

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from notifier.pipeline.loop import Environment, execute
-from notifier.settings import build_settings
+from notifier.settings.settings import build_settings
 from notifier.store import decode_state
 from tests.conftest import BASE, HOST, KEY, recorded_pending, urlset
 from tests.fakeindexnow import FakeIndexNow, Received, status

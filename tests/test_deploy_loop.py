@@ -243,7 +243,7 @@ def test_a_rerun_an_hour_later_leaves_the_state_bytes_and_its_updated_time_alone
     import datetime as dt
 
     from notifier.pipeline.loop import Environment, execute
-    from notifier.settings import build_settings
+    from notifier.settings.settings import build_settings
 
     site.write(FIVE)
     assert site.run().code == 0
@@ -263,7 +263,7 @@ def test_a_rerun_with_site_dir_leaves_the_state_bytes_alone(site: Site, store: s
     import datetime as dt
 
     from notifier.pipeline.loop import Environment, execute
-    from notifier.settings import build_settings
+    from notifier.settings.settings import build_settings
 
     site.state = site.root / "state" / store
     site.write(FIVE)

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from notifier.pipeline.loop import Environment, execute
-from notifier.settings import build_settings
+from notifier.settings.settings import build_settings
 from notifier.store import read_state
 from tests.conftest import BASE, KEY, index, urlset
 from tests.fakeindexnow import FakeIndexNow, status

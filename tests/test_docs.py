@@ -68,11 +68,11 @@ def test_every_api_setting_is_in_the_readme() -> None:
 
 
 def test_the_options_table_is_the_one_source_of_the_parser_the_api_and_the_action() -> None:
-    """notifier/options.py defines each option once; the parser, api.Options and action.yml follow it."""
+    """notifier/settings/options.py defines each option once; the parser, api.Options and action.yml follow it."""
     import yaml
 
     from notifier.api import Options
-    from notifier.options import OPTIONS
+    from notifier.settings.options import OPTIONS
 
     parsed = {opt[2:] for action in make_parser()._actions for opt in action.option_strings if opt.startswith("--")}
     assert {option.name for option in OPTIONS} == parsed - {"help", "version", "config", "rule"}
@@ -90,7 +90,7 @@ def test_the_options_table_is_the_one_source_of_the_parser_the_api_and_the_actio
 
 def test_a_request_timeout_of_zero_is_refused_not_made_thirty(offline_site: object) -> None:
     from notifier.errors import UsageError
-    from notifier.settings import build_settings
+    from notifier.settings.settings import build_settings
 
     try:
         build_settings("check", {"sitemap": "s.xml", "request-timeout": "0"})

@@ -13,7 +13,7 @@ import pytest
 
 from notifier.pipeline.loop import Environment, execute
 from notifier.report import Report
-from notifier.settings import build_settings
+from notifier.settings.settings import build_settings
 from notifier.store import read_ledger, read_state
 from tests.conftest import BASE, KEY, Site, pages, recorded_pending, urlset
 from tests.fakeindexnow import FakeIndexNow, reset, status

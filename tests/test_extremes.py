@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from notifier.cli import main
-from notifier.options import OPTIONS
-from notifier.settings import CONVERTERS
+from notifier.settings.options import OPTIONS
+from notifier.settings.settings import CONVERTERS
 from tests.conftest import Site, pages, urlset
 
 CLI_VALUES = ["0", "-1", "-0.5", "99999999999999999999999", "1e400", "inf", "-inf", "nan", "", "abc", "since:9999999999d", "999999999d"]

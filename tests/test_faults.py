@@ -14,7 +14,7 @@ import pytest
 from notifier.errors import ExitCode
 from notifier.pipeline.loop import Environment, execute
 from notifier.report import Report
-from notifier.settings import build_settings
+from notifier.settings.settings import build_settings
 from tests.conftest import BASE, KEY, Site, pages, recorded_pending, urlset
 from tests.fakeindexnow import FakeIndexNow, Fault, drip, hang, reset, status, wait_until
 from tests.faketime import FakeTime

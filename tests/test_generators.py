@@ -24,7 +24,7 @@ import pytest
 from notifier.cli import main
 from notifier.pipeline.loop import Environment, execute
 from notifier.report import Report
-from notifier.settings import build_settings
+from notifier.settings.settings import build_settings
 from tests.conftest import BASE, KEY
 from tests.fakeindexnow import FakeIndexNow
 from tests.faketime import FakeTime

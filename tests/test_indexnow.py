@@ -448,7 +448,7 @@ def test_a_key_file_that_answers_503_until_the_budget_is_spent_could_not_be_fetc
 def test_the_status_line_says_which_key_file_is_checked_with_the_key_cut(site: Site) -> None:
     """On a terminal the line that says what a run is doing names the key file while it is fetched."""
     from notifier.pipeline.loop import Environment, execute
-    from notifier.settings import build_settings
+    from notifier.settings.settings import build_settings
 
     assert site.fake is not None
     site.write(urlset(pages(2)))

@@ -15,7 +15,7 @@ import pytest
 from notifier.environment import Environment
 from notifier.pipeline.loop import execute
 from notifier.report import Report
-from notifier.settings import build_settings
+from notifier.settings.settings import build_settings
 from tests.conftest import HOST, KEY, Site, pages, urlset
 from tests.fakeindexnow import FakeIndexNow
 from tests.faketime import FakeTime

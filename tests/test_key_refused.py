@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from notifier.database import DatabaseURL
 from notifier.pipeline.loop import Environment, execute
 from notifier.pipeline.refusals import key_digest
 from notifier.report import Report
-from notifier.settings import build_settings
+from notifier.settings.database import DatabaseURL
+from notifier.settings.settings import build_settings
 from notifier.store import read_state
 from tests.conftest import HOST, KEY, Site, pages, urlset
 from tests.fakeindexnow import FakeIndexNow, status

@@ -18,7 +18,7 @@ from notifier.cli import main
 from notifier.pipeline.loop import Environment, execute
 from notifier.protocol import derive_key
 from notifier.report import Report
-from notifier.settings import build_settings
+from notifier.settings.settings import build_settings
 from tests.conftest import BASE, HOST, KEY, Site, pages, recorded_pending, urlset
 from tests.faketime import FakeTime
 

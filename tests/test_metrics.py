@@ -13,7 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from notifier.cli import main
 from notifier.errors import ExitCode
 from notifier.metrics import metrics_text
-from notifier.settings import Settings
+from notifier.settings.settings import Settings
 from tests.conftest import BASE, KEY, Site, pages, urlset
 from tests.fakeindexnow import FakeIndexNow, status
 from tests.test_sites import _grow, _monorepo

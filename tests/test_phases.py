@@ -15,7 +15,7 @@ from notifier.pipeline.loop import _persist_pending, _record_run
 from notifier.pipeline.planning import plan_announcements
 from notifier.pipeline.submission import submit_pending
 from notifier.pipeline.verification import diff_and_verify
-from notifier.settings import Settings, build_settings
+from notifier.settings.settings import Settings, build_settings
 from notifier.store import JsonStore, State, read_state
 from notifier.workers import Workers
 from tests.conftest import BASE, KEY, Site, pages, urlset

@@ -334,7 +334,7 @@ def test_a_crowd_of_dates_just_after_now_is_a_crowd(offline_site: Site) -> None:
 def _execute_at(site: Site, command: str, when: dt.datetime, options: dict[str, object]) -> Report:
     """``command`` through the library at the wall-clock time ``when`` (the state's stamps are that time)."""
     from notifier.pipeline.loop import Environment, execute
-    from notifier.settings import build_settings
+    from notifier.settings.settings import build_settings
     from tests.faketime import FakeTime
 
     clock = FakeTime(when)
@@ -810,7 +810,7 @@ def test_a_batch_holds_at_most_ten_thousand_urls() -> None:
 
 def test_a_batch_size_over_indexnows_limit_is_refused_and_the_default_is_the_limit() -> None:
     from notifier.errors import UsageError
-    from notifier.settings import build_settings
+    from notifier.settings.settings import build_settings
 
     assert build_settings("run", {"sitemap": "s.xml"}).batch_size == 10_000
     with pytest.raises(UsageError, match=re.escape("--batch-size: '10001' is out of range; use 1..10000")):

@@ -14,7 +14,7 @@ import notifier
 from notifier.pipeline.live import LONGEST_WAIT, SAMPLE
 from notifier.pipeline.loop import Environment, execute
 from notifier.report import Report
-from notifier.settings import build_settings
+from notifier.settings.settings import build_settings
 from tests.conftest import BASE, HOST, KEY, Site, pages, recorded_pending, urlset
 from tests.faketime import FakeTime
 

@@ -10,10 +10,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from notifier.config_sites import site_states
 from notifier.crawled import CRAWLERS, Crawled, crawled, read_ranges
 from notifier.errors import InputError, UsageError
 from notifier.report import plural, printable
+from notifier.settings.config_sites import site_states
 from notifier.stats import since_of
 
 DESCRIPTION = (

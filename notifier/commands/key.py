@@ -12,10 +12,10 @@ import re
 import secrets
 from typing import TextIO
 
-from notifier.config_sites import site_layers
 from notifier.errors import NotifierError, UsageError
 from notifier.protocol import KEY_PATTERN, Keys, redact_all
-from notifier.settings import key_options, keys_from
+from notifier.settings.config_sites import site_layers
+from notifier.settings.settings import key_options, keys_from
 from notifier.urls import key_host
 
 KEY_ACTIONS = ("new", "file", "rotate")

@@ -32,7 +32,7 @@ from notifier.dates import UTC, parse_w3c, rfc822_to_w3c
 from notifier.errors import InputError, Interrupted, UsageError
 from notifier.history.git import SourceDates, agrees
 from notifier.paths import is_url
-from notifier.settings import Settings
+from notifier.settings.settings import Settings
 from notifier.sitemap.files import SitemapFile
 from notifier.sitemap.items import ATOM_UPDATED, Reading, document_url, readings
 from notifier.sitemap.reader import ReadOptions, read_sitemap

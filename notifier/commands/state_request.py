@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from notifier.announce import Announce
-from notifier.config_sites import SiteState
-from notifier.database import DatabaseURL
 from notifier.errors import UsageError
+from notifier.settings.config_sites import SiteState
+from notifier.settings.database import DatabaseURL
 
 ACTIONS = ("show", "url", "pending", "forget", "export", "history", "stats", "report")
 DESCRIPTION = (

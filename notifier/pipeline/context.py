@@ -19,7 +19,7 @@ from notifier.environment import Environment
 from notifier.protocol import BatchResult
 from notifier.report import PlannedBatch
 from notifier.rules import Violation
-from notifier.settings import Settings
+from notifier.settings.settings import Settings
 from notifier.workers import Workers
 
 Mode = Literal["check", "dry-run", "run"]

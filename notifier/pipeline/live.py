@@ -18,7 +18,7 @@ from typing import NamedTuple
 from notifier.indexnow import Client
 from notifier.protocol import MAX_BATCH, make_batches
 from notifier.report import plural
-from notifier.settings import Settings
+from notifier.settings.settings import Settings
 from notifier.site.folder import SiteFolder
 from notifier.site.pages import PAGE_LIMIT, file_fingerprint, fingerprint_bytes
 from notifier.store import State

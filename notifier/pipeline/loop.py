@@ -25,7 +25,7 @@ from notifier.pipeline.verification import diff_and_verify
 from notifier.protocol import Keys, redact_all
 from notifier.report import Report, plural
 from notifier.rules import Violation
-from notifier.settings import Settings
+from notifier.settings.settings import Settings
 from notifier.stats import run_totals
 from notifier.store import Part, RunRecord, SaveFailed, State, Store, open_store, read_state
 from notifier.waits import bounded, wait_for

@@ -17,7 +17,7 @@ from notifier.pipeline.pending import apply_to_state, refuse_unsendable
 from notifier.pipeline.policy import add_alternates, hold_back, hold_out, holds_note
 from notifier.protocol import make_batches
 from notifier.report import PlannedBatch, plural
-from notifier.settings import Settings
+from notifier.settings.settings import Settings
 from notifier.store import State
 from notifier.urls import host_of, origins_in, site
 from notifier.waits import wait_for

@@ -22,7 +22,7 @@ from notifier.metrics import after_run
 from notifier.pipeline.loop import Begun, begin_site, finish, without_cycle_collection
 from notifier.protocol import redact_all
 from notifier.report import Report
-from notifier.settings import Settings
+from notifier.settings.settings import Settings
 from notifier.store import Store
 from notifier.workers import Workers
 

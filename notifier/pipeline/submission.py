@@ -17,7 +17,7 @@ from notifier.pipeline.policy import count_sent
 from notifier.pipeline.refusals import is_new_key, new_key_hint, record_answers
 from notifier.protocol import Keys
 from notifier.report import plural
-from notifier.settings import Settings
+from notifier.settings.settings import Settings
 from notifier.store import State, Store
 from notifier.store.durable import DeliveryNotRecorded
 from notifier.store.ledger import LedgerEntry, entry

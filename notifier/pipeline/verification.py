@@ -11,7 +11,6 @@ from pathlib import Path
 
 from notifier.changes import Change
 from notifier.commands.key import existing_key_files
-from notifier.config_tables import HistorySettings
 from notifier.history.git import HistoryCheck, check_history, is_shallow_checkout
 from notifier.paths import is_url
 from notifier.pipeline.context import Run, Verified
@@ -21,7 +20,8 @@ from notifier.protocol import DEFAULT_KEY_SOURCE
 from notifier.report import plural
 from notifier.rules import OFF, RULES, Context, RuleSettings, Violation, verify
 from notifier.rules.pages import PAGE_RULES
-from notifier.settings import Settings
+from notifier.settings.config_tables import HistorySettings
+from notifier.settings.settings import Settings
 from notifier.site.folder import site_root
 from notifier.site.pages import BuiltSite
 from notifier.sitemap.files import Sitemap, Wanted

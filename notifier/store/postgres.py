@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from notifier.database import DatabaseURL
 from notifier.dates import format_utc
 from notifier.errors import LockTimeout, StateError
+from notifier.settings.database import DatabaseURL
 from notifier.store.checks import damaged
 from notifier.store.durable import DeliveryNotRecorded, SaveFailed, StateStore, waiting_for_lock
 from notifier.store.jsonfile import encoded_parts

@@ -17,17 +17,28 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from notifier.announce import Announce
-from notifier.config_keys import keys_table
-from notifier.config_tables import HistorySettings, bulk_table, history_table
-from notifier.database import DatabaseURL, broken_keyword_string, is_database_url, without_password
 from notifier.dates import parse_duration
-from notifier.discovery import find_sitemap
 from notifier.errors import UsageError
-from notifier.options import ANNOUNCE, FORMATS, INITIAL_CHOICES, OPTIONS, RUN_ONLY, Converter, announce_table, default, duration, text
 from notifier.paths import is_url
 from notifier.protocol import Keys
 from notifier.rules import LEVELS, RULES, WARN, BulkThresholds
 from notifier.rules.table import SENT_RULES, Level
+from notifier.settings.config_keys import keys_table
+from notifier.settings.config_tables import HistorySettings, bulk_table, history_table
+from notifier.settings.database import DatabaseURL, broken_keyword_string, is_database_url, without_password
+from notifier.settings.discovery import find_sitemap
+from notifier.settings.options import (
+    ANNOUNCE,
+    FORMATS,
+    INITIAL_CHOICES,
+    OPTIONS,
+    RUN_ONLY,
+    Converter,
+    announce_table,
+    default,
+    duration,
+    text,
+)
 from notifier.site.folder import served_under
 from notifier.site.hosting import DEFAULT_PLATFORM, detect_platform
 

@@ -33,10 +33,10 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from notifier.announce import Announce
-from notifier.database import DatabaseURL
 from notifier.errors import UsageError
-from notifier.options import announce_table
-from notifier.settings import (
+from notifier.settings.database import DatabaseURL
+from notifier.settings.options import announce_table
+from notifier.settings.settings import (
     CONVERTERS,
     DEFAULT_STATE,
     RULE_IN_A_FILE,

@@ -1,0 +1,8 @@
+"""The configuration: what a run is told, from the command line, the environment and the config file.
+
+``options`` is the one table of options; ``settings`` resolves them into a frozen ``Settings``;
+``config_tables`` and ``config_keys`` read the config's tables, ``config_sites`` its ``[[sites]]``;
+``discovery`` finds the sitemap; ``database`` reads a ``postgresql://`` state's location.
+This package's modules load no page reader, no HTTP client and no database driver
+(``tests/test_boundary.py``).
+"""
