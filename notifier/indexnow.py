@@ -286,7 +286,7 @@ class Client:
         body: dict[str, object] = {"host": batch.host, "key": batch.key}
         if batch.key_location is not None:
             body["keyLocation"] = batch.key_location
-        body["urlList"] = batch.urls
+        body["urlList"] = batch.posted()
         data = orjson.dumps(body)  # UTF-8 JSON, as json.dumps(ensure_ascii=False) writes it, compact
         headers = {"Content-Type": "application/json; charset=utf-8"}
 

@@ -13,7 +13,7 @@ from typing import Literal, NamedTuple
 
 from notifier.errors import UsageError
 from notifier.redaction import Secrets
-from notifier.urls import by_origin, key_host, locate, site, split_url
+from notifier.urls import by_origin, key_host, locate, origin, site, split_url
 
 DEFAULT_ENDPOINT = "https://api.indexnow.org/indexnow"
 MAX_BATCH = 10_000  # IndexNow: at most 10,000 URLs per POST
@@ -26,7 +26,20 @@ class Batch(NamedTuple):
     host: str
     key: str
     key_location: str | None
-    urls: list[str]
+    urls: list[str]  # as the sitemap and the state write them
+    spelled: tuple[str, ...] = ()  # origins among ``urls`` that spell ``host`` otherwise (``HTTPS://Shop.org:443``)
+
+    def posted(self) -> list[str]:
+        """The URLs as the POST sends them: each on ``host`` as the key and the batch name it, so an
+        endpoint that compares a URL's host with ``host`` letter by letter accepts every spelling
+        (the state keeps the URL as the sitemap wrote it)."""
+        if not self.spelled:
+            return self.urls
+        posted = []
+        for url in self.urls:
+            head = origin(url)
+            posted.append(f"{head[: head.index('://')].lower()}://{self.host}{url[len(head) :]}" if head in self.spelled else url)
+        return posted
 
 
 # "accepted": HTTP 202, the endpoint validates the key later; "skipped": not sent (no key, a
@@ -167,13 +180,17 @@ def make_batches(urls: Iterable[str], keys: Keys, batch_size: int) -> tuple[list
     Returns the batches and the URLs that cannot be sent, each with the reason.
     """
     by_host: dict[tuple[str, str], list[str]] = {}
+    spelled: dict[tuple[str, str], list[str]] = {}
     unsendable: list[tuple[str, str]] = []
     for each, group in by_origin(urls).items():
         where = site(each)
         if where.scheme not in ("http", "https") or not where.host:
             unsendable.extend((url, "not an absolute http(s) URL") for url in group)
             continue
-        by_host.setdefault((key_host(where.host, where.scheme), where.scheme), []).extend(group)  # one batch for every spelling of a host
+        named = (key_host(where.host, where.scheme), where.scheme)
+        by_host.setdefault(named, []).extend(group)  # one batch for every spelling of a host
+        if each != f"{where.scheme}://{named[0]}":
+            spelled.setdefault(named, []).append(each)
     batches: list[Batch] = []
     for (host, scheme), host_urls in by_host.items():
         key = keys.key_for(host)
@@ -191,5 +208,5 @@ def make_batches(urls: Iterable[str], keys: Keys, batch_size: int) -> tuple[list
                 else:
                     unsendable.append((url, f"outside {scope}, the folder its key file {key_location} covers"))
         for start in range(0, len(inside), batch_size):
-            batches.append(Batch(host, key, key_location, inside[start : start + batch_size]))
+            batches.append(Batch(host, key, key_location, inside[start : start + batch_size], tuple(spelled.get((host, scheme), ()))))
     return batches, unsendable

@@ -133,7 +133,7 @@ class FakeIndexNow:
         if not isinstance(key, str) or not (8 <= len(key) <= 128) or not all(c.isalnum() or c == "-" for c in key):
             return 422, "key does not match the schema"
         for url in urls:
-            if _site_name(url) != host:
+            if urllib.parse.urlsplit(url).netloc.lower() != host:  # as strict as an endpoint may be: the host exactly as the batch names it
                 return 422, f"URL {url} does not belong to host {host}"
         location = document.get("keyLocation") or f"http://{host}/{key}.txt"
         split = urllib.parse.urlsplit(location)
@@ -145,17 +145,6 @@ class FakeIndexNow:
         if served.decode().strip() != key:
             return 403, '{"code":"UserForbiddedToAccessSite","message":"key mismatch"}'
         return self.success_status, ""
-
-
-def _site_name(url: str) -> str:
-    """The host a URL belongs to, as an endpoint compares it with ``host``: its name in lower
-    case without a trailing dot (one DNS name), and its port unless it is the scheme's default
-    (RFC 3986, 6.2.3: ``http://h:80/`` is ``http://h/``)."""
-    split = urllib.parse.urlsplit(url)
-    name = (split.hostname or "").rstrip(".")
-    name = f"[{name}]" if ":" in name else name
-    default = {"http": 80, "https": 443}.get(split.scheme)
-    return name if split.port in (None, default) else f"{name}:{split.port}"
 
 
 def _make_handler(fake: FakeIndexNow) -> type[BaseHTTPRequestHandler]:

@@ -41,7 +41,14 @@ def test_a_default_port_or_a_trailing_dot_is_the_bare_hosts_key_and_batch(
     assert result.code == 0, result
     assert len(site.fake.posts) == 1, [post.json for post in site.fake.posts]  # one batch for the host, however written
     sent = site.fake.posts[0].json
-    assert sent["host"] == HOST and sent["key"] == key and sorted(sent["urlList"]) == sorted(SPELLINGS)
+    # each URL posted on the host as the batch names it (an endpoint may compare letter by letter),
+    # and recorded as the sitemap wrote it, so the next deploy finds nothing changed
+    posted = [f"{BASE}/bare/", f"{BASE}/with-port/", f"{BASE}/trailing-dot/", f"{BASE}/both/"]
+    assert sent["host"] == HOST and sent["key"] == key and sorted(sent["urlList"]) == sorted(posted)
+    state = site.state_bytes()
+    assert state is not None and all(url.encode() in state for url in SPELLINGS[1:])
+    again = site.run(*args, key=not derived)
+    assert again.code == 0 and len(site.fake.posts) == 1, again
     assert site.fake.gets and all(path.startswith(f"http://{HOST}/") for path in site.fake.gets)  # the bare host's key file
 
 
