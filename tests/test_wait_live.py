@@ -172,3 +172,22 @@ def test_a_bad_wait_is_one_line_and_exit_2(site: Site) -> None:
     result = site.run("--wait-live", "-5")
     assert result.code == 2 and "--wait-live: '-5' must be a number of seconds from 0 to 3600" in result.err
     assert "Traceback" not in result.err
+
+
+def test_what_a_cap_holds_back_is_not_waited_for(site: Site) -> None:
+    """A page [announce] keeps back this run is not sent, so nothing waits for it to be live:
+    with the day's one URL used, a deploy whose key file is gone waits for nothing and fails
+    nothing (the held pages stay pending for the next day), while a URL that does go out is
+    waited for as before. Faulty edit: ``live_targets`` reading every pending URL, held or not."""
+    assert site.fake is not None
+    site.write(urlset(pages(1)))
+    assert _deploy(site, FakeTime(T0), {"per-day": "1"}).exit_code == 0
+    _unpublished(site)
+    site.write(urlset({**pages(3), "/p/0/": "2030-06-01T12:30:00Z"}))
+    clock = FakeTime(T0 + dt.timedelta(hours=1))
+    held = _deploy(site, clock, {"wait-live": "60", "per-day": "1"})
+    assert held.exit_code == 0, held.notes
+    assert clock.sleeps == [] and held.not_live == [] and sorted(held.deferred) == [f"{BASE}/p/{n}/" for n in range(3)]
+    next_day = FakeTime(T0 + dt.timedelta(days=1))
+    waited = _deploy(site, next_day, {"wait-live": "3", "per-day": "1"})
+    assert waited.exit_code == 3 and next_day.sleeps and len(waited.not_live) == 1  # the one that goes is waited for

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from notifier.indexnow import Client
+from notifier.pipeline.context import NO_HOLDS, Holds
 from notifier.protocol import MAX_BATCH, make_batches
 from notifier.report import plural
 from notifier.settings.settings import Settings
@@ -38,10 +39,19 @@ class Target(NamedTuple):
     fingerprint: str | None = None  # a page: the fingerprint of the build's bytes
 
 
-def live_targets(settings: Settings, state: State, endpoints: list[str]) -> list[Target]:
+def live_targets(settings: Settings, state: State, endpoints: list[str], holds: Holds = NO_HOLDS) -> list[Target]:
     """Each host's key file (of the hosts with something to send), then with ``--site-dir``
-    up to ``SAMPLE`` added or changed pending pages whose file is in the build."""
-    pending = {loc: item for endpoint in endpoints for loc, item in state.pending.get(endpoint, {}).items()}
+    up to ``SAMPLE`` added or changed pending pages whose file is in the build. What
+    ``holds`` keeps back this run ([announce]) is not sent, so not waited for (an endpoint
+    whose day is used up still sends its URLs on through another under ``--endpoint-mode first``)."""
+    passed_over = holds.full if settings.endpoint_mode != "first" else {}
+    pending = {
+        loc: item
+        for endpoint in endpoints
+        if endpoint not in passed_over
+        for loc, item in state.pending.get(endpoint, {}).items()
+        if loc not in holds.at(endpoint)
+    }
     batches, _ = make_batches(pending, settings.keys, MAX_BATCH)
     targets: dict[str, Target] = {}
     for batch in batches:

@@ -88,7 +88,7 @@ def _wait_live(run: Run, state: State, client: Client, submissions: _Submissions
     if not settings.wait_live:
         return []
     missing = wait_until_live(
-        live_targets(settings, state, run.endpoints),
+        live_targets(settings, state, run.endpoints, submissions.holds),
         client,
         bound=settings.wait_live,
         sleep=env.sleep,
