@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from notifier.cli import main
 from notifier.pipeline.loop import Environment, execute
 from notifier.pipeline.refusals import key_digest
 from notifier.report import Report
@@ -166,3 +167,24 @@ def test_a_damaged_key_checks_is_one_line_and_exit_2(site: Site) -> None:
     site.state.write_text(json.dumps(document))
     result = site.run()
     assert result.code == 2 and '"key_checks" is not an object of host' in result.err and "Traceback" not in result.err
+
+
+def _show(site: Site, capsys: pytest.CaptureFixture[str], *options: str) -> str:
+    capsys.readouterr()
+    assert main(["state", "show", "--state", str(site.state), *options]) == 0
+    return capsys.readouterr().out
+
+
+def test_state_show_names_each_403_streak(site: Site, refusing: FakeIndexNow, capsys: pytest.CaptureFixture[str]) -> None:
+    """Between the first 403 and the finding, the streak is visible: ``state show`` says which
+    endpoint answered 403 for which host, on how many runs, and JSON has it as data; an endpoint
+    that takes the batches again leaves the list. Faulty edit: the summary without ``refused``."""
+    assert site.fake is not None
+    _deploy(site, [site.fake.endpoint, refusing.endpoint], 0, 2)
+    assert f"  {refusing.endpoint} for {HOST}: 1 run, another endpoint took the same batches\n" in _show(site, capsys)
+    shown = json.loads(_show(site, capsys, "--format", "json"))["refused"]
+    assert shown == [{"host": HOST, "endpoint": refusing.endpoint, "runs": 1, "elsewhere": True}]
+    refusing.serve_key(HOST, KEY)  # the endpoint finds the key file now, and takes the batches
+    _deploy(site, [site.fake.endpoint, refusing.endpoint], 1, 2)
+    assert json.loads(_show(site, capsys, "--format", "json"))["refused"] == []
+    assert "403 answers" not in _show(site, capsys)

@@ -131,6 +131,11 @@ def _summary(request: StateRequest, state: State) -> dict[str, Any]:
             for endpoint, items in pending.items()
         },
         "backoff": waits,  # endpoint -> not before: what a run waits for
+        "refused": [  # the 403 streaks key-refused counts (refusals.py): a key an endpoint may refuse
+            {"host": host, "endpoint": endpoint, "runs": streak["runs"], "elsewhere": streak["elsewhere"]}
+            for host, check in sorted(state.key_checks.items())
+            for endpoint, streak in sorted(check.get("refused", {}).items())
+        ],
         "notes": notes,
         "runs": [dict(run) for run in state.runs],
     }
@@ -162,6 +167,11 @@ def _show(request: StateRequest, state: State, out: TextIO) -> None:
         out.write("waits (the endpoint asked to wait, Retry-After; `state forget --backoff --yes` clears them):\n")
         for endpoint, until in waits.items():
             out.write(f"  {printable(endpoint)}: not before {until}\n")
+    if summary["refused"]:
+        out.write("403 answers, runs in a row (key-refused after 2 while another endpoint takes the host; `key rotate` ends them):\n")
+        for each in summary["refused"]:
+            elsewhere = ", another endpoint took the same batches" if each["elsewhere"] else ""
+            out.write(f"  {printable(each['endpoint'])} for {printable(each['host'])}: {plural(each['runs'], 'run')}{elsewhere}\n")
     for note in summary["notes"]:
         out.write(f"note: {printable(note)}\n")
     if state.runs:
