@@ -111,7 +111,7 @@ def _markdown(report: Report) -> str:
 
 
 def _details(report: Report) -> list[str]:
-    lines: list[str] = []
+    lines = _policy(report)
     for title, changes in (("Added", report.added), ("Changed", report.changed), ("Removed", report.removed)):
         if changes:
             shown = f"first 10 of {len(changes)}" if len(changes) > 10 else str(len(changes))  # "first 1 of 1" says nothing is left out
@@ -128,3 +128,17 @@ def _details(report: Report) -> list[str]:
         lines.extend(f"| {_cell(b.endpoint)} | {_cell(b.host)} | {b.url_count} | {b.status} |" for b in report.batches)
         lines.append("")
     return lines
+
+
+def _policy(report: Report) -> list[str]:
+    """One line of what the config's [announce] did this run, when it did anything."""
+    parts = [
+        f"{len(urls):,} {what}"
+        for urls, what in (
+            (report.excluded, "excluded (recorded, never announced)"),
+            (report.deferred, "deferred (pending for a later run)"),
+            (report.alternates, "announced as alternates of a changed page"),
+        )
+        if urls
+    ]
+    return [f"**[announce]:** {'; '.join(parts)}.", ""] if parts else []

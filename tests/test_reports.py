@@ -135,3 +135,19 @@ def test_the_job_summary_says_first_10_only_when_it_leaves_some_out(site: Site, 
     assert site.run().code == 0
     last = summary.read_text().rpartition("### notify-changes")[2]
     assert "**Changed** (1):" in last and "first 1 of 1" not in last, last
+
+
+def test_the_job_summary_says_what_announce_did(site: Site, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pages the config's [announce] kept out or back are in the job summary (a count each), so a
+    deploy that sent fewer URLs than it changed says why; a run it did nothing to has no such line.
+    Faulty edit: ``_details`` without the policy line."""
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    site.write(urlset(pages(3) | {"/drafts/a/": "2024-05-01T00:00:00Z"}))
+    assert site.run("--initial", "submit").code == 0
+    assert "[announce]" not in summary.read_text()
+    site.write(urlset(pages(3) | {"/drafts/a/": "2024-07-01T00:00:00Z", "/drafts/b/": "2024-07-01T00:00:00Z"}))
+    assert site.run("--exclude", "/drafts/**").code == 0
+    last = summary.read_text().rpartition("### notify-changes")[2]
+    assert "**[announce]:** 2 excluded (recorded, never announced)." in last, last
