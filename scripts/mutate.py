@@ -44,7 +44,10 @@ cannot change what a user sees. An equivalent is keyed by module, function and t
 Not run in CI: it is slow (hours on two cores), and it is a tool for writing tests, not a test. A
 run's log (its stderr: one "outcome key" line a mutant) is kept in ``scripts/mutants-judged/``,
 named ``<commit it mutated>-<anything>.log``, so a later run, in another checkout, resumes from
-it: ``--again scripts/mutants-judged/aa93b28-run22.log`` (``.mutate/`` is not kept).
+it: ``--again scripts/mutants-judged/aa93b28-run22.log`` (``.mutate/`` is not kept). A kill's line
+names the test that killed it (after a tab); scripts/mutate_again.py says which verdicts of an
+earlier run still hold: those whose function and killing test are unchanged, found by function
+and text when the code moved to another module.
 """
 
 from __future__ import annotations
@@ -66,6 +69,8 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+import mutate_again
 
 ROOT = Path(__file__).resolve().parents[1]
 EQUIVALENT = ROOT / "scripts" / "mutants-equivalent.txt"
@@ -519,7 +524,8 @@ class TestOrder:
 
 
 def run_mutant(mutant: Mutant, copy: Path, tests: list[str], durations: dict[str, float]) -> str:
-    """A mutant judged in a fresh interpreter: 'killed', 'survived' or 'timeout' (counted as killed)."""
+    """A mutant judged in a fresh interpreter: 'killed' (a tab and the test that failed first),
+    'survived' or 'timeout' (counted as killed)."""
     path = copy / mutant.module
     original = path.read_text()
     listing = copy / ".mutant-tests"
@@ -534,7 +540,10 @@ def run_mutant(mutant: Mutant, copy: Path, tests: list[str], durations: dict[str
             return "timeout"
     finally:
         path.write_text(original)
-    return "survived" if done.returncode == 0 else "killed"
+    if done.returncode == 0:
+        return "survived"
+    failed = [line.split(" ", 1)[1] for line in done.stdout.splitlines() if line.startswith(("FAILED ", "ERROR "))]
+    return f"killed\t{failed[0].partition(' - ')[0].strip()}" if failed else "killed"
 
 
 def equivalents() -> dict[str, str]:
@@ -580,7 +589,7 @@ class _Worker:
 
 def _run_all(
     chosen: list[Mutant], source: Path, jobs: int, cap: int, known: dict[str, str], files: list[str] | None = None
-) -> Iterator[tuple[Mutant, str]]:
+) -> Iterator[tuple[Mutant, str, str]]:
     lines, durations = test_map(source, files)
     order = TestOrder(lines, durations, cap)
     workers: queue.Queue[_Worker] = queue.Queue()
@@ -588,7 +597,7 @@ def _run_all(
     for worker in started:
         workers.put(worker)
 
-    def judge(mutant: Mutant) -> tuple[Mutant, str]:
+    def judge(mutant: Mutant) -> tuple[Mutant, str, str]:
         worker = workers.get()
         try:
             tests, rest = order.tests_for(mutant)
@@ -601,9 +610,10 @@ def _run_all(
                 outcome = worker.judge(mutant, rest, durations)
         finally:
             workers.put(worker)
+        outcome, _, killer = outcome.partition("\t")  # "killed\ttests/x.py::test": the test that failed first
         if outcome in ("killed", "timeout"):
-            order.killed(mutant, tests)
-        return mutant, outcome
+            order.killed(mutant, [killer, *tests] if killer else tests)
+        return mutant, outcome, killer
 
     try:
         with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
@@ -645,66 +655,11 @@ def _summary(chosen: list[Mutant], outcomes: dict[Mutant, str], known: dict[str,
     return unexplained
 
 
-def _earlier(results: Path, since: str | None) -> dict[str, str]:
-    """An earlier run's outcomes, without those of the functions changed since ``since`` (judged again)."""
-    text = results.read_text(encoding="utf-8", errors="replace")
-    try:
-        outcomes: dict[str, str] = json.loads(text)
-    except ValueError:  # the log a run prints on stderr, "outcome key" a line (a run that did not finish)
-        outcomes = {}
-        for line in text.splitlines():
-            outcome, _, key = line.replace("\0", "").partition(" ")
-            if outcome in ("killed", "timeout", "survived", "uncovered", "uncollected", "error"):
-                outcomes[key.strip()] = outcome
-    if since is None:
-        raise SystemExit("--again needs --since REV: the commit the earlier run mutated")
-    changed = subprocess.run(["git", "diff", "--name-only", since, "--", "notifier"], cwd=ROOT, capture_output=True, text=True, check=True)
-    stale = {module: _changed_scopes(module, since) for module in changed.stdout.split()}
-    kept = {}
-    for key, outcome in outcomes.items():
-        module, _, rest = key.partition("::")
-        scopes = stale.get(module, set())
-        if scopes is not None and rest.partition(" | ")[0] not in scopes:
-            kept[key] = outcome
-    return kept
-
-
 def _commit_named(path: Path) -> str | None:
     """The commit a kept log's name gives (scripts/mutants-judged/<commit>-<what>.log), if any."""
     name = path.name.partition("-")[0]
     found = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{name}^{{commit}}"], cwd=ROOT, capture_output=True, text=True)
     return name if name and found.returncode == 0 else None
-
-
-def _scopes(source: str) -> dict[str, str]:
-    """Each function's and class's code (``ast.dump``, which leaves positions out, so moving code
-    changes nothing), and the module's, by the scope name its mutants carry."""
-    tree = ast.parse(source)
-    found = {"<module>": ast.dump(tree)}
-
-    def walk(node: ast.AST, scope: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                name = child.name if scope == "<module>" else f"{scope}.{child.name}"
-                found[name] = ast.dump(child)
-                walk(child, name)
-            else:
-                walk(child, scope)
-
-    walk(tree, "<module>")
-    return found
-
-
-def _changed_scopes(module: str, since: str) -> set[str] | None:
-    """The scopes of a module whose code differs from that at ``since``; None when the module is
-    new or gone (all of it is judged again). A scope whose code is the same keeps its verdicts:
-    a killed mutant of an unchanged function is killed still, unless the test that killed it went."""
-    old = subprocess.run(["git", "show", f"{since}:{module}"], cwd=ROOT, capture_output=True, text=True, check=False)
-    path = ROOT / module
-    if old.returncode != 0 or not path.exists():
-        return None
-    before = _scopes(old.stdout)
-    return {scope for scope, code in _scopes(path.read_text()).items() if before.get(scope) != code}
 
 
 def main() -> int:
@@ -745,32 +700,42 @@ def main() -> int:
     args = parser.parse_args()
     modules = args.module or decision_modules()
     chosen = [mutant for module in modules for mutant in mutants(module)]
-    known = equivalents()
-    earlier: dict[str, str] = {}
+    current = {mutant.key: mutant for mutant in chosen}
+    listed = equivalents()
+    moved = mutate_again.moved_equivalents(listed, current)  # code moved to another module keeps its reason
+    known = {**listed, **{new: listed[old] for old, new in moved.items()}}
+    for old, new in sorted(moved.items()):
+        print(f"MOVED EQUIVALENT {old} -> {new.partition('::')[0]} (write its new module in {EQUIVALENT.name})", file=sys.stderr)
+    earlier: dict[str, tuple[str, str]] = {}
     for again in args.again or ():
         path, _, revision = again.partition("@")
         revision = revision or args.since or _commit_named(Path(path))
-        for key, outcome in _earlier(Path(path), revision).items():
+        if revision is None:
+            raise SystemExit(f"--again {again}: name the commit that run mutated (LOG@REV or --since REV)")
+        for key, (outcome, killer) in mutate_again.earlier(Path(path), revision, current, ROOT, known).items():
+            before = earlier.get(key, ("", ""))[0]
             # a kill stands; so does a listed equivalent's survival (its reason says no test can kill it:
             # one a new test does kill is counted equivalent, not killed, which flatters nothing)
-            if outcome == "killed" or (key in known and outcome in ("survived", "uncovered") and earlier.get(key) != "killed"):
-                earlier[key] = outcome
-            elif args.report and outcome in (*_ALIVE, "timeout") and earlier.get(key) not in ("killed", "timeout"):
-                earlier[key] = outcome  # the table tells what the runs saw; a run judges such a mutant again
+            if outcome == "killed" or (key in known and outcome in ("survived", "uncovered") and before != "killed"):
+                earlier[key] = (outcome, killer)
+            elif args.report and outcome in (*_ALIVE, "timeout") and before not in ("killed", "timeout"):
+                earlier[key] = (outcome, killer)  # the table tells what the runs saw; a run judges such a mutant again
     if args.list:
         for mutant in chosen:
             print(mutant.key)
         print(f"{len(chosen)} mutants in {len(modules)} modules")
         return 0
     started = time.monotonic()
-    outcomes: dict[Mutant, str] = {mutant: earlier[mutant.key] for mutant in chosen if mutant.key in earlier}
+    outcomes: dict[Mutant, str] = {mutant: earlier[mutant.key][0] for mutant in chosen if mutant.key in earlier}
+    killers: dict[Mutant, str] = {mutant: earlier[mutant.key][1] for mutant in chosen if mutant.key in earlier}
     todo = [mutant for mutant in chosen if mutant not in outcomes] if not args.report else []
     todo.sort(key=lambda mutant: mutant.key in known)  # listed equivalents last: a run stopped early has judged the rest
     with tempfile.TemporaryDirectory(prefix="nc-mutate-") as temp:
         judged = _run_all(todo, snapshot(Path(temp)), args.jobs, args.max_tests, known, args.tests) if todo else ()
-        for mutant, outcome in judged:
+        for mutant, outcome, killer in judged:
             outcomes[mutant] = outcome
-            print(f"{outcome:9s} {mutant.key}", file=sys.stderr, flush=True)
+            killers[mutant] = killer
+            print(f"{outcome:9s} {mutant.key}" + (f"\t{killer}" if killer else ""), file=sys.stderr, flush=True)
     reused, took = len(chosen) - len(todo), time.monotonic() - started
     if args.report:
         print(f"\n{len(chosen)} mutants, {len(outcomes)} of them judged by the runs given since their function last changed\n")
@@ -778,15 +743,18 @@ def main() -> int:
         print(f"\n{len(chosen)} mutants ({len(todo)} run now, {reused} judged in an earlier run) in {took:.0f} s\n")
     unexplained = _summary(chosen, outcomes, known)
     if args.results:
-        args.results.write_text(json.dumps({mutant.key: outcome for mutant, outcome in outcomes.items()}, indent=1))
+        verdicts = {mutant.key: "\t".join(filter(None, (outcome, killers.get(mutant)))) for mutant, outcome in outcomes.items()}
+        args.results.write_text(json.dumps(verdicts, indent=1))
     print()
     for mutant in unexplained:
         print(f"{outcomes[mutant].upper()} {mutant.key}")
-    stale = sorted(set(known) - {mutant.key for mutant in chosen}) if not args.module else []
+    stale = sorted(set(listed) - set(current) - set(moved)) if not args.module else []
     for key in stale:
         print(f"STALE EQUIVALENT (no such mutant now) {key}")
     share = len(unexplained) / len(chosen) if chosen else 0.0
-    print(f"\n{len(unexplained)} of {len(chosen)} mutants survive without a reason ({share:.1%}; the bar is 5 %)")
+    unjudged = sum(mutant not in outcomes for mutant in chosen)
+    print(f"\n{len(unexplained)} of {len(chosen)} mutants survive without a reason ({share:.1%}; the bar is 5 %)", end="")
+    print(f"; {unjudged} not judged at this commit: the share counts only what was" if unjudged else "")
     return 0
 
 

@@ -3,7 +3,9 @@
 Started in a copy of the project, it imports the package and every test module once, then
 reads one request per line on stdin (``{"module", "index", "tests", "timeout"}``). For each it
 forks; the child puts the mutant in place and runs its tests with ``pytest.main``; the
-worker answers one line on stdout (``killed``, ``survived``, ``timeout`` or ``cold``).
+worker answers one line on stdout (``killed``, ``survived``, ``timeout`` or ``cold``; a kill
+is followed by a tab and the test that failed first, so a later run can tell whether that
+test is still the same).
 
 A mutant inside a function is put in place by giving the live function the mutated code
 (``__code__``, and its defaults), so every reference to it, imported elsewhere or not, runs
@@ -80,7 +82,7 @@ def _patch(module_path: str, index: int) -> bool:
     try:
         exec(compile(source, module.__file__ or module_path, "exec"), namespace)
     except Exception:  # the mutant breaks its module's import: any test would fail
-        os._exit(97)
+        os._exit(97)  # (judged "killed" by the import, whatever the tests: see _judge)
     old, new = _outermost_function(module, mutant.scope), _outermost_function(namespace, mutant.scope)
     if old is None or new is None or old.__code__.co_freevars != new.__code__.co_freevars:
         return False
@@ -88,9 +90,35 @@ def _patch(module_path: str, index: int) -> bool:
     return True
 
 
+class _FirstFailure:
+    """Writes the node id of the first test that fails to ``fd`` (the test that killed the mutant)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd, self.written = fd, False
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.failed and not self.written:
+            self.written = True
+            os.write(self.fd, report.nodeid.encode())
+
+
+def _drain(fd: int) -> str:
+    """What the child wrote (a node id, far below a pipe's buffer, so its write never blocked);
+    read without waiting, since a process the test started may still hold the pipe open."""
+    os.set_blocking(fd, False)
+    try:
+        return os.read(fd, 65536).decode(errors="replace")
+    except BlockingIOError:
+        return ""
+    finally:
+        os.close(fd)
+
+
 def _judge(request: dict[str, Any]) -> str:
+    readable, writable = os.pipe()
     child = os.fork()
     if child == 0:
+        os.close(readable)
         report = os.fdopen(os.dup(2), "w")  # the harness's own errors, where mutate.py's stderr goes
         try:
             if not _patch(request["module"], request["index"]):
@@ -99,16 +127,21 @@ def _judge(request: dict[str, Any]) -> str:
             null = os.open(os.devnull, os.O_WRONLY)
             os.dup2(null, 1)
             os.dup2(null, 2)
-            code = pytest.main(["-x", "-q", "-p", "no:cacheprovider", "-o", "addopts=", "--assert=plain", *request["tests"]])
+            arguments = ["-x", "-q", "-p", "no:cacheprovider", "-o", "addopts=", "--assert=plain", *request["tests"]]
+            code = pytest.main(arguments, plugins=[_FirstFailure(writable)])
             os._exit(int(code))
         except BaseException:  # the harness, not the mutant: say so, never count it as a kill
             print(f"mutate_worker: {request['module']} #{request['index']}:\n{traceback.format_exc()}", file=report, flush=True)
             os._exit(98)
+    os.close(writable)
     _, status = os.waitpid(child, 0)
+    killer = _drain(readable)
     if os.WIFSIGNALED(status):
-        return "timeout" if os.WTERMSIG(status) == signal.SIGALRM else "killed"
+        return "timeout" if os.WTERMSIG(status) == signal.SIGALRM else f"killed\t{killer}".rstrip()
     code = os.WEXITSTATUS(status)
-    return {0: "survived", 99: "cold", 5: "uncollected", 98: "error"}.get(code, "killed")
+    killer = "<import>" if code == 97 else killer
+    outcome = {0: "survived", 99: "cold", 5: "uncollected", 98: "error"}.get(code, "killed")
+    return f"{outcome}\t{killer}" if outcome == "killed" and killer else outcome
 
 
 def main() -> None:
