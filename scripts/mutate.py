@@ -683,12 +683,13 @@ def main() -> int:
     )
     parser.add_argument(
         "--again",
-        action="append",
+        action="extend",
+        nargs="+",
         metavar="RESULTS[@REV]",
         help="take the outcomes of an earlier run's --results file (or its stderr log): run only what it did not kill "
         "(or, for a listed equivalent, let live), "
         "and every mutant of a function changed since the commit it mutated (@REV, else --since); repeatable, "
-        "to join the logs of runs made at different commits",
+        "to join the logs of runs made at different commits (--again scripts/mutants-judged/*.log: each log's commit is in its name)",
     )
     parser.add_argument("--since", metavar="REV", help="with --again: the commit that earlier run mutated")
     parser.add_argument(
