@@ -49,8 +49,8 @@ class Visit:
 _UNWANTED = Visit("", None, "", "", dt.datetime.min.replace(tzinfo=dt.UTC), 0)  # a request of a user agent not asked for
 
 
-def read_visits(path: Path, unparsed: list[int], wanted: Callable[[str], bool] = lambda agent: True) -> Iterator[Visit]:
-    """The requests of the log ``path`` whose user agent is ``wanted``, one at a time;
+def read_visits(path: Path, unparsed: list[int], wanted: Callable[[str, str], bool] = lambda ip, agent: True) -> Iterator[Visit]:
+    """The requests of the log ``path`` whose address and user agent are ``wanted``, one at a time;
     ``unparsed[0]`` counts the lines that were not a request in either format."""
     try:
         raw = path.open("rb")
@@ -74,22 +74,23 @@ def read_visits(path: Path, unparsed: list[int], wanted: Callable[[str], bool] =
             raise InputError(f"{path}: cannot read the log ({error})") from None
 
 
-def _visit(line: bytes, wanted: Callable[[str], bool]) -> Visit | None:
+def _visit(line: bytes, wanted: Callable[[str, str], bool]) -> Visit | None:
     text = line.strip()
     if text.startswith(b"{"):
         visit = _json_visit(text)
-        return visit if visit is None or wanted(visit.agent) else _UNWANTED
+        return visit if visit is None or wanted(visit.ip, visit.agent) else _UNWANTED
     match = _COMBINED.match(text)
     if match is None:
         return None
     agent = (match.group("agent") or b"").decode("utf-8", "replace")
-    if not wanted(agent):  # most lines: not a crawler's, whose time is never read
+    ip = match.group("ip").decode("ascii", "replace")
+    if not wanted(ip, agent):  # most lines: not a crawler's, whose time is never read
         return _UNWANTED
     at = _combined_time(match.group("time").decode("ascii", "replace"))
     if at is None:
         return None
     return Visit(
-        match.group("ip").decode("ascii", "replace"),
+        ip,
         None,
         match.group("target").decode("utf-8", "replace"),
         agent,

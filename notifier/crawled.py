@@ -9,30 +9,18 @@ The logs are streamed; what is held is the announced URLs (the ledger's, bounded
 from __future__ import annotations
 
 import datetime as dt
-import ipaddress
-import json
 import math
 import urllib.parse
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from notifier.accesslog import Visit, read_visits
-from notifier.errors import InputError, UsageError
+from notifier.bot_ranges import CRAWLERS, Identify, Ranges, identifier
 from notifier.stats import outcome
 from notifier.store import DatabaseURL, ledger_entries
 
-# engine -> the token its crawler's user agent carries (case-insensitive)
-CRAWLERS = {
-    "bingbot": "bingbot",
-    "YandexBot": "yandexbot",
-    "SeznamBot": "seznambot",
-    "Yeti": "yeti/",
-    "YepBot": "yepbot",
-    "Amazonbot": "amazonbot",
-}
-Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 # receipts of a URL this close after its announcement are that announcement (one deploy's
 # several endpoints and retries); a later one announces the page again, changed
 ANNOUNCEMENT_GAP = dt.timedelta(hours=1)
@@ -71,7 +59,7 @@ class Crawls:
                 if key not in self.first or visit.at < self.first[key]:
                     self.first[key] = visit.at
 
-    def result(self, since: dt.datetime, until: dt.datetime, unparsed_lines: int) -> Crawled:
+    def result(self, since: dt.datetime, until: dt.datetime, unparsed_lines: int, by_address: tuple[str, ...] = ()) -> Crawled:
         """What the join found, as a frozen value."""
         engines = []
         for engine in CRAWLERS:
@@ -86,6 +74,7 @@ class Crawls:
             visits=self.visits,
             refused=self.refused,
             unparsed_lines=unparsed_lines,
+            by_address=by_address,
         )
 
 
@@ -111,6 +100,7 @@ class Crawled:
     visits: int  # crawler visits believed
     refused: int  # visits with a crawler's user agent from outside its published ranges
     unparsed_lines: int  # log lines in neither format, passed over
+    by_address: tuple[str, ...] = ()  # the engines believed by their addresses (--bot-ranges), the others by user agent
 
     @property
     def announced(self) -> int:
@@ -131,7 +121,7 @@ class Crawled:
                 for each in self.engines
             },
             "never": list(self.never),
-            "visits": {"believed": self.visits, "refused_by_ranges": self.refused},
+            "visits": {"believed": self.visits, "refused_by_ranges": self.refused, "by_address": list(self.by_address)},
             "unparsed_lines": self.unparsed_lines,
         }
 
@@ -141,17 +131,24 @@ def crawled(
     logs: Sequence[Path],
     since: dt.datetime,
     until: dt.datetime,
-    ranges: Mapping[str, list[Network]] | None = None,
+    ranges: Mapping[str, Ranges] | None = None,
 ) -> Crawled:
     """Join the ledger of ``location`` (the URLs received from ``since`` on) with the crawlers'
     visits in ``logs``, streamed; with ``ranges``, those engines' crawlers are believed only
-    from their addresses. A plain function of its arguments: the command and a report page call it alike."""
+    by their addresses. A plain function of its arguments: the command and a report page call it alike."""
     crawls = Crawls()
     announced_urls(location, since, crawls)
     unparsed = [0]
+    identify = identifier(ranges or {})
     for log in logs:
-        join(crawls, read_visits(log, unparsed, lambda agent: crawler_of(agent) is not None), ranges or {})
-    return crawls.result(since, until, unparsed[0])
+        join(crawls, visits_of(log, unparsed, identify), identify)
+    return crawls.result(since, until, unparsed[0], tuple(ranges or {}))
+
+
+def visits_of(log: Path, unparsed: list[int], identify: Identify) -> Iterator[Visit]:
+    """The visits of ``log`` that a crawler made or claims to have made; the others are
+    passed over before their time is read."""
+    return read_visits(log, unparsed, lambda ip, agent: identify(ip, agent) != (None, None))
 
 
 def _rank(values: Sequence[float], share: float) -> float | None:
@@ -172,57 +169,13 @@ def announced_urls(location: Path | DatabaseURL, since: dt.datetime, crawls: Cra
                 crawls.announce(url, at)
 
 
-def crawler_of(agent: str) -> str | None:
-    """The engine whose crawler ``agent`` names, or None."""
-    folded = agent.casefold()
-    return next((engine for engine, token in CRAWLERS.items() if token in folded), None)
-
-
-def join(crawls: Crawls, visits: Iterable[Visit], ranges: Mapping[str, list[Network]]) -> None:
-    """Take in every crawler's visit; one from outside its engine's ranges (when given) is refused."""
-    believed: dict[tuple[str, str], bool] = {}
+def join(crawls: Crawls, visits: Iterable[Visit], identify: Identify) -> None:
+    """Take in every crawler's visit, as ``identify`` tells whose it is; a forged one is refused."""
     for visit in visits:
-        engine = crawler_of(visit.agent)
+        engine, forged = identify(visit.ip, visit.agent)
+        if forged is not None:
+            crawls.refused += 1
         if engine is None:
             continue
-        if engine in ranges:
-            key = (engine, visit.ip)
-            if key not in believed:
-                if len(believed) > 100_000:  # a cache, not a record: bounded
-                    believed.clear()
-                believed[key] = _inside(visit.ip, ranges[engine])
-            if not believed[key]:
-                crawls.refused += 1
-                continue
         crawls.visits += 1
         crawls.see(engine, visit)
-
-
-def _inside(ip: str, networks: list[Network]) -> bool:
-    try:
-        address = ipaddress.ip_address(ip.strip("[]"))
-    except ValueError:
-        return False
-    if address.version == 6 and address.ipv4_mapped is not None:  # ::ffff:157.55.39.1: IPv4 as a dual-stack server logs it
-        address = address.ipv4_mapped
-    return any(address in network for network in networks if network.version == address.version)
-
-
-def read_ranges(given: Sequence[str]) -> dict[str, list[Network]]:
-    """``--bot-ranges [ENGINE=]FILE``: the JSON the engines publish (Bing's for bingbot:
-    ``{"prefixes": [{"ipv4Prefix": "157.55.39.0/24"}, {"ipv6Prefix": "…"}]}``); no engine
-    named: bingbot."""
-    ranges: dict[str, list[Network]] = {}
-    for each in given:
-        engine, _, name = each.rpartition("=") if "=" in each else ("bingbot", "", each)
-        if engine not in CRAWLERS:
-            raise UsageError(f"--bot-ranges {each}: {engine!r} is not one of {', '.join(CRAWLERS)}")
-        try:
-            data = json.loads(Path(name).read_text(encoding="utf-8"))
-            prefixes = [prefix.get("ipv4Prefix") or prefix.get("ipv6Prefix") for prefix in data["prefixes"]]
-            ranges.setdefault(engine, []).extend(ipaddress.ip_network(prefix, strict=False) for prefix in prefixes)
-        except OSError as error:
-            raise InputError(f"--bot-ranges {name}: cannot read it ({error.strerror})") from None
-        except (ValueError, KeyError, TypeError, AttributeError):
-            raise InputError(f'--bot-ranges {name}: not the published ranges ({{"prefixes": [{{"ipv4Prefix": "…"}}, …]}})') from None
-    return ranges

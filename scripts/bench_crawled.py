@@ -29,8 +29,8 @@ T0 = dt.datetime(2030, 6, 1, tzinfo=dt.UTC)
 CHILD = """
 import datetime as dt, resource, sys, time
 from pathlib import Path
-from notifier.accesslog import read_visits
-from notifier.crawled import Crawls, crawler_of, join
+from notifier.bot_ranges import identifier
+from notifier.crawled import Crawls, join, visits_of
 crawls = Crawls()
 for n in range(5000):
     crawls.announce(f"https://www.example.org/p/{n}/", dt.datetime(2030, 6, 1, tzinfo=dt.UTC))
@@ -39,7 +39,8 @@ if sys.argv[2] == "floor":
     with open(sys.argv[1], "rb") as handle:
         while handle.readline(): pass
 else:
-    join(crawls, read_visits(Path(sys.argv[1]), unparsed, lambda agent: crawler_of(agent) is not None), {})
+    identify = identifier({})
+    join(crawls, visits_of(Path(sys.argv[1]), unparsed, identify), identify)
 print(time.perf_counter() - started, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, len(crawls.first))
 """
 

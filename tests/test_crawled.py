@@ -75,7 +75,8 @@ def test_each_crawlers_fetches_after_the_announcement_in_both_formats(site: Site
         "p90_delay_s": 86_400.0,
     }  # not other.example's p/2
     assert found["engines"]["SeznamBot"] == {"announced": 5, "crawled": 0, "median_delay_s": None, "p90_delay_s": None}
-    assert found["never"] == [] and found["unparsed_lines"] == 1 and found["visits"] == {"believed": 8, "refused_by_ranges": 0}
+    assert found["never"] == [] and found["unparsed_lines"] == 1
+    assert found["visits"] == {"believed": 8, "refused_by_ranges": 0, "by_address": []}
 
 
 def test_forged_visits_are_refused_under_the_published_ranges(site: Site) -> None:
@@ -87,6 +88,43 @@ def test_forged_visits_are_refused_under_the_published_ranges(site: Site) -> Non
     assert found["engines"]["bingbot"] == {"announced": 5, "crawled": 3, "median_delay_s": 7200.0, "p90_delay_s": 86_400.0}
     assert found["never"] == [f"{BASE}/p/3/"]  # only the forger fetched it
     assert found["visits"]["refused_by_ranges"] == 1 and found["engines"]["YandexBot"]["crawled"] == 2  # Yandex: by agent
+    assert found["visits"]["by_address"] == ["bingbot"]
+
+
+def test_under_the_ranges_an_engine_is_known_by_its_address_whatever_its_agent(site: Site) -> None:
+    """Bing's JSON for bingbot, a text file of CIDRs for YandexBot: each engine only by its
+    addresses; Amazonbot, with no ranges given, still by its user agent."""
+    four_days(site)
+    (site.root / "bingbot.json").write_text(json.dumps({"prefixes": [{"ipv4Prefix": "157.55.39.0/24"}]}))
+    (site.root / "yandex.txt").write_text("# YandexBot, as published\n5.255.253.0/24  # the main range\n\n2a02:6b8::/29\n")
+    amazon = "Mozilla/5.0 (compatible; Amazonbot/0.1; +https://developer.amazon.com/support/amazonbot)"
+    log = site.root / "access.log"
+    h = dt.timedelta(hours=1)
+    log.write_text(
+        combined("157.55.39.8", T0 + DAY + 3 * h, "/p/3/", BROWSER)  # bingbot's address, a browser's agent: bingbot's
+        + combined("203.0.113.9", T0 + h, "/p/0/", BING)  # bingbot's name from elsewhere: refused
+        + combined("2a02:6b8:c0e::7", T0 + 2 * h, "/p/1/", "curl/8.0")  # YandexBot's address: YandexBot's
+        + combined("198.51.100.7", T0 + 2 * h, "/p/0/", YANDEX)  # YandexBot's name from elsewhere: refused
+        + combined("198.51.100.8", T0 + 5 * h, "/p/1/", amazon)  # no ranges for Amazonbot: believed by its agent
+        + combined("198.51.100.9", T0 + 5 * h, "/p/2/", BROWSER)  # anybody: nobody's
+    )
+    ranges = ["--bot-ranges", str(site.root / "bingbot.json"), "--bot-ranges", f"yandexbot={site.root / 'yandex.txt'}"]
+    found = crawled(site, str(log), "--since", "all", *ranges)
+    engines = found["engines"]
+    assert engines["bingbot"] == {"announced": 5, "crawled": 1, "median_delay_s": 3 * 3600.0, "p90_delay_s": 3 * 3600.0}
+    assert engines["YandexBot"] == {"announced": 5, "crawled": 1, "median_delay_s": 2 * 3600.0, "p90_delay_s": 2 * 3600.0}
+    assert engines["Amazonbot"] == {"announced": 5, "crawled": 1, "median_delay_s": 5 * 3600.0, "p90_delay_s": 5 * 3600.0}
+    assert found["visits"] == {"believed": 3, "refused_by_ranges": 2, "by_address": ["bingbot", "YandexBot"]}
+    assert found["never"] == [f"{BASE}/p/0/", f"{BASE}/p/2/", f"{BASE}/p/4/"]
+    without = crawled(site, str(log), "--since", "all")  # the same log, believed by agent alone
+    assert without["engines"]["bingbot"]["crawled"] == 1 and without["engines"]["YandexBot"]["crawled"] == 1  # the forgers'
+    assert without["never"] == [f"{BASE}/p/2/", f"{BASE}/p/3/", f"{BASE}/p/4/"]
+    out = io.StringIO()
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    run_crawled(parser.parse_args([str(log), "--state", str(site.state), "--since", "all", *ranges]), out, now=lambda: T0 + 6 * DAY)
+    assert "believed by their published addresses: bingbot, YandexBot; the others by their user agents\n" in out.getvalue()
+    assert "2 visits with a crawler's user agent from outside its published ranges: refused\n" in out.getvalue()
 
 
 def test_since_keeps_only_the_urls_received_from_then_on(site: Site) -> None:
@@ -119,13 +157,22 @@ def test_bad_input_is_one_line_and_exit_2(site: Site, capsys: pytest.CaptureFixt
     damaged[10:12] = b"\xff\xff"  # the first deflate block's type: invalid (zlib.error, not a cut stream)
     (site.root / "damaged.log.gz").write_bytes(bytes(damaged))
     (site.root / "ranges.json").write_text('{"prefixes": [{"ipv4Prefix": "not an address"}]}')
+    (site.root / "bad.txt").write_text("# Yandex\n5.255.253.0/24\nbing.com\n")
+    (site.root / "empty.txt").write_text("# nothing yet\n\n")
+    (site.root / "shape.json").write_text('{"creationTime": "2030-06-01", "prefixes": [{"prefix": "157.55.39.0/24"}]}')
+    (site.root / "binary.txt").write_bytes(b"\xff\xfe\x00garbage")
     for args, said in (
         ([], "name the access logs"),
         ([str(site.root / "missing.log")], "cannot read the log"),
         ([str(broken)], "cannot read the log"),
         ([str(site.root / "damaged.log.gz")], "cannot read the log"),
-        ([str(log), "--bot-ranges", str(site.root / "ranges.json")], "not the published ranges"),
+        ([str(log), "--bot-ranges", str(site.root / "ranges.json")], "prefix 1: 'not an address' is not a CIDR prefix"),
         ([str(log), "--bot-ranges", "googlebot=x.json"], "'googlebot' is not one of"),
+        ([str(log), "--bot-ranges", str(site.root / "missing.json")], "missing.json: cannot read it"),
+        ([str(log), "--bot-ranges", f"yandexbot={site.root / 'bad.txt'}"], "bad.txt: line 3: 'bing.com' is not a CIDR prefix"),
+        ([str(log), "--bot-ranges", str(site.root / "empty.txt")], "empty.txt: no address prefix in it"),
+        ([str(log), "--bot-ranges", str(site.root / "shape.json")], "shape.json: not the published ranges"),
+        ([str(log), "--bot-ranges", str(site.root / "binary.txt")], "binary.txt: not text"),
         ([str(log), "--since", "whenever"], "--since"),
         ([str(log), "--state", str(site.root / "typo.json")], "typo.json: no state yet"),
         ([str(log), "--state", str(site.root / "typo.sqlite")], "typo.sqlite: no state yet"),
@@ -161,11 +208,11 @@ def test_the_plain_function_returns_a_frozen_value_the_json_is_made_of(site: Sit
 
 
 def test_a_dual_stack_servers_mapped_ipv4_address_is_held_to_the_ipv4_ranges() -> None:
-    from notifier.crawled import _inside
+    from notifier.bot_ranges import Ranges
 
-    networks = [ipaddress.ip_network("157.55.39.0/24"), ipaddress.ip_network("2620:ee:c000::/42")]
-    assert _inside("::ffff:157.55.39.7", networks) and _inside("157.55.39.7", networks) and _inside("2620:ee:c000::1", networks)
-    assert not _inside("::ffff:203.0.113.9", networks) and not _inside("203.0.113.9", networks) and not _inside("nobody", networks)
+    inside = Ranges.of([ipaddress.ip_network("157.55.39.0/24"), ipaddress.ip_network("2620:ee:c000::/42")]).holds
+    assert inside("::ffff:157.55.39.7") and inside("157.55.39.7") and inside("2620:ee:c000::1") and inside("157.55.39.255")
+    assert not inside("::ffff:203.0.113.9") and not inside("203.0.113.9") and not inside("157.55.40.0") and not inside("nobody")
 
 
 def reannounced(site: Site) -> None:

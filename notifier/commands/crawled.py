@@ -10,7 +10,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from notifier.crawled import CRAWLERS, Crawled, crawled, read_ranges
+from notifier.bot_ranges import CRAWLERS, read_ranges
+from notifier.crawled import Crawled, crawled
 from notifier.errors import InputError, UsageError
 from notifier.report import plural, printable
 from notifier.settings.config_sites import site_states
@@ -30,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("logs", nargs="*", metavar="LOG", help="access log files (plain or .gz)")
     parser.add_argument("--since", metavar="WHEN", help="the URLs received from then on: a duration back (default 14d), a date, or all")
     parser.add_argument(
-        "--bot-ranges", metavar="[ENGINE=]FILE", action="append", help="an engine's published IP ranges (JSON; default engine bingbot)"
+        "--bot-ranges", metavar="[ENGINE=]FILE", action="append", help="published IP ranges: Bing's JSON or a CIDR a line (default bingbot)"
     )
     parser.add_argument("--format", choices=("text", "json"), help="output: text (default) or json")
     parser.add_argument("--state", metavar="PATH", help="the state file or postgresql:// URL (default the config's)")
@@ -82,6 +83,8 @@ def _text(result: Crawled, out: TextIO) -> None:
         out.writelines(f"  {printable(url)}\n" for url in result.never[:20])
         if len(result.never) > 20:
             out.write(f"  ... and {len(result.never) - 20} more (--format json lists them all)\n")
+    if result.by_address:
+        out.write(f"believed by their published addresses: {', '.join(result.by_address)}; the others by their user agents\n")
     if result.refused:
         out.write(f"{plural(result.refused, 'visit')} with a crawler's user agent from outside its published ranges: refused\n")
 
