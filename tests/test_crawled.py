@@ -183,9 +183,11 @@ def test_bad_input_is_one_line_and_exit_2(site: Site, capsys: pytest.CaptureFixt
         assert said in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, (args, err)
 
 
-def test_every_option_is_in_the_readme() -> None:
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Did the engines crawl it?", 1)[1].split("\n## ", 1)[0]
+def test_every_option_is_on_the_reports_page() -> None:
+    from tests.docs import page
+    from tests.docs import section as part
+
+    section = part(page("reports.md"), "Did the engines crawl it?")
     parser = argparse.ArgumentParser()
     add_arguments(parser)
     options = [opt for action in parser._actions for opt in action.option_strings if opt.startswith("--") and opt != "--help"]

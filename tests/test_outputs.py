@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 
@@ -181,8 +180,9 @@ def test_a_closed_or_full_stderr_never_stops_a_run(site: Site, redirect: str) ->
 
 
 def test_the_exit_code_for_an_output_alone_is_documented() -> None:
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    assert "| 74 | the output could not be written" in readme
+    from tests.docs import page
+
+    assert "| 74 | the output could not be written" in page("reference/exit-codes.md")
 
 
 def test_a_job_summary_that_cannot_be_written_is_the_same_io_error(site: Site, monkeypatch: pytest.MonkeyPatch) -> None:

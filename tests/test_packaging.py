@@ -113,13 +113,17 @@ def test_the_version_names_what_a_user_runs() -> None:
 def test_the_readme_installs_the_default_branch_and_shows_the_tag_to_pin() -> None:
     """``@v0.2.0`` named a tag the repository did not have: every install line takes the default
     branch as it is, and the tag form names the next release (or this one) for pinning."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    installs = re.findall(r"git\+https://github\.com/notify-changes/notify-changes[^\s\"']*", readme)
+    from tests.docs import README, everything
+
+    readme, docs = README, everything()
+    installs = re.findall(r"git\+https://github\.com/notify-changes/notify-changes[^\s\"']*", docs)
     assert len(installs) >= 3 and set(installs) == {"git+https://github.com/notify-changes/notify-changes"}, installs
-    uses = re.findall(r"uses: notify-changes/notify-changes@(\S+)", readme)
+    uses = re.findall(r"uses: notify-changes/notify-changes@(\S+)", docs)
     assert len(uses) >= 4 and set(uses) == {"main"}, uses
     release = notifier.__version__.removesuffix(".dev0")
-    assert f"notify-changes@v{release}`" in readme and f"`@v{release}`" in readme  # the pin, pip's and the Action's
+    assert (
+        f"notify-changes@v{release}`" in readme and f"`@v{release}`" in readme and f"`@v{release}`" in docs
+    )  # the pin, pip's and the Action's
     assert f"`{notifier.__version__}`" in readme  # what --version says of the default branch
 
 

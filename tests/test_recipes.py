@@ -16,15 +16,16 @@ import yaml
 
 from notifier.cli import make_parser, split_command
 from tests.conftest import BASE, KEY, program_folder
+from tests.docs import everything, page
 from tests.fakeindexnow import FakeIndexNow
 
 ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+RECIPES = page("integrations/hosting.md") + page("integrations/deploy-hook.md")
 
 
 def block_after(title: str, language: str) -> str:
     """The first ```language block after the paragraph that starts with ``title``."""
-    rest = README.split(title, 1)[1]
+    rest = RECIPES.split(title, 1)[1]
     return rest.split(f"```{language}\n", 1)[1].split("```", 1)[0]
 
 
@@ -75,7 +76,7 @@ def test_cloudflare_pages_recipe() -> None:
 
 
 def test_every_readme_workflow_runs_one_deploy_at_a_time() -> None:
-    workflows = [yaml.safe_load(block) for block in re.findall(r"```yaml\n(name: .*?)```", README, re.DOTALL)]
+    workflows = [yaml.safe_load(block) for block in re.findall(r"```yaml\n(name: .*?)```", everything(), re.DOTALL)]
     assert len(workflows) >= 2
     for workflow in workflows:
         assert workflow["concurrency"]["group"] and workflow["concurrency"]["cancel-in-progress"] is False, workflow["name"]

@@ -20,10 +20,11 @@ from notifier.settings.database import DatabaseURL
 from notifier.settings.settings import build_settings
 from notifier.store import open_store
 from tests.conftest import KEY, Site, pages, urlset
+from tests.docs import page
 from tests.fakeindexnow import FakeIndexNow
 from tests.test_sites import _monorepo
 
-README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+CONFIGURATION = page("configuration.md")
 
 
 def test_a_run_of_one_batch_writes_no_step_and_a_run_of_two_writes_each(site: Site) -> None:
@@ -55,11 +56,11 @@ def _commands() -> list[str]:
 
 
 def test_every_command_is_in_the_readmes_command_list_and_the_top_level_help() -> None:
-    listed = README.split("\nCommands: ", 1)[1].split("\n\n", 1)[0].replace("\n", " ")
+    listed = CONFIGURATION.split("\nCommands: ", 1)[1].split("\n\n", 1)[0].replace("\n", " ")
     described = " ".join(make_parser().description.split())  # type: ignore[union-attr]
     for command in _commands():
         group, _, action = command.partition(" ")
-        for text, where in ((listed, "README"), (described, "--help")):
+        for text, where in ((listed, "docs/configuration.md"), (described, "--help")):
             if action and group == "state":
                 states = re.search(r"state ((?:[a-z]+\|)+[a-z]+)", text)
                 assert states is not None and action in states.group(1).split("|"), (command, where)
