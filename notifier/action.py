@@ -18,12 +18,14 @@ from notifier.errors import NotifierError, UsageError
 from notifier.settings.database import is_database_url
 
 DISTRIBUTION = "notify-changes"
+DEVELOPMENT = ("test", "docs")  # extras for working on notify-changes (its tests, its own site), not for a deploy
 
 
 def wanted_extras(inputs: Mapping[str, str], cwd: Path) -> list[str]:
     """The extras the job needs: the ``extras`` input's (comma- or space-separated), and
     ``postgres`` when any state it will use is a PostgreSQL database."""
-    provided = [extra for extra in importlib.metadata.metadata(DISTRIBUTION).get_all("Provides-Extra") or [] if extra != "test"]
+    extras = importlib.metadata.metadata(DISTRIBUTION).get_all("Provides-Extra") or []
+    provided = [extra for extra in extras if extra not in DEVELOPMENT]
     wanted: list[str] = []
     for word in re.split(r"[\s,]+", inputs.get("extras", "").strip()):
         if word and word not in provided:
