@@ -374,6 +374,14 @@ def main() -> int:
             ratio += f" (paired {float(row['paired_ratio']):.3f}x)"
         written = f"{float(row['written_mib']):.0f}" if name.startswith("run-one-part") else ""
         print(f"| {name} | {float(row['seconds']):.2f} | {float(row['peak_mib']):.0f} | {ratio} | {written} |")
+    by_name = {str(row["name"]): row for row in results}
+    sqlite, postgresql = by_name.get("check-all-parts-sqlite"), by_name.get("check-all-parts-postgresql")
+    if sqlite and postgresql:  # #45 item 4: goal <= 1.2x, memory within 1.5x
+        against = float(postgresql["seconds"]) / float(sqlite["seconds"])
+        paired = [float(row["paired_ratio"]) for row in (postgresql, sqlite) if "paired_ratio" in row]
+        each = f" (paired against the floor: {paired[0] / paired[1]:.3f}x)" if len(paired) == 2 else ""
+        memory = float(postgresql["peak_mib"]) / float(sqlite["peak_mib"])
+        print(f"\ncheck-all-parts, PostgreSQL vs SQLite: {against:.3f}x{each}, peak memory {memory:.2f}x")
     if "history" in notes:
         history = notes["history"]
         assert isinstance(history, dict)

@@ -49,10 +49,14 @@ def _three_parts() -> Parts:
     return [{loc: listed[loc] for loc in locs[start : start + 400]} for start in range(0, 1200, 400)]
 
 
-@pytest.fixture(params=["json", "sqlite"])
+@pytest.fixture(params=["json", "sqlite", "postgresql"])
 def recorded(request: pytest.FixtureRequest, site: Site, forking: None) -> Site:
     if request.param == "sqlite":
         site.state = site.root / "state" / "notify-changes.sqlite"
+    if request.param == "postgresql":  # each worker reads its parts' rows over a connection of its own
+        from notifier.settings.database import DatabaseURL
+
+        site.state = DatabaseURL(request.getfixturevalue("pg_url"), site="shop")  # type: ignore[assignment]
     return site
 
 
@@ -242,6 +246,41 @@ def test_an_sqlite_part_saved_again_is_not_read_by_the_workers(tmp_path: Path) -
     again.parts.append(RecordedPart("part.xml", "1" * 32, {f"{BASE}/{n}/": ["2024-05-02", None, None] for n in range(3)}))
     SqliteStore(path).save(again)  # another digest in that row
     assert records() is None
+
+
+def _in_a_worker(read: Callable[[], object]) -> object:
+    """What ``read`` returns in a forked process, as a worker comparing a part calls it."""
+    import multiprocessing
+
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        return pool.apply(read)
+
+
+def test_a_postgresql_part_is_read_by_a_worker_from_the_snapshot_the_state_was_read_in(pg_url: str) -> None:
+    """A worker reads a part's row over a connection of its own, in the snapshot the check read
+    the state in (``pg_export_snapshot``): a run that saves meanwhile does not mix in. The
+    process that read the state reads the row itself (its workers died)."""
+    from notifier.settings.database import DatabaseURL
+    from notifier.store import RecordedPart, State
+    from notifier.store.postgres import PostgresStore, read_postgres_state
+
+    location = DatabaseURL(pg_url, site="shop")
+    records = {f"{BASE}/{n}/": ["2024-05-01", None, None] for n in range(3)}
+    state = State(updated="2024-05-01T00:00:00Z")
+    state.parts.append(RecordedPart("part.xml", "0" * 32, dict(records)))
+    with PostgresStore(location) as store:
+        store.save(state)
+    loaded = read_postgres_state(location)
+    assert loaded is not None
+    reader = loaded.parts[0].reader()  # type: ignore[attr-defined]
+    assert reader is not None
+    again = State(updated="2024-05-02T00:00:00Z")
+    again.parts.append(RecordedPart("part.xml", "0" * 32, {loc: ["2024-05-02", None, None] for loc in records}))
+    with PostgresStore(location) as store:
+        store.save(again)  # the same part's row, other records
+    assert _in_a_worker(reader.records) == records
+    assert reader.records() is None
+    assert loaded.parts[0].urls() == records
 
 
 def test_a_new_part_listing_a_url_a_compared_part_lists_names_it_twice(recorded: Site, taken: list[bool]) -> None:

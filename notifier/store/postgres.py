@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import json
+import os
 import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator
@@ -37,7 +39,7 @@ from notifier.store.ledger import LedgerEntry
 from notifier.store.migrate import FORMAT_VERSION, check_version
 from notifier.store.model import MAX_RUNS_KEPT, Part, RecordedPart, State, apply_delivery, grouped_pending
 from notifier.store.rows import Blob, ledger_rows, state_from_rows
-from notifier.store.server import connected, driver, failure, said
+from notifier.store.server import connect, connected, driver, failure, said
 from notifier.waits import MAX_WAIT
 
 if TYPE_CHECKING:
@@ -123,7 +125,8 @@ def _blob(connection: psycopg.Connection[Any], location: DatabaseURL) -> Callabl
 
     def fetch(row: int) -> bytes:
         try:
-            found = connection.execute("SELECT urls FROM notify_changes_parts WHERE site = %s AND n = %s", (location.site, row)).fetchone()
+            query = "SELECT urls FROM notify_changes_parts WHERE site = %s AND n = %s"
+            found = connection.execute(query, (location.site, row), binary=True).fetchone()  # bytes, not their hex
         except driver().Error as error:  # read while the diff runs: a dropped connection is a state error there too
             raise failure(error, connection, location) from None
         if found is None:
@@ -133,10 +136,13 @@ def _blob(connection: psycopg.Connection[Any], location: DatabaseURL) -> Callabl
     return fetch
 
 
-def _read(connection: psycopg.Connection[Any], location: DatabaseURL) -> tuple[State | None, bool]:
+def _read(connection: psycopg.Connection[Any], location: DatabaseURL, snapshot: str | None = None) -> tuple[State | None, bool]:
+    """The site's state; ``snapshot``: the exported snapshot it is read in, from which a worker
+    reads a part's records over a connection of its own (``read_again``)."""
     if not _schema(connection, location):
         return None, False
     site, name, fetch = location.site, str(location), _blob(connection, location)
+    again = functools.partial(read_again, location, snapshot, os.getpid()) if snapshot is not None else None
     meta = dict(connection.execute("SELECT key, value FROM notify_changes_meta WHERE site = %s", (site,)).fetchall())
     if not meta:
         return None, False  # this site has recorded nothing yet
@@ -149,10 +155,11 @@ def _read(connection: psycopg.Connection[Any], location: DatabaseURL) -> tuple[S
     return state_from_rows(
         meta,
         (
-            (part_name, digest, count, missing, origins, prints, Blob(n, fetch))
+            (part_name, digest, count, missing, origins, prints, Blob(n, fetch, functools.partial(again, n) if again else None))
             for n, part_name, digest, count, missing, origins, prints in connection.execute(
                 "SELECT n, name, digest, count, missing, origins, fingerprints FROM notify_changes_parts WHERE site = %s ORDER BY n",
                 (site,),
+                binary=True,  # the URL-hash indexes as bytes, not their hex
             )
         ),
         connection.execute("SELECT endpoint, reason, since, urls FROM notify_changes_pending WHERE site = %s ORDER BY id", (site,)),
@@ -180,10 +187,52 @@ def read_postgres_state(location: DatabaseURL) -> State | None:
         connection = stack.enter_context(connected(location))
         connection.autocommit = False
         connection.isolation_level = driver().IsolationLevel.REPEATABLE_READ
-        state = _read(connection, location)[0]
+        state = _read(connection, location, _exported(connection))[0]
         if state is not None and state.parts:  # its parts' records are read later: the snapshot stays open
             weakref.finalize(state, stack.pop_all().close)
     return state
+
+
+def _exported(connection: psycopg.Connection[Any]) -> str | None:
+    """The transaction's snapshot, exported for the workers that compare parts (None where the
+    server exports none, a standby: the parts are then read here)."""
+    try:
+        return str(connection.execute("SELECT pg_export_snapshot()").fetchone()[0])  # type: ignore[index]
+    except driver().Error:
+        connection.rollback()  # the transaction begins again, at the next statement
+        return None
+
+
+_WORKER: dict[tuple[str, str], Any] = {}  # (dsn, snapshot) -> a worker's connection in that snapshot
+
+
+def read_again(location: DatabaseURL, snapshot: str, loader: int, row: int) -> bytes | None:
+    """A part's records read by another process (a worker comparing the part), over a
+    connection of its own in the snapshot the state was read in: the bytes the main process
+    would have read, sent once and decoded there. A worker keeps its connection for the next
+    part. None in the process that loaded the state (its workers died: it reads the row over
+    its own connection) and on any trouble (the main process then reads the row, and says
+    what is wrong)."""
+    if os.getpid() == loader:
+        return None
+    psycopg, key = driver(), (location.dsn, snapshot)
+    try:
+        connection = _WORKER.get(key)
+        if connection is None:
+            for old in _WORKER.values():  # an earlier check's snapshot
+                old.close()
+            _WORKER.clear()
+            connection = _WORKER[key] = connect(location)
+            connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            connection.execute(psycopg.sql.SQL("SET TRANSACTION SNAPSHOT {}").format(snapshot))
+        query = "SELECT urls FROM notify_changes_parts WHERE site = %s AND n = %s"
+        found = connection.execute(query, (location.site, row), binary=True).fetchone()
+    except (psycopg.Error, StateError):
+        kept = _WORKER.pop(key, None)
+        if kept is not None:
+            kept.close()
+        return None
+    return bytes(found[0]) if found is not None else None
 
 
 class PostgresStore(StateStore):
