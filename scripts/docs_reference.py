@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import datetime as dt
 import io
 import json
 import logging
@@ -43,6 +44,23 @@ def option_table() -> tuple[Any, ...]:
 
 def _cell(text: object) -> str:
     return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _default(value: object) -> str:
+    """A default as a user writes it: ``1h``, ``120``, ``0``; none for an unset one."""
+    if value is None or value is False or value == ():
+        return ""
+    if isinstance(value, dt.timedelta):
+        seconds = int(value.total_seconds())
+        for unit, size in (("d", 86_400), ("h", 3_600), ("m", 60)):
+            if seconds and seconds % size == 0:
+                return f"`{seconds // size}{unit}`"
+        return f"`{seconds}`" if seconds else "`0`"
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, tuple):
+        return ", ".join(f"`{each}`" for each in value)
+    return f"`{_cell(value)}`"
 
 
 def _captured(args: list[str]) -> argparse.ArgumentParser:
@@ -93,22 +111,24 @@ def _spelling(action: argparse.Action) -> str:
 def options_page() -> str:
     """A section a command: each option as its parser takes it, with its help; run's with its config key and default."""
     table = {f"--{row.name}": row for row in option_table()}
+    environment = any(isinstance(getattr(row, "env", None), str) for row in table.values())  # NOTIFY_CHANGES_<NAME>, once rows have it
     out: list[str] = []
     for word, parser in command_parsers().items():
         out += [f"## `notify-changes {word}`", "", _cell(parser.description or ""), ""]
         if word in ("run", "check"):
-            out += ["| option | config key | default | what it does |", "|---|---|---|---|"]
+            columns = ["option", "config key", *(["environment"] if environment else []), "default", "what it does"]
+            out += ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
         else:
             out += ["| option | what it does |", "|---|---|"]
         for action in _options(parser):
-            help_text = _cell(action.help or "")
+            help_text = _cell(action.help or "").replace("%%", "%")
             if word not in ("run", "check"):
                 out.append(f"| {_spelling(action)} | {help_text} |")
                 continue
             row = table.get(action.option_strings[0]) if action.option_strings else None
             key = f"`{row.name}`" if row is not None else ("`sitemap`" if not action.option_strings else "")
-            default = "" if row is None or row.default in (None, (), False) else f"`{_cell(row.default)}`"
-            out.append(f"| {_spelling(action)} | {key} | {default} | {help_text} |")
+            cells = [_spelling(action), key, *([f"`{row.env}`" if row is not None else ""] if environment else [])]
+            out.append("| " + " | ".join([*cells, "" if row is None else _default(row.default), help_text]) + " |")
         hidden = [f"`{action.option_strings[-1]}`" for action in parser._actions if action.help == argparse.SUPPRESS]
         if hidden:
             out += ["", f"It accepts run's own options too, and does not use them: {', '.join(hidden)}."]
