@@ -21,8 +21,8 @@ from notifier.bot_ranges import CRAWLERS, Identify, Ranges, identifier
 from notifier.stats import outcome
 from notifier.store import DatabaseURL, ledger_entries
 
-# receipts of a URL this close after its announcement are that announcement (one deploy's
-# several endpoints and retries); a later one announces the page again, changed
+# an endpoint taking a URL again this soon after its announcement is that announcement (one
+# deploy's retries); later, it announces the page again, changed
 ANNOUNCEMENT_GAP = dt.timedelta(hours=1)
 
 
@@ -31,20 +31,27 @@ class Crawls:
     """The join: announced URL -> its latest announcement; (engine, URL) -> first fetch after it."""
 
     announced: dict[str, dt.datetime] = field(default_factory=dict)
+    takers: dict[str, set[str]] = field(default_factory=dict)  # URL -> the endpoints that took its announcement
     by_target: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # path?query -> [(host, URL)]
     first: dict[tuple[str, str], dt.datetime] = field(default_factory=dict)
     visits: int = 0  # crawler visits believed
     refused: int = 0  # visits with a crawler's user agent from outside its published ranges
 
-    def announce(self, url: str, at: dt.datetime) -> None:
-        """A receipt of ``url`` at ``at``, taken in the ledger's order: a receipt over an hour
-        after the URL's announcement is a new one (the page changed and was sent again), which
-        replaces it; a sooner one is the same deploy's (its other endpoints, its retries)."""
+    def announce(self, url: str, at: dt.datetime, endpoint: str) -> None:
+        """A receipt of ``url`` by ``endpoint`` at ``at``, taken in the ledger's order. An
+        endpoint that already took the URL's announcement taking it again over an hour later
+        is a new announcement (the page changed and was sent again), which replaces it; any
+        other receipt is the same one (a deploy's other endpoints, its retries, an endpoint
+        that refused or failed it taking it on a later run)."""
         if url in self.announced:
-            if at - self.announced[url] > ANNOUNCEMENT_GAP:
+            takers = self.takers[url]
+            if endpoint in takers and at - self.announced[url] > ANNOUNCEMENT_GAP:
                 self.announced[url] = at
+                takers.clear()
+            takers.add(endpoint)
             return
         self.announced[url] = at
+        self.takers[url] = {endpoint}
         parts = urllib.parse.urlsplit(url)
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         self.by_target.setdefault(target, []).append((parts.hostname or "", url))
@@ -151,6 +158,17 @@ def visits_of(log: Path, unparsed: list[int], identify: Identify) -> Iterator[Vi
     return read_visits(log, unparsed, lambda ip, agent: identify(ip, agent) != (None, None))
 
 
+def delay_text(seconds: float | None) -> str:
+    """A delay as people read it: minutes, hours, days; "-" for none."""
+    if seconds is None:
+        return "-"
+    if seconds < 3600:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 172_800:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86_400:.1f} days"
+
+
 def _rank(values: Sequence[float], share: float) -> float | None:
     """The nearest-rank percentile (the median at 0.5); None of nothing."""
     if not values:
@@ -166,7 +184,7 @@ def announced_urls(location: Path | DatabaseURL, since: dt.datetime, crawls: Cra
         at = parse_w3c(entry["at"])
         if at is not None and at >= since and outcome(entry["status"], entry["http_status"]) == "received":
             for url in entry["urls"]:
-                crawls.announce(url, at)
+                crawls.announce(url, at, entry["endpoint"])
 
 
 def join(crawls: Crawls, visits: Iterable[Visit], identify: Identify) -> None:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from notifier.crawled import Crawled, delay_text
 from notifier.errors import InputError
 from notifier.stats import Stats
 
@@ -27,6 +28,7 @@ CHART_DAYS = 90
 WIDTH, HEIGHT, LEFT, BOTTOM, TOP = 900, 260, 56, 36, 12
 PATTERNS = ("solid", "hatch", "dots", "cross", "lines")  # one an endpoint, in turn
 AGE_WIDTH, AGE_ROW = 600, 26
+NEVER_SHOWN = 50  # URLs no crawler fetched, listed on the page (`crawled --format json` lists them all)
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,44 @@ def _pattern(index: int) -> str:
     return PATTERNS[index % len(PATTERNS)]
 
 
-def page_context(stats: Stats, state_name: str, last_run: dict[str, Any] | None) -> dict[str, Any]:
+def crawled_context(found: Crawled | None) -> dict[str, Any] | None:
+    """The page's "Did the engines crawl it?": a bar per crawler, of the URLs announced."""
+    if found is None:
+        return None
+    full, announced = AGE_WIDTH - 200, found.announced
+    rows = [
+        {
+            "engine": each.engine,
+            "crawled": each.crawled,
+            "median": delay_text(each.median_delay_s),
+            "p90": delay_text(each.p90_delay_s),
+            "by": "address" if each.engine in found.by_address else "user agent",
+            "y": number * AGE_ROW + 4,
+            "width": round(full * each.crawled / announced, 2) if announced else 0,
+        }
+        for number, each in enumerate(found.engines)
+    ]
+    shown = found.never[:NEVER_SHOWN]
+    return {
+        "found": found,
+        "rows": rows,
+        "full": full,
+        "height": len(rows) * AGE_ROW + 8,
+        "never": shown,
+        "more": len(found.never) - len(shown),
+    }
+
+
+def findings_of(last_run: dict[str, Any] | None) -> list[tuple[str, str, int]]:
+    """The last run's findings, (rule, level, URLs), errors first."""
+    found = (last_run or {}).get("findings") or {}
+    return sorted(
+        ((rule, level, count) for rule, levels in found.items() for level, count in levels.items()),
+        key=lambda each: (each[1] != "error", each[0]),
+    )
+
+
+def page_context(stats: Stats, state_name: str, last_run: dict[str, Any] | None, found: Crawled | None = None) -> dict[str, Any]:
     """Everything the template shows, computed here: the template only lays it out."""
     endpoints = sorted(stats.endpoints)
     dates = chart_days(stats)
@@ -111,10 +150,12 @@ def page_context(stats: Stats, state_name: str, last_run: dict[str, Any] | None)
         "dates": len({day for day, _ in stats.days}),  # a row is a day and an endpoint: two endpoints, two rows a day
         "hosts": stats.busiest(),
         "last_run": last_run,
+        "findings": findings_of(last_run),
+        "crawled": crawled_context(found),
     }
 
 
-def render_page(stats: Stats, state_name: str, last_run: dict[str, Any] | None) -> str:
+def render_page(stats: Stats, state_name: str, last_run: dict[str, Any] | None, found: Crawled | None = None) -> str:
     """The page's HTML."""
     try:
         import jinja2
@@ -128,7 +169,7 @@ def render_page(stats: Stats, state_name: str, last_run: dict[str, Any] | None) 
     return template.render(
         style=style,  # our own stylesheet: not escaped (a <style> is raw text), allowed by its hash
         style_hash=f"sha256-{digest}",
-        **page_context(stats, state_name, last_run),
+        **page_context(stats, state_name, last_run, found),
     )
 
 

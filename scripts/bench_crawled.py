@@ -33,7 +33,7 @@ from notifier.bot_ranges import identifier
 from notifier.crawled import Crawls, join, visits_of
 crawls = Crawls()
 for n in range(5000):
-    crawls.announce(f"https://www.example.org/p/{n}/", dt.datetime(2030, 6, 1, tzinfo=dt.UTC))
+    crawls.announce(f"https://www.example.org/p/{n}/", dt.datetime(2030, 6, 1, tzinfo=dt.UTC), "https://api.indexnow.org/indexnow")
 started, unparsed = time.perf_counter(), [0]
 if sys.argv[2] == "floor":
     with open(sys.argv[1], "rb") as handle:

@@ -57,6 +57,7 @@ SLOW_MODULES = {
     "test_jobs",
     "test_packaging",
     "test_postgres_bounds",
+    "test_report_browser",
 }
 
 

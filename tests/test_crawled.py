@@ -18,6 +18,7 @@ import pytest
 from notifier.cli import main
 from notifier.commands.crawled import add_arguments, run_crawled
 from tests.conftest import BASE, Site
+from tests.fakeindexnow import FakeIndexNow
 from tests.test_stats import DAY, T0, four_days
 
 BING = "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)"
@@ -249,3 +250,22 @@ def test_a_fetch_after_the_latest_announcement_is_timed_from_it(site: Site) -> N
     # p/0: 10 minutes after day 5's announcement (the resend 30 minutes later is the same one), p/1: a day
     assert found["engines"]["bingbot"] == {"announced": 2, "crawled": 2, "median_delay_s": 600.0, "p90_delay_s": 86_400.0}
     assert found["never"] == []
+
+
+def test_an_endpoint_taking_it_on_a_later_run_is_the_same_announcement(site: Site, second: FakeIndexNow) -> None:
+    """Day 1: both pages to two endpoints, the second refuses (422); day 2, unchanged, the
+    second takes them: no new announcement, so bingbot's fetch between the two counts."""
+    from tests.conftest import pages, run_at, urlset
+    from tests.fakeindexnow import status
+
+    assert site.fake is not None
+    both = [site.fake.endpoint, second.endpoint]
+    site.write(urlset(pages(2)))
+    second.plan = [status(422, "key not valid for this host")]
+    assert run_at(site, T0, endpoint=both).exit_code in (0, 3)
+    assert run_at(site, T0 + DAY, endpoint=both).exit_code == 0 and second.delivered() == [f"{BASE}/p/0/", f"{BASE}/p/1/"]
+    log = site.root / "access.log"
+    log.write_text(combined("157.55.39.1", T0 + 2 * dt.timedelta(hours=1), "/p/0/", BING))
+    found = crawled(site, str(log), "--since", "all")
+    assert found["engines"]["bingbot"] == {"announced": 2, "crawled": 1, "median_delay_s": 7200.0, "p90_delay_s": 7200.0}
+    assert found["never"] == [f"{BASE}/p/1/"]

@@ -24,9 +24,9 @@ def nodes(tree: Any, path: str) -> list[Any]:
     return cast(list[Any], tree.xpath(path))
 
 
-def report(site: Site, page: Path, now: dt.datetime, since: str | None = None) -> str:
+def report(site: Site, page: Path, now: dt.datetime, since: str | None = None, logs: list[str] | None = None) -> str:
     out = io.StringIO()
-    run_state_sites([StateRequest("report", site.state, html=str(page), since=since, now=lambda: now)], out)
+    run_state_sites([StateRequest("report", site.state, html=str(page), since=since, logs=logs or (), now=lambda: now)], out)
     return out.getvalue()
 
 
@@ -117,6 +117,9 @@ def test_bad_requests_are_one_line_and_exit_2(site: Site, capsys: pytest.Capture
         (["state", "report", "--state", str(site.state), "--html", str(site.root / "none" / "r.html")], "cannot write the report page"),
         (["state", "report", "--state", str(site.state), "--html", "r.html", "--since", "soon"], "--since"),
         (["state", "stats", "--state", str(site.state), "--html", "r.html"], "only `state report --html FILE` takes it"),
+        (["state", "stats", "--state", str(site.state), "--log", "access.log"], "only `state report --html FILE --log LOG` takes"),
+        (["state", "report", "--state", str(site.state), "--html", "r.html", "--bot-ranges", "b.json"], "name the access logs too"),
+        (["state", "report", "--state", str(site.state), "--html", "r.html", "--log", "missing.log"], "cannot read the log"),
     ):
         assert main(args) == 2, args
         err = capsys.readouterr().err
@@ -134,3 +137,32 @@ def test_the_job_summary_says_what_was_received_in_the_last_7_days(site: Site) -
     assert "Received by the endpoints in the last 7 days: 2 URLs" in _markdown(week)
     plain = deploy(site, T0 + 8 * DAY, 6)
     assert plain.received_week is None and "last 7 days" not in _markdown(plain)  # the ledger is walked for the summary only
+
+
+def test_the_page_shows_crawled_and_the_last_runs_findings(site: Site) -> None:
+    """With --log, the page's crawler table is ``crawled``'s; the last run's findings are its
+    record's (counted: no URL)."""
+    from notifier.store import read_state
+    from tests.conftest import pages, run_at, urlset
+    from tests.test_crawled import crawled, logs
+
+    four_days(site)
+    site.write(urlset({**pages(5), "/undated/": None, "/undated-too/": None}))  # two URLs without a lastmod: a warning each
+    assert run_at(site, T0 + 4 * DAY + dt.timedelta(hours=2)).exit_code == 0
+    files = [str(each) for each in logs(site.root)]
+    page = site.root / "report.html"
+    report(site, page, T0 + 6 * DAY, logs=files)
+    tree = lxml.html.fromstring(page.read_bytes())
+    found = crawled(site, *files, "--since", "90d")
+    cells = {cell.get("data-engine"): cell.text for cell in nodes(tree, '//table[@id="crawled"]//td[@data-engine]')}
+    assert cells == {engine: f"{each['crawled']} of {each['announced']}" for engine, each in found["engines"].items()}
+    drawn = {
+        bar.get("data-engine"): int(bar.get("data-crawled")) for bar in nodes(tree, '//svg[@id="crawled-chart"]//rect[@class="crawled"]')
+    }
+    assert drawn == {engine: each["crawled"] for engine, each in found["engines"].items()}
+    rows = [[cell.text for cell in row] for row in nodes(tree, '//table[@id="findings"]//tr[td]')]
+    assert rows == [["lastmod-missing", "warn", "2"]]
+    state = read_state(site.state)
+    assert state is not None and state.runs[-1].get("findings") == {"lastmod-missing": {"warn": 2}}
+    report(site, page, T0 + 6 * DAY)  # no log: the section says how to add it
+    assert "--log ACCESS_LOG" in page.read_text() and nodes(lxml.html.fromstring(page.read_bytes()), '//table[@id="crawled"]') == []

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TextIO
 
 from notifier.bot_ranges import CRAWLERS, read_ranges
-from notifier.crawled import Crawled, crawled
+from notifier.crawled import Crawled, crawled, delay_text
 from notifier.errors import InputError, UsageError
 from notifier.report import plural, printable
 from notifier.settings.config_sites import site_states
@@ -73,8 +73,8 @@ def _text(result: Crawled, out: TextIO) -> None:
     for each in result.engines:
         if each.crawled:
             out.write(
-                f"  {each.engine}: {each.crawled} of {announced}, median {_delay(each.median_delay_s)}, "
-                f"90% within {_delay(each.p90_delay_s)}\n"
+                f"  {each.engine}: {each.crawled} of {announced}, median {delay_text(each.median_delay_s)}, "
+                f"90% within {delay_text(each.p90_delay_s)}\n"
             )
         else:
             out.write(f"  {each.engine}: none\n")
@@ -87,16 +87,6 @@ def _text(result: Crawled, out: TextIO) -> None:
         out.write(f"believed by their published addresses: {', '.join(result.by_address)}; the others by their user agents\n")
     if result.refused:
         out.write(f"{plural(result.refused, 'visit')} with a crawler's user agent from outside its published ranges: refused\n")
-
-
-def _delay(seconds: float | None) -> str:
-    if seconds is None:
-        return "-"
-    if seconds < 3600:
-        return f"{seconds / 60:.0f} min"
-    if seconds < 172_800:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 86_400:.1f} days"
 
 
 def parse(args: Sequence[str], parser: argparse.ArgumentParser) -> argparse.Namespace:

@@ -59,6 +59,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="stats, report: count from then on: a duration back (default 30d, report 90d), a date (2026-11-01), or all",
     )
     parser.add_argument("--html", metavar="FILE", help="report: the page to write (atomically)")
+    parser.add_argument("--log", metavar="LOG", action="append", help="report: an access log, for what the crawlers fetched (repeatable)")
+    parser.add_argument("--bot-ranges", metavar="[ENGINE=]FILE", action="append", help="report --log: as for `crawled`")
     parser.add_argument("--lock-timeout", metavar="SECONDS", help="forget: wait this long for a run's lock (default 60)")
 
 
@@ -76,6 +78,8 @@ class StateRequest:
     announce: Announce = Announce()  # url: the config's [announce] patterns, to say when one holds the URL out
     since: str | None = None  # stats, report: --since as given (None: the default, 30d; report 90d)
     html: str | None = None  # report: the page to write
+    logs: Sequence[str] = ()  # report: access logs, for the page's "Did the engines crawl it?" (``crawled``)
+    bot_ranges: Sequence[str] = ()  # report: --bot-ranges, as for ``crawled``
     now: Callable[[], dt.datetime] = functools.partial(dt.datetime.now, dt.UTC)  # what a stored wait is measured against
     notice: Callable[[str], None] | None = None  # forget: says once that it waits for a run's lock
 
@@ -97,6 +101,10 @@ def state_requests(namespace: argparse.Namespace, sites: Sequence[SiteState]) ->
         raise UsageError(f"--since: only `state stats` and `state report` take it; `state {namespace.action}` does not count over time")
     if namespace.html is not None and namespace.action != "report":
         raise UsageError(f"--html: only `state report --html FILE` takes it; `state {namespace.action}` writes to stdout")
+    if (namespace.log or namespace.bot_ranges) and namespace.action != "report":
+        raise UsageError("--log, --bot-ranges: only `state report --html FILE --log LOG` takes them; see `notify-changes crawled`")
+    if namespace.bot_ranges and not namespace.log:
+        raise UsageError("--bot-ranges: the ranges are for the visits of --log LOG; name the access logs too")
     if len(sites) > 1 and namespace.action != "show":
         names = ", ".join(str(each.name) for each in sites)
         raise UsageError(
@@ -117,6 +125,8 @@ def state_requests(namespace: argparse.Namespace, sites: Sequence[SiteState]) ->
             announce=each.announce,
             since=namespace.since,
             html=namespace.html,
+            logs=namespace.log or (),
+            bot_ranges=namespace.bot_ranges or (),
         )
         for each in sites
     ]

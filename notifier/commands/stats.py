@@ -4,15 +4,19 @@ what was sent, per UTC day and endpoint, from the ledger (``notifier.stats`` cou
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from notifier.commands.state_request import StateRequest
 from notifier.errors import InputError, UsageError
 from notifier.report import plural, printable
 from notifier.stats import Stats, Tally, ledger_stats, since_of
 from notifier.store import State, read_state
+
+if TYPE_CHECKING:
+    from notifier.crawled import Crawled
 
 REPORT_SINCE = "90d"  # the page's chart shows 90 days
 
@@ -35,9 +39,24 @@ def run_report(request: StateRequest, out: TextIO, err: TextIO) -> None:
         raise UsageError("state report: name the page to write, e.g. `notify-changes state report --html report.html`")
     stats, state = request_stats(request, REPORT_SINCE)
     _say_damaged(request, stats, err)
-    html = render_page(stats, str(request.state), dict(state.runs[-1]) if state.runs else None)
+    found = _crawled(request, stats, err) if request.logs else None
+    html = render_page(stats, str(request.state), dict(state.runs[-1]) if state.runs else None, found)
     size = write_page(Path(request.html), html)
     out.write(f"{printable(request.html)}: the report page ({size:,} bytes; {_batches(stats.entries)} counted)\n")
+
+
+def _crawled(request: StateRequest, stats: Stats, err: TextIO) -> Crawled:
+    """``crawled`` over the request's logs, in the page's window."""
+    from notifier.bot_ranges import read_ranges
+    from notifier.crawled import crawled
+    from notifier.dates import parse_w3c
+
+    since = (parse_w3c(stats.since) if stats.since else None) or dt.datetime.min.replace(tzinfo=dt.UTC)
+    until = parse_w3c(stats.until) or request.now()
+    found = crawled(request.state, [Path(log) for log in request.logs], since, until, read_ranges(request.bot_ranges))
+    if found.unparsed_lines:
+        err.write(f"notify-changes: note: {plural(found.unparsed_lines, 'log line')} not in a format read here: passed over\n")
+    return found
 
 
 def _say_damaged(request: StateRequest, stats: Stats, err: TextIO) -> None:

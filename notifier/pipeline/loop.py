@@ -220,6 +220,15 @@ def _persist_pending(store: Store, state: State, endpoints: list[str], *, stamp:
         store.save(state)
 
 
+def findings_count(violations: Sequence[Violation]) -> dict[str, dict[str, int]]:
+    """rule -> level -> URLs: what a run record keeps of its findings (no URL, no message)."""
+    counted: dict[str, dict[str, int]] = {}
+    for violation in violations:
+        levels = counted.setdefault(violation.rule, {})
+        levels[violation.level] = levels.get(violation.level, 0) + 1
+    return counted
+
+
 def _record_run(
     run: Run,
     store: Store,
@@ -242,19 +251,20 @@ def _record_run(
     undelivered = [loc for loc in pending if loc not in held] if held else pending
     incomplete = bool(undelivered) and run.settings.on_submit_error == "fail"
     if any(diff.announced) or deliveries.batches or run.first_run or pending:
-        state.runs.append(
-            RunRecord(
-                at=run.stamp,
-                command="run",
-                added=len(diff.added),
-                changed=len(diff.changed),
-                removed=len(diff.removed),
-                submitted=len(submitted),
-                pending=len(pending),
-                exit_code=int(ExitCode.SUBMISSION_INCOMPLETE if incomplete else ExitCode.OK),
-                totals=run_totals(state.runs, deliveries.batches),
-            )
+        record = RunRecord(
+            at=run.stamp,
+            command="run",
+            added=len(diff.added),
+            changed=len(diff.changed),
+            removed=len(diff.removed),
+            submitted=len(submitted),
+            pending=len(pending),
+            exit_code=int(ExitCode.SUBMISSION_INCOMPLETE if incomplete else ExitCode.OK),
+            totals=run_totals(state.runs, deliveries.batches),
         )
+        if counted := findings_count([*verified.violations, *deliveries.findings]):
+            record["findings"] = counted
+        state.runs.append(record)
         changed = True
     notes: list[str] = []
     saved = True

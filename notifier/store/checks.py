@@ -251,6 +251,8 @@ def check_run(run: object, name: str) -> dict[str, Any]:
         raise damaged(name, f'an entry of "runs" has a count that is not a whole number ({run.get("at")})')
     if "totals" in run and not _totals(run["totals"]):
         raise damaged(name, f'an entry of "runs" has totals that are not endpoint -> counts ({run.get("at")})')
+    if "findings" in run and not _findings(run["findings"]):
+        raise damaged(name, f'an entry of "runs" has findings that are not rule -> level -> count ({run.get("at")})')
     return run
 
 
@@ -259,6 +261,14 @@ def _totals(value: object) -> bool:
     return type(value) is dict and all(
         type(counts) is dict and all(key in _TOTALS and type(count) is int and count >= 0 for key, count in counts.items())
         for counts in value.values()
+    )
+
+
+def _findings(value: object) -> bool:
+    """A run's ``findings``: rule -> level -> a whole number of URLs."""
+    return type(value) is dict and all(
+        type(levels) is dict and all(type(level) is str and type(count) is int and count > 0 for level, count in levels.items())
+        for levels in value.values()
     )
 
 

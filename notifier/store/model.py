@@ -40,14 +40,14 @@ class RunRecord(TypedDict, total=False):
     pending: int
     exit_code: int
     totals: dict[str, dict[str, int]]  # endpoint -> URLs received, refused, failed by every run so far (metrics.run_totals)
+    findings: dict[str, dict[str, int]]  # rule -> level -> URLs: this run's findings (only when it had any; the report page's)
 
 
 class Part:
     """What the state knows of one sitemap file: its name, the digest of its bytes, how many
     URLs it holds and how many of them have no lastmod, their origins (``scheme://host`` in
     order of first appearance) and its URL-hash index: the sorted ``urlhash.loc_hash`` of
-    every URL the file lists, so that a run can tell a URL is surely not listed there
-    without decoding its records.
+    every URL the file lists, so that a run can tell a URL is surely not listed there without decoding its records.
 
     Its records come in one of two kinds: :class:`RecordedPart`, read from the state and
     decoded on first use (a deploy that changed one file of twenty decodes one), or
