@@ -33,7 +33,7 @@ def test_every_option_of_every_command_is_in_the_options_reference() -> None:
 def test_every_option_of_a_run_is_explained_in_the_configuration_page() -> None:
     explained = section(page("configuration.md"), "The options of run and check")
     missing = [opt for opt in _options(make_parser()) if opt not in ("--help", "--version") and f"`{opt}" not in explained]
-    assert missing == []
+    assert missing == [], "add a row to the options table of docs/configuration.md"
 
 
 # Other programs' options the pages show in their commands (hugo --minify, mkdocs build --strict, ...)
@@ -49,10 +49,10 @@ def test_no_page_names_an_option_or_a_rule_the_program_does_not_have() -> None:
     known = {opt for parser in reference().command_parsers().values() for opt in _options(parser)}
     for name, text in {"README.md": README, **written()}.items():
         named = set(re.findall(r"(?<![\w-])--[a-z][a-z-]*[a-z]", text))
-        assert named - known - FOREIGN == set(), name
+        assert named - known - FOREIGN == set(), f"{name}: no command takes these (another program's? add it to FOREIGN)"
         rules = set(re.findall(r"--rule ([a-z-]+)=", text)) | set(re.findall(r"(?:error|warn)\[([a-z-]+)\]", text))
         rules |= set(re.findall(r"^\| `([a-z-]+)` \| (?:error|warn) \|", text, re.MULTILINE))
-        assert rules - set(RULES) == set(), name
+        assert rules - set(RULES) == set(), f"{name}: no such rule"
 
 
 def test_every_state_command_and_option_is_on_the_state_page() -> None:
@@ -82,7 +82,7 @@ def test_every_rule_is_documented_with_its_default_level() -> None:
     generated, explained = page("reference/rules.md"), page("rules.md")
     for rule in RULES.values():
         assert f"| `{rule.id}` | {rule.level} | {rule.catches.replace('|', chr(92) + '|')} |" in generated, rule.id
-        assert f"| `{rule.id}` | {rule.level} |" in explained, rule.id  # the usual cause and the fix, by hand
+        assert f"| `{rule.id}` | {rule.level} |" in explained, f"{rule.id}: add its row (level, cause, fix) to docs/rules.md"
 
 
 def test_every_preset_is_documented_with_its_date_fields() -> None:
@@ -90,7 +90,7 @@ def test_every_preset_is_documented_with_its_date_fields() -> None:
 
     generated = page("reference/presets.md")
     table = dict(re.findall(r"^\| `([a-z]+)` \| [^\n]* \| ([^|\n]+) \|$", page("history.md"), re.MULTILINE))
-    assert set(table) == set(PRESETS)
+    assert set(table) == set(PRESETS), "docs/history.md's presets table"
     for name, preset in PRESETS.items():
         assert re.findall(r"`([^`]+)`", table[name]) == list(preset.fields), name
         assert all(f"`{each}`" in generated for each in preset.sources), name
