@@ -20,6 +20,7 @@ from notifier.pipeline.loop import execute
 from notifier.pipeline.sites import execute_sites
 from notifier.report import Report
 from notifier.settings.config_sites import build_runs
+from notifier.settings.options import OPTIONS
 from notifier.settings.settings import RUN_ONLY, build_settings
 
 
@@ -66,6 +67,7 @@ class Options(TypedDict, total=False):
 
 
 _SETTINGS = frozenset(Options.__annotations__)
+_OPTION_OF = {option.keyword: option.name for option in OPTIONS}  # endpoints= is --endpoint, rules= --rule
 
 
 def run(sitemap: str | os.PathLike[str] | None = None, /, **options: Unpack[Options]) -> Report:
@@ -109,9 +111,9 @@ def _execute(command: str, sitemap: object, options: dict[str, Any], notes: list
             continue
         if isinstance(value, os.PathLike):
             value = os.fspath(value)
-        given["endpoint" if name == "endpoints" else name.replace("_", "-")] = value
+        given[_OPTION_OF.get(name, name)] = value
     runs = build_runs(command, given, environ=environ, cwd=Path(cwd) if cwd is not None else None, api=True)
-    if runs[0].site_name is None:
+    if runs[0].site is None:
         return execute(runs[0], notes=notes or ())
     return execute_sites(runs, notes=notes or ())
 

@@ -29,10 +29,9 @@ from notifier.output import LOST, OutputFailed, guarded_streams, lost_code, sile
 from notifier.protocol import Keys
 from notifier.redaction import Secrets, gathered
 from notifier.report import Report, printable, render_json, render_text
-from notifier.rules import RULES
 from notifier.settings.config_sites import build_runs, site_states
 from notifier.settings.database import DatabaseURL
-from notifier.settings.options import OPTIONS, RUN_ONLY, Option
+from notifier.settings.options import add_options, given
 from notifier.terminal import notice_printer, on_a_terminal, progress_printer, use_colour, write_quietly
 
 COMMANDS = ("run", "check")
@@ -99,30 +98,9 @@ def make_parser(command: str | None = None) -> argparse.ArgumentParser:
         "74 the output could not be written, 130 interrupted.",
     )
     parser.add_argument("sitemap", nargs="?", help="the built sitemap: a path (.xml, .xml.gz, .txt) or an http(s) URL")
-    for option in OPTIONS:
-        _add_option(parser, option)
-        if option.name == "initial":
-            parser.add_argument("--config", metavar="PATH", help="a TOML config file (default notify-changes.toml, else pyproject.toml)")
-        elif option.name == "on-submit-error":
-            parser.add_argument(
-                "--rule", metavar="ID=LEVEL", action="append", help=f"set a rule to error, warn or off; rules: {', '.join(RULES)}"
-            )
+    add_options(parser, command or "run")
     parser.add_argument("--version", action="version", version=f"notify-changes {__version__}")
-    if command == "check":  # run's own options: accepted, not listed
-        for action in parser._actions:
-            if {f"--{name}" for name in RUN_ONLY}.intersection(action.option_strings):
-                action.help = argparse.SUPPRESS
     return parser
-
-
-def _add_option(parser: argparse.ArgumentParser, option: Option) -> None:
-    flag = f"--{option.name}"
-    if option.kind == "flag":
-        parser.add_argument(flag, action="store_const", const=True, help=option.help)
-    elif option.choices:
-        parser.add_argument(flag, choices=option.choices, help=option.help)
-    else:
-        parser.add_argument(flag, metavar=option.metavar, action="append" if option.kind == "list" else "store", help=option.help)
 
 
 @functools.cache
@@ -282,7 +260,7 @@ def _main(command: str, args: list[str], word: str | None = None) -> int:
             from notifier.pipeline.sites import execute_sites
 
             env = Environment(progress=progress, step=step, notice=notice_printer(sys.stderr))
-            report = execute(settings, env) if settings.site_name is None else execute_sites(runs, env)
+            report = execute(settings, env) if settings.site is None else execute_sites(runs, env)
             _current.report = report
         finally:
             if on_a_terminal(sys.stderr, os.environ):
@@ -335,15 +313,10 @@ def _state_command(args: list[str]) -> int:
     state_request.add_arguments(parser)
     try:
         namespace = parser.parse_args(args)
-        given = {
-            "state": namespace.state,
-            "config": namespace.config,
-            "lock-timeout": namespace.lock_timeout,
-            "site-name": namespace.site_name,
-            "site": namespace.site,
-        }
         notice = notice_printer(sys.stderr)
-        requests = [replace(each, notice=notice) for each in state_request.state_requests(namespace, site_states(given))]
+        requests = [
+            replace(each, notice=notice) for each in state_request.state_requests(namespace, site_states(given(namespace, "state")))
+        ]
         _current.state = requests[0].state
         run_state_sites(requests, sys.stdout)
     except NotifierError as error:
@@ -364,22 +337,19 @@ def _stamp_command(args: list[str]) -> int:
         epilog="Exit codes: 0 done, 2 usage or input error (no [history], a malformed sitemap, a file it cannot write).",
     )
     parser.add_argument("sitemap", nargs="?", help="the built sitemap (default: found in public/, _site/, site/, dist/, build/, out/)")
-    parser.add_argument("--site-dir", metavar="DIR", help="the build output root (default: the sitemap's folder)")
-    parser.add_argument("--config", metavar="PATH", help="a TOML config file (default notify-changes.toml, else pyproject.toml)")
-    parser.add_argument("--sitemap-url", metavar="URL", help="the sitemap's public URL (a site under a path maps its pages without it)")
     parser.add_argument("--dry-run", action="store_true", help="print the dates it would change, as a diff; write nothing")
-    parser.add_argument("--site", metavar="NAME", help="with [[sites]] in the config: only that site (default: every site)")
+    add_options(parser, "stamp")  # --site-dir, --config, --sitemap-url, --site: the table's
     try:
         namespace = parser.parse_args(args)
-        cli = {"sitemap": namespace.sitemap, "site-dir": namespace.site_dir, "config": namespace.config, "site": namespace.site}
-        cli["sitemap-url"] = namespace.sitemap_url
-        runs = build_runs("check", cli)  # one site, or each of the config's [[sites]]
+        runs = build_runs(
+            "check", {"sitemap": namespace.sitemap, **given(namespace, "stamp")}
+        )  # one site, or each of the config's [[sites]]
         from notifier.commands.stamp import describe, stamp_sitemap
 
         for number, settings in enumerate(runs):
             result = stamp_sitemap(settings, dry_run=namespace.dry_run)
-            if settings.site_name is not None and len(runs) > 1:
-                sys.stdout.write(("\n" if number else "") + f"== {settings.site_name}\n")
+            if settings.site is not None and len(runs) > 1:
+                sys.stdout.write(("\n" if number else "") + f"== {settings.site}\n")
             for line in describe(result, dry_run=namespace.dry_run):
                 sys.stdout.write(printable(line) + "\n")
     except NotifierError as error:

@@ -58,8 +58,13 @@ class HistoryError(NotifierError):
     """The git history configured in ``[history]`` cannot be read."""
 
 
+#: Seconds another run's state lock is waited for, when --lock-timeout does not say: the one
+#: default of the option, every store and ``state forget``.
+LOCK_TIMEOUT = 60.0
+
+
 class LockTimeout(NotifierError):
-    """Another run holds the state lock."""
+    """Another run holds the state lock (after ``LOCK_TIMEOUT`` or ``--lock-timeout``)."""
 
     exit_code = ExitCode.LOCKED
 

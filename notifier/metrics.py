@@ -41,8 +41,8 @@ class _NotWritten(Exception):
 
 def site_label(settings: Settings) -> str:
     """The ``site`` label: the [[sites]] name, else a PostgreSQL state's site, else ``default``."""
-    if settings.site_name:
-        return settings.site_name
+    if settings.site:
+        return settings.site
     if isinstance(settings.state, DatabaseURL) and settings.state.site:
         return settings.state.site
     return DEFAULT_SITE
@@ -67,7 +67,7 @@ def after_run(report: Report, runs: Sequence[Settings], now: dt.datetime) -> Rep
     path = runs[0].metrics
     if path is None:
         return report
-    sites = [(settings, report.sites.get(settings.site_name or "", report) if report.sites else report) for settings in runs]
+    sites = [(settings, report.sites.get(settings.site or "", report) if report.sites else report) for settings in runs]
     note = write_metrics(path, [(settings, each, each.exit_code) for settings, each in sites], now)
     if note is None:
         return report

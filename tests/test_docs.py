@@ -155,10 +155,10 @@ def test_the_options_table_is_the_one_source_of_the_parser_the_api_and_the_actio
     from notifier.settings.options import OPTIONS
 
     parsed = {opt[2:] for action in make_parser()._actions for opt in action.option_strings if opt.startswith("--")}
-    assert {option.name for option in OPTIONS} == parsed - {"help", "version", "config", "rule"}
-    api = set(Options.__annotations__) - {"config", "rules", "history", "environ", "cwd"}  # the API's own
+    assert {option.name for option in OPTIONS} == parsed - {"help", "version"}
+    api = set(Options.__annotations__) - {"history", "environ", "cwd"}  # the API's own
     printed = {"format"}  # the API prints nothing: a report style has nothing to style
-    assert api == {"endpoints" if option.name == "endpoint" else option.field for option in OPTIONS if option.name not in printed}
+    assert api == {option.keyword for option in OPTIONS if option.name not in printed}
     inputs = yaml.safe_load((Path(__file__).resolve().parents[1] / "action.yml").read_text())["inputs"]
     own = {"sitemap", "mode", "args", "python", "config", "extras"}  # the Action's own, or the positional SITEMAP
     assert set(inputs) - own <= {option.name for option in OPTIONS}, set(inputs) - own

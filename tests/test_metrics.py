@@ -118,7 +118,7 @@ def test_every_site_of_a_config_in_one_file(tmp_path: Path, fake: FakeIndexNow, 
 
 
 def test_label_values_are_escaped_as_the_format_says() -> None:
-    settings = Settings(site_name='a "quoted"\\site\nname', state=Path("none.json"))
+    settings = Settings(site='a "quoted"\\site\nname', state=Path("none.json"))
     text = metrics_text([(settings, None, 0)], dt.datetime(2030, 1, 1, tzinfo=dt.UTC))
     families = {family.name: family for family in text_string_to_metric_families(text)}
     assert families["notify_changes_last_run_exit_code"].samples[0].labels == {"site": 'a "quoted"\\site\nname'}

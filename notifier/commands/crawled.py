@@ -15,6 +15,7 @@ from notifier.crawled import Crawled, crawled, delay_text
 from notifier.errors import InputError, UsageError
 from notifier.report import plural, printable
 from notifier.settings.config_sites import site_states
+from notifier.settings.options import add_options, given
 from notifier.stats import since_of
 
 DESCRIPTION = (
@@ -34,10 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--bot-ranges", metavar="[ENGINE=]FILE", action="append", help="published IP ranges: Bing's JSON or a CIDR a line (default bingbot)"
     )
     parser.add_argument("--format", choices=("text", "json"), help="output: text (default) or json")
-    parser.add_argument("--state", metavar="PATH", help="the state file or postgresql:// URL (default the config's)")
-    parser.add_argument("--site", metavar="NAME", help="with [[sites]] in the config: that site's state")
-    parser.add_argument("--site-name", metavar="NAME", help="with a postgresql:// state: the site whose rows to read")
-    parser.add_argument("--config", metavar="PATH", help="a TOML config file (default notify-changes.toml, else pyproject.toml)")
+    add_options(parser, "crawled")  # --state, --site, --site-name, --config: the table's
 
 
 def run_crawled(
@@ -46,8 +44,7 @@ def run_crawled(
     """Do the command of ``namespace``; a NotifierError says what went wrong, a note on ``err`` what was passed over."""
     if not namespace.logs:
         raise UsageError("crawled: name the access logs to read, e.g. `notify-changes crawled /var/log/nginx/access.log*`")
-    given = {"state": namespace.state, "config": namespace.config, "site-name": namespace.site_name, "site": namespace.site}
-    sites = site_states(given)
+    sites = site_states(given(namespace, "crawled"))
     if len(sites) > 1:
         raise UsageError(
             f"crawled: the config lists {len(sites)} sites ({', '.join(str(each.name) for each in sites)}): name one with --site NAME"

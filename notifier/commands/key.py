@@ -10,11 +10,13 @@ import contextlib
 import os
 import re
 import secrets
-from typing import TextIO
+from collections.abc import Mapping
+from typing import Any, TextIO
 
 from notifier.errors import NotifierError, UsageError
 from notifier.protocol import KEY_PATTERN, Keys, redact_all
 from notifier.settings.config_sites import site_layers
+from notifier.settings.options import add_options, given
 from notifier.settings.settings import key_options, keys_from
 from notifier.urls import key_host
 
@@ -93,7 +95,7 @@ def host_argument(given: str) -> str:
     return key_host(text)
 
 
-def host_key(host: str, cli: dict[str, str | None]) -> tuple[str, Keys]:
+def host_key(host: str, cli: Mapping[str, Any]) -> tuple[str, Keys]:
     """The key ``host`` uses, and the keys it is one of (to cut from what is printed): the
     top level's, or with ``[[sites]]`` the site's ``--site`` names, else the one key the sites
     agree on for it (sites that give it two keys: name one with ``--site``)."""
@@ -130,17 +132,14 @@ def key_command(parser: argparse.ArgumentParser, args: list[str], out: TextIO) -
     )
     parser.add_argument("--write", metavar="DIR", help="write KEY.txt into DIR (the site's static folder)")
     parser.add_argument("--host", metavar="HOST", help="file: the host whose key ([keys] derive, [keys] HOST, or INDEXNOW_KEY) to write")
-    parser.add_argument(
-        "--config", metavar="PATH", help="file, rotate: a TOML config file (default notify-changes.toml, else pyproject.toml)"
-    )
-    parser.add_argument("--site", metavar="NAME", help="file: with [[sites]] in the config, the keys of that site")
+    add_options(parser, "key")  # --config (file, rotate), --site (file): the table's
     if not [each for each in args if not each.startswith("-")] and not {"-h", "--help"} & set(args):
         raise UsageError("key: say what to do: `notify-changes key new` makes a key, `--write DIR` also its key file")
     namespace = parser.parse_args(args)
     if namespace.action == "file":
-        return key_file(namespace.host, namespace.write, namespace.config, namespace.site, out)
+        return key_file(namespace.host, namespace.write, given(namespace, "key"), out)
     if namespace.action == "rotate":
-        return rotate(namespace.write, namespace.config, out)
+        return rotate(namespace.write, given(namespace, "key"), out)
     key = new_key()
     if namespace.write is not None:
         path = write_key_file(key, namespace.write)
@@ -150,22 +149,22 @@ def key_command(parser: argparse.ArgumentParser, args: list[str], out: TextIO) -
     return 0
 
 
-def key_file(host: str | None, folder: str | None, config: str | None, site: str | None, out: TextIO) -> int:
+def key_file(host: str | None, folder: str | None, cli: Mapping[str, Any], out: TextIO) -> int:
     if host is None or folder is None:
         raise UsageError("key file: give --host HOST and --write DIR, e.g. `notify-changes key file --host www.example.org --write public`")
     host = host_argument(host)
-    key, keys = host_key(host, {"config": config, "site": site})
+    key, keys = host_key(host, cli)
     path = write_key_file(key, folder, reuse=True, source=keys.source_of(host))
     out.write(f"{redact_all(path, keys)}: the key file of {host}; publish it with the site\n")
     return 0
 
 
-def rotate(folder: str | None, config: str | None, out: TextIO) -> int:
+def rotate(folder: str | None, cli: Mapping[str, Any], out: TextIO) -> int:
     """A new key, its file written into ``folder`` beside the current key's, and the steps:
     publish both, swap the variables, keep the old file for the overlap."""
     if folder is None:
         raise UsageError("key rotate: give --write DIR, the folder that holds the current key file (e.g. public/ or static/)")
-    keys = key_options({"config": config})
+    keys = key_options({**cli, "site": None})  # the top level's key: rotate knows no site
     if keys.derive is not None:
         raise UsageError(
             f"key rotate: [keys] derive makes every host's key from {keys.derive_variable}; rotate the secret instead: "

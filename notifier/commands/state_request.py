@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from notifier.announce import Announce
-from notifier.errors import UsageError
+from notifier.errors import LOCK_TIMEOUT, UsageError
 from notifier.settings.config_sites import SiteState
 from notifier.settings.database import DatabaseURL
+from notifier.settings.options import add_options
 
 ACTIONS = ("show", "url", "pending", "forget", "export", "history", "stats", "report")
 DESCRIPTION = (
@@ -43,12 +44,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``notify-changes state``."""
     parser.add_argument("action", nargs="?", choices=ACTIONS, help="what to do")
     parser.add_argument("urls", nargs="*", metavar="URL", help="url: the URL; forget: the URLs to drop")
-    parser.add_argument(
-        "--state", metavar="PATH", help="the state file or postgresql:// URL (default state/notify-changes.json, or the config's)"
-    )
-    parser.add_argument("--site", metavar="NAME", help="with [[sites]] in the config: that site's state (show: default every site)")
-    parser.add_argument("--site-name", metavar="NAME", help="with a postgresql:// state: the site whose rows to read")
-    parser.add_argument("--config", metavar="PATH", help="a TOML config file (default notify-changes.toml, else pyproject.toml)")
     parser.add_argument("--format", choices=("text", "json", "csv"), help="output: text (default), json; export: json (default) or csv")
     parser.add_argument("--endpoint", metavar="URL", action="append", help="forget: only at this endpoint (repeatable; default all)")
     parser.add_argument("--backoff", action="store_true", help="forget: clear the endpoints' waits (Retry-After) instead of URLs")
@@ -61,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--html", metavar="FILE", help="report: the page to write (atomically)")
     parser.add_argument("--log", metavar="LOG", action="append", help="report: an access log, for what the crawlers fetched (repeatable)")
     parser.add_argument("--bot-ranges", metavar="[ENGINE=]FILE", action="append", help="report --log: as for `crawled`")
-    parser.add_argument("--lock-timeout", metavar="SECONDS", help="forget: wait this long for a run's lock (default 60)")
+    add_options(parser, "state")  # --state, --site, --site-name, --config, --lock-timeout: the table's
 
 
 @dataclass(frozen=True)
@@ -72,7 +67,7 @@ class StateRequest:
     endpoints: Sequence[str] = ()  # forget: only at these endpoints (default: all)
     yes: bool = False
     format: str = "text"
-    lock_timeout: float = 60.0
+    lock_timeout: float = LOCK_TIMEOUT
     backoff: bool = False  # forget: the endpoints' waits, not URLs
     site: str | None = None  # one of the config's [[sites]]
     announce: Announce = Announce()  # url: the config's [announce] patterns, to say when one holds the URL out

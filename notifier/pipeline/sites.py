@@ -47,7 +47,7 @@ def execute_sites(runs: Sequence[Settings], env: Environment | None = None, *, n
     begun: dict[str, tuple[Begun, Store | None]] = {}
     with without_cycle_collection(), Workers(runs[0].jobs) as workers, contextlib.ExitStack() as stack:
         for settings in runs:
-            name = settings.site_name or settings.sitemap
+            name = settings.site or settings.sitemap
             try:
                 begun[name] = begin_site(settings, env, workers, stack)
             except NotifierError as error:
@@ -57,7 +57,7 @@ def execute_sites(runs: Sequence[Settings], env: Environment | None = None, *, n
                 reports[name] = finish(site, store)
             except NotifierError as error:
                 reports[name] = _failed(site.run.settings, error)
-    report = combined([reports[settings.site_name or settings.sitemap] for settings in runs], runs, notes)
+    report = combined([reports[settings.site or settings.sitemap] for settings in runs], runs, notes)
     return after_run(report, runs, env.now())  # --metrics: every site's, in one file
 
 
@@ -68,7 +68,7 @@ def _failed(settings: Settings, error: NotifierError) -> Report:
         dry_run=settings.dry_run,
         exit_code=ExitCode(error.exit_code),
         notes=[redact_all(str(error), settings.keys)],
-        site=settings.site_name,
+        site=settings.site,
     )
 
 
@@ -76,7 +76,7 @@ def combined(reports: list[Report], runs: Sequence[Settings], notes: Sequence[st
     """One report for all the sites: their lists joined, each note naming its site, the most
     severe exit code; ``sites`` holds each site's own report."""
     for report, settings in zip(reports, runs, strict=True):
-        report.site = settings.site_name
+        report.site = settings.site
     first = runs[0]
     added: list[Change] = list(itertools.chain.from_iterable(report.added for report in reports))
 

@@ -23,7 +23,6 @@ own. The command line applies to every site; ``--site NAME`` picks one.
 
 from __future__ import annotations
 
-import datetime as dt
 import difflib
 import os
 import re
@@ -35,9 +34,9 @@ from typing import Any, NamedTuple
 from notifier.announce import Announce
 from notifier.errors import UsageError
 from notifier.settings.database import DatabaseURL
-from notifier.settings.options import announce_table
+from notifier.settings.options import OPTIONS, announce_table
 from notifier.settings.settings import (
-    CONVERTERS,
+    CONFIG_KEYS,
     DEFAULT_STATE,
     RULE_IN_A_FILE,
     Layers,
@@ -69,7 +68,7 @@ def build_runs(
         )
     environ = os.environ if environ is None else environ
     runs = [_site(command, cli, environ, cwd, layers, name, table, api=api) for name, table in tables.items()]
-    _refuse_shared_states([(each.site_name or "", each.state) for each in runs])
+    _refuse_shared_states([(each.site or "", each.state) for each in runs])
     return runs
 
 
@@ -110,15 +109,9 @@ def site_states(cli: Mapping[str, Any], environ: Mapping[str, str] | None = None
 def _patterns(layers: Layers) -> Announce:
     """The ``[announce]`` of a site's layers that ``state`` reads: the patterns (``state url``),
     the interval and the caps (what ``state show`` says the next run holds)."""
-    wanted = ("include", "exclude", "min-interval", "per-run", "per-day")
-    values = {name: CONVERTERS[name](label)(value) for name, (value, label) in layers.merged.items() if name in wanted}
-    return Announce(
-        include=values.get("include", ()),
-        exclude=values.get("exclude", ()),
-        min_interval=values.get("min-interval", dt.timedelta(0)),
-        per_run=values.get("per-run"),
-        per_day=values.get("per-day"),
-    )
+    wanted = [option for option in OPTIONS if option.setting == "announce"]
+    merged = layers.merged
+    return Announce(**{each.field: each.convert(merged[each.name][1])(merged[each.name][0]) for each in wanted if each.name in merged})
 
 
 def _chosen_tables(cli: Mapping[str, Any], layers: Layers) -> dict[str, dict[str, Any]] | None:
@@ -158,7 +151,7 @@ def _site_tables(sites: Any, where: str) -> dict[str, dict[str, Any]]:
         for key in table:
             if key == "rule":
                 raise UsageError(RULE_IN_A_FILE.format(where=f"{where}: [[sites]] {name}"))
-            if key not in CONVERTERS and key not in MERGED_TABLES and key not in _OWN:
+            if key not in CONFIG_KEYS and key not in MERGED_TABLES and key not in _OWN:
                 raise UsageError(f"{where}: [[sites]] {name}: unknown setting {key!r}; see `notify-changes --help` for the names")
         if "sitemap" not in table:
             raise UsageError(
@@ -181,7 +174,7 @@ def _site(
 ) -> Settings:
     """One site's Settings: the top level's values with the site's over them."""
     site_layers = _site_layers(cli, environ, cwd, layers, name, table, api=api)
-    return resolve(command, cli, environ, cwd, site_layers, api=api, site_name=name)
+    return resolve(command, cli, environ, cwd, site_layers, api=api, site=name)
 
 
 def _site_layers(

@@ -14,6 +14,8 @@ import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from notifier.errors import LOCK_TIMEOUT
+
 SCHEMES = ("postgresql://", "postgres://")
 SECRET_PARAMETERS = frozenset({"password", "sslpassword"})  # libpq's keywords that hold a secret
 # libpq's connection keywords (PostgreSQL 17, "Parameter Key Words"): a text made only of
@@ -73,7 +75,7 @@ class DatabaseURL:
 
     dsn: str = field(repr=False)  # may hold the password: only the driver sees it
     site: str | None = None  # --site-name: every row carries it
-    lock_timeout: float = field(default=60.0, compare=False)  # --lock-timeout: a lock on its tables is waited for this long
+    lock_timeout: float = field(default=LOCK_TIMEOUT, compare=False)  # --lock-timeout: a lock on its tables is waited for this long
     request_timeout: float = field(default=30.0, compare=False)  # --request-timeout: the server answers within this
 
     def __str__(self) -> str:

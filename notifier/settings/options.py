@@ -1,174 +1,54 @@
-"""Every option of ``run`` and ``check``, written once: its name (the long option and the
-config key), how a value is read and checked, its default, its help, and whether only a run
-uses it. The parser (``cli``), the ``Settings`` defaults and the names the Python API and the
-Action accept are made from this table; tests hold the README's options table and
-``action.yml`` to it.
+"""Every option, written once: its name (the long option), how a value is read and checked
+(``converters``), its default, its help, the commands that take it, its config key (the same
+name) and its environment variable (``NOTIFY_CHANGES_<NAME>``, as cibuildwheel's
+``CIBW_<NAME>``; a few older names are read too, as ``INDEXNOW_KEY``). The parser of each
+command, the ``Settings`` and their resolution, the names the Python API and the Action
+accept, and the docs' options page are made from this table; tests hold the README, the
+docs and ``action.yml`` to it. A command's own words (``state forget --yes``, ``key file
+--host``) are that command's arguments, not options: no config key, no variable.
 
-A converter takes the name to blame (``--batch-size``, ``batch_size=``, or the config file and
-its key) and returns the function that reads one value, raising UsageError with one line.
+Adding an option is one row here and one line in ``tests/test_options.py`` saying where
+its value lands in ``Settings`` (CONTRIBUTING.md shows it).
 """
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
-import os
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from notifier.announce import patterns
-from notifier.dates import MAX_DURATION_SECONDS, parse_duration
-from notifier.errors import UsageError
-from notifier.paths import is_url
+from notifier.errors import LOCK_TIMEOUT, UsageError
 from notifier.protocol import DEFAULT_ENDPOINT, MAX_BATCH
+from notifier.settings.converters import (
+    INITIAL_CHOICES,
+    Converter,
+    assignments,
+    choice,
+    duration,
+    endpoint_urls,
+    flag,
+    fraction,
+    initial_mode,
+    path,
+    seconds,
+    text,
+    url,
+    whole_number,
+)
 from notifier.site.hosting import DEFAULT_PLATFORM, PLATFORMS
-from notifier.urls import userinfo, without_password
-from notifier.waits import endpoint_key
+
+__all__ = ["ANNOUNCE", "COMMANDS", "FORMATS", "INITIAL_CHOICES", "OPTIONS", "RUN_ONLY", "Option", "add_options", "default"]
 
 FORMATS = ("text", "json", "github")
-INITIAL_CHOICES = ("baseline", "submit", "fail")  # and since:DURATION
 ANNOUNCE = ("include", "exclude", "min-interval", "per-run", "per-day", "alternates")  # the config's [announce] table
 ENDPOINT_MODES = ("all", "first")  # IndexNow endpoints share what they receive: one that takes a batch may be enough
-
-
-def seconds(name: str, maximum: float = 86_400.0, *, minimum: float = 0.0) -> Callable[[Any], float]:
-    def convert(value: Any) -> float:
-        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-            raise UsageError(f"{name}: {value!r} is not a number of seconds")
-        try:
-            number = float(value)
-        except (ValueError, OverflowError):
-            raise UsageError(f"{name}: {value!r} is not a number of seconds") from None
-        if not minimum <= number <= maximum:  # nan and inf fail this too
-            low = "0" if minimum == 0 else "more than 0"
-            raise UsageError(f"{name}: {value!r} must be a number of seconds from {low} to {maximum:g}")
-        return number
-
-    return convert
-
-
-def whole_number(name: str, minimum: int, maximum: int | None = None) -> Callable[[Any], int]:
-    allowed = f"{minimum}..{maximum}" if maximum is not None else f"{minimum} or more"
-
-    def convert(value: Any) -> int:
-        if isinstance(value, (bool, float)) or not isinstance(value, (str, int)):
-            raise UsageError(f"{name}: {value!r} is not a whole number; use {allowed}")
-        try:
-            number = int(value)
-        except ValueError:
-            raise UsageError(f"{name}: {value!r} is not a whole number; use {allowed}") from None
-        if number < minimum or (maximum is not None and number > maximum):
-            raise UsageError(f"{name}: {value!r} is out of range; use {allowed}")
-        return number
-
-    return convert
-
-
-def choice(name: str, choices: tuple[str, ...]) -> Callable[[Any], str]:
-    def convert(value: Any) -> str:
-        if not isinstance(value, str) or value not in choices:
-            raise UsageError(f"{name}: {value!r} is not one of {', '.join(choices)}")
-        return str(value)
-
-    return convert
-
-
-def initial_mode(label: str) -> Callable[[Any], str]:
-    def convert(value: Any) -> str:
-        if isinstance(value, str):
-            if value in INITIAL_CHOICES:
-                return value
-            if value.startswith("since:") and parse_duration(value[6:]) is not None:
-                return value
-        raise UsageError(f"{label}: {value!r} is not baseline, submit, since:DURATION (e.g. since:14d, at most 100 years) or fail")
-
-    return convert
-
-
-def duration(name: str) -> Callable[[Any], dt.timedelta]:
-    def convert(value: Any) -> dt.timedelta:
-        if isinstance(value, dt.timedelta):
-            value = value.total_seconds()
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            if not 0 <= value <= MAX_DURATION_SECONDS:  # nan, inf and negatives fail this too
-                raise UsageError(f"{name}: {value!r} must be a number of seconds from 0 to 100 years")
-            return dt.timedelta(seconds=float(value))
-        duration = parse_duration(value) if isinstance(value, str) else None
-        if duration is None:
-            raise UsageError(f"{name}: {value!r} is not a duration such as 90s, 30m, 1h or 2d (at most 100 years)")
-        return duration
-
-    return convert
-
-
-def fraction(label: str) -> Callable[[Any], float]:
-    def convert(value: Any) -> float:
-        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-            raise UsageError(f"{label}: {value!r} is not a share such as 20% or 0.2")
-        text = str(value).strip()
-        try:
-            number = float(text[:-1]) / 100 if text.endswith("%") else float(text)
-        except ValueError:
-            raise UsageError(f"{label}: {value!r} is not a share such as 20% or 0.2") from None
-        if number > 1 and not text.endswith("%"):
-            number = number / 100
-        if not 0 <= number <= 1:
-            raise UsageError(f"{label}: {value!r} must be between 0% and 100%")
-        return number
-
-    return convert
-
-
-def flag(name: str) -> Callable[[Any], bool]:
-    def convert(value: Any) -> bool:
-        if isinstance(value, bool):
-            return value
-        raise UsageError(f"{name}: {value!r} must be true or false")
-
-    return convert
-
-
-def url(name: str) -> Callable[[Any], str]:
-    def convert(value: Any) -> str:
-        text = value if isinstance(value, str) else ""
-        if not is_url(text):
-            raise UsageError(f"{name}: {without_password(text) if text else value!r} is not an http(s) URL")
-        if userinfo(text) is not None:  # an endpoint, a key file and a sitemap's public URL are public: no credentials
-            raise UsageError(
-                f"{name}: {without_password(text)} holds a user name or password before its host (its password not shown); "
-                "a public URL carries none: remove it"
-            )
-        return text
-
-    return convert
-
-
-def endpoint_urls(label: str) -> Callable[[Any], tuple[str, ...]]:
-    def convert(value: Any) -> tuple[str, ...]:
-        items = list(value) if isinstance(value, (list, tuple)) else [value]  # one URL, or several
-        if not items:
-            raise UsageError(f"{label}: give at least one endpoint URL")
-        one = url(label)
-        written: dict[str, str] = {}  # one form -> as first written: an endpoint given twice is sent to once
-        for item in items:
-            written.setdefault(endpoint_key(one(item)), one(item))
-        return tuple(written.values())
-
-    return convert
-
-
-def text(name: str) -> Callable[[Any], str]:
-    def convert(value: Any) -> str:
-        if isinstance(value, os.PathLike):
-            value = os.fspath(value)
-        if not isinstance(value, str) or not value or "\x00" in value:
-            raise UsageError(f"{name}: {value!r} must be a non-empty text")
-        return value
-
-    return convert
-
-
-Converter = Callable[[str], Callable[[Any], Any]]
+COMMANDS = ("run", "check", "state", "key", "stamp", "crawled")  # the commands whose parsers take options
+ENVIRONMENT_PREFIX = "NOTIFY_CHANGES_"
+RUN = ("run", "check")  # check accepts every option of run: a deploy script passes one set to both
+SITE_COMMANDS = COMMANDS  # --config and --site: every command reads the config's [[sites]]
+STATE_COMMANDS = ("run", "check", "state", "crawled")  # the commands that read a state
 
 
 @dataclass(frozen=True)
@@ -180,17 +60,64 @@ class Option:
     metavar: str | None = None
     kind: str = "value"  # "value", "flag" (no value on the command line), "list" (repeatable)
     choices: tuple[str, ...] = ()  # the command line offers these
-    run_only: bool = False  # check accepts it, hides it from its help, and the API names it in a note
+    commands: tuple[str, ...] = RUN  # whose parser takes it; run without check: check accepts it, hides it from its help
+    aliases: tuple[str, ...] = ()  # environment variables read after NOTIFY_CHANGES_<NAME>, as documented before it
+    in_config: bool = True  # a key of the config file (``config`` names the file; ``rule`` is its [rules] table)
+    into: str = ""  # the Settings field it lands in (default: ``field``); ``keys``, ``announce``, ``state``: part of one
+    api: str = ""  # the Python API's keyword (default: ``field``)
 
     @property
     def field(self) -> str:
         """The Settings field and the API's keyword (``batch_size``)."""
         return self.name.replace("-", "_")
 
+    @property
+    def setting(self) -> str:
+        """The ``Settings`` field the option's value lands in, alone or as a part of it."""
+        return self.into or self.field
+
+    @property
+    def keyword(self) -> str:
+        """The keyword of ``notifier.run`` and ``notifier.check`` (``batch_size``, ``endpoints``)."""
+        return self.api or self.field
+
+    @property
+    def run_only(self) -> bool:
+        """Only ``run`` uses it: ``check`` accepts it, hides it from its help, and the API names it in a note."""
+        return "run" in self.commands and "check" not in self.commands
+
+    @property
+    def config_key(self) -> str | None:
+        return self.name if self.in_config else None
+
+    @property
+    def environment(self) -> tuple[str, ...]:
+        """The variables that set it, the first set one winning: ``NOTIFY_CHANGES_<NAME>``, then the older names."""
+        return (ENVIRONMENT_PREFIX + self.name.upper().replace("-", "_"), *self.aliases)
+
+    def taken_by(self, command: str) -> bool:
+        return command in self.commands or (command == "check" and "run" in self.commands)
+
 
 OPTIONS: tuple[Option, ...] = (
-    Option("state", text, None, "the state file (default state/notify-changes.json)", "PATH"),
-    Option("key", text, None, "the IndexNow key (prefer the INDEXNOW_KEY environment variable)", "KEY"),
+    Option(
+        "state",
+        text,
+        None,
+        "the state file, or a postgresql:// URL (default state/notify-changes.json)",
+        "PATH",
+        commands=STATE_COMMANDS,
+        into="state",
+    ),
+    Option(
+        "key",
+        text,
+        None,
+        "the IndexNow key (prefer the INDEXNOW_KEY environment variable)",
+        "KEY",
+        aliases=("INDEXNOW_KEY",),
+        into="keys",
+    ),
     Option(
         "key-previous",
         text,
@@ -198,8 +125,10 @@ OPTIONS: tuple[Option, ...] = (
         "the key before a rotation, which signs while the new key's file is not live yet "
         "(prefer the INDEXNOW_KEY_PREVIOUS environment variable; `notify-changes key rotate`)",
         "KEY",
+        aliases=("INDEXNOW_KEY_PREVIOUS",),
+        into="keys",
     ),
-    Option("key-location", url, None, "where the key file is served, if not SCHEME://HOST/KEY.txt", "URL"),
+    Option("key-location", url, None, "where the key file is served, if not SCHEME://HOST/KEY.txt", "URL", into="keys"),
     Option(
         "endpoint",
         endpoint_urls,
@@ -207,15 +136,18 @@ OPTIONS: tuple[Option, ...] = (
         f"IndexNow endpoint, repeatable (default {DEFAULT_ENDPOINT})",
         "URL",
         kind="list",
+        into="endpoints",
+        api="endpoints",
     ),
     Option(
         "site-dir",
-        text,
+        path,
         None,
         "the build output root. Given, every page file is fingerprinted (a page whose bytes did not change is never "
         "announced) and the key file is checked; left out, the sitemap's folder resolves index parts and, when it holds "
         "index.html, gives the page rules the changed pages' heads, without reading every page",
         "DIR",
+        commands=(*RUN, "stamp"),
     ),
     Option(
         "batch-size",
@@ -223,9 +155,9 @@ OPTIONS: tuple[Option, ...] = (
         MAX_BATCH,
         f"URLs per request, 1..{MAX_BATCH} (default {MAX_BATCH})",
         "N",
-        run_only=True,
+        commands=("run",),
     ),
-    Option("dry-run", flag, False, "show every batch it would send; no network, no state written", kind="flag", run_only=True),
+    Option("dry-run", flag, False, "show every batch it would send; no network, no state written", kind="flag", commands=("run",)),
     Option(
         "format",
         lambda label: choice(label, FORMATS),
@@ -233,18 +165,35 @@ OPTIONS: tuple[Option, ...] = (
         "report style (default text; github under GITHUB_ACTIONS=true)",
         choices=FORMATS,
     ),
-    Option("retry-timeout", seconds, 120.0, "stop retrying a batch after this long (default 120)", "SECONDS", run_only=True),
+    Option("retry-timeout", seconds, 120.0, "stop retrying a batch after this long (default 120)", "SECONDS", commands=("run",)),
     Option("request-timeout", lambda label: seconds(label, minimum=0.001), 30.0, "bound on one request (default 30)", "SECONDS"),
-    Option("lock-timeout", seconds, 60.0, "wait this long for another run's state lock (default 60)", "SECONDS", run_only=True),
+    Option(
+        "lock-timeout",
+        seconds,
+        LOCK_TIMEOUT,
+        f"wait this long for another run's state lock (default {LOCK_TIMEOUT:g}; state: forget's)",
+        "SECONDS",
+        commands=("run", "state"),
+    ),
     Option(
         "initial",
         initial_mode,
         "baseline",
         "with no state file: baseline (default: record only), submit (every URL), since:DURATION, or fail",
         "MODE",
-        run_only=True,
+        commands=("run",),
     ),
-    Option("no-removed", flag, False, "do not announce removed URLs", kind="flag", run_only=True),
+    Option(
+        "config",
+        path,
+        None,
+        "a TOML config file (default notify-changes.toml, else pyproject.toml)",
+        "PATH",
+        commands=SITE_COMMANDS,
+        in_config=False,
+        into="config_path",
+    ),
+    Option("no-removed", flag, False, "do not announce removed URLs", kind="flag", commands=("run",)),
     Option(
         "endpoint-mode",
         lambda label: choice(label, ENDPOINT_MODES),
@@ -252,7 +201,7 @@ OPTIONS: tuple[Option, ...] = (
         "all (default): every batch to every endpoint; first: to the endpoints in order, stopping at the first that "
         "takes it (a 429, 5xx, timeout or connection failure moves it to the next at once)",
         choices=ENDPOINT_MODES,
-        run_only=True,
+        commands=("run",),
     ),
     Option(
         "on-submit-error",
@@ -260,11 +209,29 @@ OPTIONS: tuple[Option, ...] = (
         "fail",
         "incomplete submission: exit 3 (fail, default) or 0 with a warning",
         choices=("fail", "warn"),
-        run_only=True,
+        commands=("run",),
+    ),
+    Option(
+        "rule",
+        assignments,
+        (),
+        "set a rule to error, warn or off, ID=LEVEL (repeatable; config [rules]); rules: `notify-changes --help` lists them",
+        "ID=LEVEL",
+        kind="list",
+        in_config=False,
+        into="rule_levels",
+        api="rules",
     ),
     Option("clock-skew", duration, dt.timedelta(hours=1), "how far in the future a lastmod may be (default 1h)", "DURATION"),
-    Option("max-removed", fraction, 0.2, "mass-removal threshold, e.g. 20%% (default 20%%, at least 10 URLs)", "SHARE"),
-    Option("sitemap-url", url, None, "the sitemap's public URL, for url-out-of-scope", "URL"),
+    Option("max-removed", fraction, 0.2, "mass-removal threshold, e.g. 20% (default 20%, at least 10 URLs)", "SHARE"),
+    Option(
+        "sitemap-url",
+        url,
+        None,
+        "the sitemap's public URL, for url-out-of-scope (a site under a path maps its pages to sources with it)",
+        "URL",
+        commands=(*RUN, "stamp"),
+    ),
     Option(
         "platform",
         lambda label: choice(label, tuple(PLATFORMS)),
@@ -272,13 +239,14 @@ OPTIONS: tuple[Option, ...] = (
         "the host that serves the build, for how _headers and _redirects are read "
         f"(default: detected from NETLIFY=true or CF_PAGES=1, else {DEFAULT_PLATFORM})",
         choices=tuple(PLATFORMS),
+        into="platform",
     ),
     Option(
         "jobs",
         lambda label: whole_number(label, 1, 64),
         None,
         "worker processes for a large sitemap index and the page files (default: the usable cores, at most 8; "
-        "1: none, all work in this process; env NOTIFY_CHANGES_JOBS)",
+        "1: none, all work in this process)",
         "N",
     ),
     Option(
@@ -287,17 +255,34 @@ OPTIONS: tuple[Option, ...] = (
         1000,
         "batches the ledger keeps, the newest (default 1000; `notify-changes state history`)",
         "N",
-        run_only=True,
+        commands=("run",),
     ),
     Option(
         "metrics",
-        text,
+        path,
         None,
         "after the run (or check), write Prometheus metrics to FILE, atomically (text format, for node_exporter's textfile collector)",
         "FILE",
+        kind="value",
     ),
-    Option("site", text, None, "with [[sites]] in the config: only this site (default: every site)", "NAME"),
-    Option("site-name", text, None, "with a postgresql:// state: this site's name, which every row carries (required there)", "NAME"),
+    Option(
+        "site",
+        text,
+        None,
+        "with [[sites]] in the config: only this site (default: every site)",
+        "NAME",
+        commands=SITE_COMMANDS,
+        into="site",
+    ),
+    Option(
+        "site-name",
+        text,
+        None,
+        "with a postgresql:// state: this site's name, which every row carries (required there)",
+        "NAME",
+        commands=STATE_COMMANDS,
+        into="state",
+    ),
     Option(
         "wait-live",
         lambda label: seconds(label, 3600.0),
@@ -305,7 +290,7 @@ OPTIONS: tuple[Option, ...] = (
         "before the first batch, wait up to this long until each host's key file (and, with --site-dir, up to 10 "
         "changed pages) is live; not live by then: nothing sent, exit 3 (default 0: no wait)",
         "SECONDS",
-        run_only=True,
+        commands=("run",),
     ),
     Option(
         "verify-live",
@@ -313,7 +298,7 @@ OPTIONS: tuple[Option, ...] = (
         0,
         "before submitting, fetch up to N changed pages from the live site (default 0: off)",
         "N",
-        run_only=True,
+        commands=("run",),
     ),
     Option(
         "include",
@@ -323,7 +308,8 @@ OPTIONS: tuple[Option, ...] = (
         "config [announce] include)",
         "PATTERN",
         kind="list",
-        run_only=True,
+        commands=("run",),
+        into="announce",
     ),
     Option(
         "exclude",
@@ -332,7 +318,8 @@ OPTIONS: tuple[Option, ...] = (
         "never announce URLs whose path matches this glob (repeatable; they are recorded as usual; config [announce] exclude)",
         "PATTERN",
         kind="list",
-        run_only=True,
+        commands=("run",),
+        into="announce",
     ),
     Option(
         "min-interval",
@@ -340,7 +327,8 @@ OPTIONS: tuple[Option, ...] = (
         dt.timedelta(0),
         "a URL announced less than this long ago waits, pending, until then (default 0: off; e.g. 10m)",
         "DURATION",
-        run_only=True,
+        commands=("run",),
+        into="announce",
     ),
     Option(
         "per-run",
@@ -348,7 +336,8 @@ OPTIONS: tuple[Option, ...] = (
         None,
         "at most N URLs to each endpoint a run; the rest stays pending (default: no cap)",
         "N",
-        run_only=True,
+        commands=("run",),
+        into="announce",
     ),
     Option(
         "per-day",
@@ -356,7 +345,8 @@ OPTIONS: tuple[Option, ...] = (
         None,
         "at most N URLs to each endpoint a UTC day, counted across runs in the state; the rest stays pending (default: no cap)",
         "N",
-        run_only=True,
+        commands=("run",),
+        into="announce",
     ),
     Option(
         "alternates",
@@ -364,7 +354,8 @@ OPTIONS: tuple[Option, ...] = (
         False,
         "announce a changed page's hreflang alternates with it (the sitemap's xhtml:link, or its head with --site-dir)",
         kind="flag",
-        run_only=True,
+        commands=("run",),
+        into="announce",
     ),
 )
 BY_NAME = {option.name: option for option in OPTIONS}
@@ -375,6 +366,30 @@ RUN_ONLY = tuple(option.name for option in OPTIONS if option.run_only)
 
 def default(name: str) -> Any:
     return BY_NAME[name].default
+
+
+def of(command: str) -> tuple[Option, ...]:
+    """The options ``command``'s parser takes."""
+    return tuple(option for option in OPTIONS if option.taken_by(command))
+
+
+def add_options(parser: argparse.ArgumentParser, command: str) -> None:
+    """Every option of ``command`` (``COMMANDS``) on its parser, from the table; ``check``
+    hides run's own."""
+    for option in of(command):
+        shown = argparse.SUPPRESS if command == "check" and option.run_only else option.help.replace("%", "%%")
+        flag = f"--{option.name}"
+        if option.kind == "flag":
+            parser.add_argument(flag, action="store_const", const=True, help=shown)
+        elif option.choices:
+            parser.add_argument(flag, choices=option.choices, help=shown)
+        else:
+            parser.add_argument(flag, metavar=option.metavar, action="append" if option.kind == "list" else "store", help=shown)
+
+
+def given(namespace: argparse.Namespace, command: str) -> dict[str, Any]:
+    """The options of ``command`` as its parser read them: option name -> value, None when not given."""
+    return {option.name: getattr(namespace, option.field) for option in of(command)}
 
 
 def announce_table(table: Any, where: str) -> dict[str, Any]:

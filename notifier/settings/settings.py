@@ -25,20 +25,10 @@ from notifier.rules import LEVELS, RULES, WARN, BulkThresholds
 from notifier.rules.table import SENT_RULES, Level
 from notifier.settings.config_keys import keys_table
 from notifier.settings.config_tables import HistorySettings, bulk_table, history_table
+from notifier.settings.converters import INITIAL_CHOICES, Converter, duration, text
 from notifier.settings.database import DatabaseURL, broken_keyword_string, is_database_url, without_password
 from notifier.settings.discovery import find_sitemap
-from notifier.settings.options import (
-    ANNOUNCE,
-    FORMATS,
-    INITIAL_CHOICES,
-    OPTIONS,
-    RUN_ONLY,
-    Converter,
-    announce_table,
-    default,
-    duration,
-    text,
-)
+from notifier.settings.options import ANNOUNCE, BY_NAME, FORMATS, OPTIONS, RUN_ONLY, Option, announce_table, default
 from notifier.site.folder import served_under
 from notifier.site.hosting import DEFAULT_PLATFORM, detect_platform
 
@@ -64,10 +54,9 @@ class Settings:
 
     command: str = "run"  # "run" or "check"
     sitemap: str = ""
-    state: Path | DatabaseURL = DEFAULT_STATE  # a file, or a PostgreSQL database with the site's name
-    keys: Keys = Keys()
+    # the options, each its own field: ``resolve`` fills every one from the table (options.OPTIONS), by a loop
     endpoints: tuple[str, ...] = default("endpoint")
-    site_dir: Path | None = None
+    site_dir: Path | None = default("site-dir")
     batch_size: int = default("batch-size")
     dry_run: bool = default("dry-run")
     format: str = default("format")
@@ -78,23 +67,26 @@ class Settings:
     no_removed: bool = default("no-removed")
     on_submit_error: str = default("on-submit-error")
     endpoint_mode: str = default("endpoint-mode")
-    rule_levels: dict[str, Level] = field(default_factory=dict)
     clock_skew: dt.timedelta = default("clock-skew")
     max_removed: float = default("max-removed")
-    sitemap_url: str | None = None
-    bulk: BulkThresholds = BulkThresholds()
-    history: HistorySettings | None = None
+    sitemap_url: str | None = default("sitemap-url")
     verify_live: int = default("verify-live")
     wait_live: float = default("wait-live")
     keep_batches: int = default("keep-batches")
-    metrics: Path | None = None  # --metrics FILE: Prometheus' text format, written after the run
-    announce: Announce = Announce()  # [announce]: which URLs are announced, and when
+    metrics: Path | None = default("metrics")  # --metrics FILE: Prometheus' text format, written after the run
     jobs: int | None = default("jobs")
+    # the fields made of options by a function of their own (PARTS), and what no option gives
+    state: Path | DatabaseURL = DEFAULT_STATE  # --state: a file, or a PostgreSQL database with --site-name
+    keys: Keys = Keys()  # --key, --key-previous, --key-location, [keys]
+    announce: Announce = Announce()  # [announce]: which URLs are announced, and when
+    rule_levels: dict[str, Level] = field(default_factory=dict)  # --rule and [rules]
     platform: str = DEFAULT_PLATFORM  # how the host reads _headers and _redirects (hosting.PLATFORMS)
+    config_path: Path | None = None  # --config, else the file found
+    site: str | None = None  # --site: the one of the config's [[sites]] these settings are (glossary: site)
+    bulk: BulkThresholds = BulkThresholds()
+    history: HistorySettings | None = None
     project_dir: Path = Path()  # the config file's folder, else where the run started: netlify.toml is looked for here
-    config_path: Path | None = None
     found_sitemap: bool = False  # no SITEMAP was given: it was found in the build's usual folder
-    site_name: str | None = None  # one of the config's [[sites]]
 
     @property
     def base_path(self) -> str:
@@ -113,20 +105,26 @@ class Settings:
 
 # option name -> converter (see options.py): the long options and the config keys, and SITEMAP.
 CONVERTERS: dict[str, Converter] = {"sitemap": text, **{option.name: option.convert for option in OPTIONS}}
+#: The Settings fields made of options by their own function in ``resolve``; every other
+#: option lands in the field of its name (``Option.setting``), by the loop there.
+PARTS = ("state", "keys", "announce", "rule_levels", "platform", "config_path", "site")
+#: The keys of the config file that are options: SITEMAP and every option but --config and --rule ([rules]).
+CONFIG_KEYS = frozenset({"sitemap", *(option.name for option in OPTIONS if option.in_config)})
 PATH_OPTIONS = ("state", "site-dir", "sitemap", "metrics")
 TABLES = ("rules", "keys", "history", "bulk", "sites")
 
 
-def find_config(explicit: object, cwd: Path) -> tuple[dict[str, Any], Path | None]:
-    """The config table and its file: --config, else notify-changes.toml, else pyproject.toml."""
+def find_config(explicit: object, cwd: Path, label: str = "--config") -> tuple[dict[str, Any], Path | None]:
+    """The config table and its file: --config (or its variable, ``label``), else
+    notify-changes.toml, else pyproject.toml."""
     if explicit is not None:
-        if not isinstance(explicit, str) or not explicit:
-            raise UsageError(f"--config {explicit!r}: give the path of a TOML file")
+        if not isinstance(explicit, (str, os.PathLike)) or not os.fspath(explicit):
+            raise UsageError(f"{label} {explicit!r}: give the path of a TOML file")
         path = Path(explicit)
         if not path.is_absolute():
             path = cwd / path
         if not path.is_file():
-            raise UsageError(f"--config {explicit}: no such file")
+            raise UsageError(f"{label} {explicit}: no such file")
         return _read_toml(path, pyproject=path.name == "pyproject.toml"), path
     candidate = cwd / DEFAULT_CONFIG
     if candidate.is_file():
@@ -172,7 +170,9 @@ def _normalise(table: Mapping[str, Any], where: str) -> dict[str, Any]:
         if key == "announce":
             result.update(announce_table(value, where))
             continue
-        if key not in CONVERTERS and key not in TABLES:
+        if key == "config":
+            raise UsageError(f"{where}: config names the config file, on the command line or in NOTIFY_CHANGES_CONFIG; not in one")
+        if key not in CONFIG_KEYS and key not in TABLES:
             raise UsageError(f"{where}: unknown setting {raw_key!r}; see `notify-changes --help` for the names")
         result[key] = value
     return result
@@ -202,13 +202,14 @@ def resolve(
     layers: Layers,
     *,
     api: bool,
-    site_name: str | None = None,
+    site: str | None = None,
 ) -> Settings:
-    """The Settings of one site from its layers (``build_settings``; each of [[sites]])."""
+    """The Settings of one site from its layers (``build_settings``; each of [[sites]]): every
+    option's value by precedence, in its field (a loop over the table), or in the part it makes."""
     environ = os.environ if environ is None else environ
     file_values, where, base, config_path, merged = layers
     values = {name: CONVERTERS[name](label)(value) for name, (value, label) in merged.items()}
-    if "site-dir" in values and not Path(values["site-dir"]).is_dir():
+    if "site-dir" in values and not values["site-dir"].is_dir():
         raise UsageError(f"{merged['site-dir'][1]} {values['site-dir']}: no such folder; pass the build output root")
 
     def value(name: str) -> Any:
@@ -219,11 +220,13 @@ def resolve(
         found = find_sitemap(cwd)
         values["sitemap"] = str(found)
         values.setdefault("site-dir", found.parent)
+    own = {option.setting: value(option.name) for option in OPTIONS if option.setting not in PARTS}
     return Settings(
         command=command,
         sitemap=values["sitemap"],
         found_sitemap=found is not None,
-        state=_state(values, cwd, site_name),
+        **own,
+        state=_state(values, cwd, site),
         keys=keys_table(
             values,
             file_values.get("keys", {}),
@@ -232,38 +235,21 @@ def resolve(
             where=where,
             sends=command == "run" and not value("dry-run"),
         ),
-        endpoints=value("endpoint"),
-        site_dir=Path(values["site-dir"]) if "site-dir" in values else None,
-        batch_size=value("batch-size"),
-        dry_run=value("dry-run"),
-        format=value("format"),
-        retry_timeout=value("retry-timeout"),
-        request_timeout=value("request-timeout"),
-        lock_timeout=value("lock-timeout"),
-        initial=value("initial"),
-        no_removed=value("no-removed"),
-        on_submit_error=value("on-submit-error"),
-        endpoint_mode=value("endpoint-mode"),
-        rule_levels=_levels(cli, file_values.get("rules", {}), where=where, api=api),
-        clock_skew=value("clock-skew"),
-        max_removed=value("max-removed"),
-        sitemap_url=values.get("sitemap-url"),
+        announce=Announce(**{option.field: value(option.name) for option in _INTO["announce"]}),
+        rule_levels=_levels(values.get("rule"), merged.get("rule", (None, ""))[1], file_values.get("rules", {}), where),
+        platform=value("platform") or detect_platform(environ) or DEFAULT_PLATFORM,
+        config_path=config_path,
+        site=site,
         bulk=bulk_table(file_values.get("bulk", {}), where),
         history=_history(cli, file_values.get("history"), base, where, api=api),
-        verify_live=value("verify-live"),
-        wait_live=value("wait-live"),
-        keep_batches=value("keep-batches"),
-        metrics=Path(values["metrics"]) if "metrics" in values else None,
-        announce=Announce.of(value),
-        jobs=value("jobs"),
-        platform=values.get("platform") or detect_platform(environ) or DEFAULT_PLATFORM,
         project_dir=base,
-        config_path=config_path,
-        site_name=site_name,
     )
 
 
-def _state(values: Mapping[str, Any], cwd: Path, site_name: str | None) -> Path | DatabaseURL:
+_INTO: dict[str, tuple[Option, ...]] = {part: tuple(option for option in OPTIONS if option.setting == part) for part in PARTS}
+
+
+def _state(values: Mapping[str, Any], cwd: Path, site: str | None) -> Path | DatabaseURL:
     """The state file, or a database URL with the name of the site whose rows it holds."""
     given = values.get("state", cwd / DEFAULT_STATE)
     if not is_database_url(given):
@@ -274,7 +260,7 @@ def _state(values: Mapping[str, Any], cwd: Path, site_name: str | None) -> Path 
                 "a value with spaces or quotes in single quotes ('…', a backslash before ' or \\), or a file path beginning ./"
             )
         return Path(given)
-    name = values.get("site-name") or site_name
+    name = values.get("site-name") or site  # a [[sites]] entry's name, unless --site-name says
     if not name:
         raise UsageError(
             f"--state {without_password(given)}: a PostgreSQL state holds many sites; name this one with --site-name NAME "
@@ -294,11 +280,11 @@ def state_options(
     return state_from(read_layers(cli, environ, cwd, api=False).merged, cwd, None)
 
 
-def state_from(merged: Mapping[str, tuple[Any, str]], cwd: Path, site_name: str | None) -> tuple[Path | DatabaseURL, float]:
+def state_from(merged: Mapping[str, tuple[Any, str]], cwd: Path, site: str | None) -> tuple[Path | DatabaseURL, float]:
     """The state and the lock timeout of merged values (``read_layers``; a site of [[sites]])."""
     wanted = ("state", "lock-timeout", "request-timeout", "site-name")
     values = {name: CONVERTERS[name](label)(value) for name, (value, label) in merged.items() if name in wanted}
-    return _state(values, cwd, site_name), values.get("lock-timeout", default("lock-timeout"))
+    return _state(values, cwd, site), values.get("lock-timeout", default("lock-timeout"))
 
 
 def key_options(cli: Mapping[str, Any], environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> Keys:
@@ -333,7 +319,11 @@ class Layers(NamedTuple):
 
 def read_layers(cli: Mapping[str, Any], environ: Mapping[str, str] | None, cwd: Path, *, api: bool) -> Layers:
     environ = os.environ if environ is None else environ
-    table, config_path = find_config(cli.get("config"), cwd)
+    explicit, label = cli.get("config"), "--config"
+    variable = next((each for each in BY_NAME["config"].environment if environ.get(each)), None)
+    if explicit is None and variable is not None:
+        explicit, label = environ[variable], variable
+    table, config_path = find_config(explicit, cwd, label)
     where = str(config_path) if config_path else "config"
     file_values = _normalise(table, where)
     base = config_path.parent if config_path else cwd
@@ -352,40 +342,45 @@ def merge_values(
     blame for a bad one: the option, the variable, or the config file and its key."""
     merged: dict[str, tuple[Any, str]] = {}
     for name, value in file_values.items():
-        if name in CONVERTERS:
-            if name in PATH_OPTIONS and isinstance(value, str) and value and not is_url(value) and not _a_database(value):
-                value = str(base / value)
-            merged[name] = (value, f"{where}: {'[announce] ' if name in ANNOUNCE else ''}{name}")
-    if environ.get("INDEXNOW_KEY"):
-        merged["key"] = (environ["INDEXNOW_KEY"], "INDEXNOW_KEY")
-    if environ.get("INDEXNOW_KEY_PREVIOUS"):
-        merged["key-previous"] = (environ["INDEXNOW_KEY_PREVIOUS"], "INDEXNOW_KEY_PREVIOUS")
-    if environ.get("NOTIFY_CHANGES_JOBS"):
-        merged["jobs"] = (environ["NOTIFY_CHANGES_JOBS"], "NOTIFY_CHANGES_JOBS")
+        if name in CONFIG_KEYS:
+            merged[name] = (_resolved(name, value, base), f"{where}: {'[announce] ' if name in ANNOUNCE else ''}{name}")
+    for option in OPTIONS:
+        variable = next((each for each in option.environment if environ.get(each)), None)
+        if variable is not None:
+            merged[option.name] = (_resolved(option.name, _environment_value(option, environ[variable]), cwd), variable)
     if environ.get("GITHUB_ACTIONS") == "true" and "format" not in merged:
         merged["format"] = ("github", "GITHUB_ACTIONS")
+    keywords = {option.name: option.keyword for option in OPTIONS}
     for name, value in cli.items():
         if name in CONVERTERS and value is not None:
-            if name in PATH_OPTIONS and isinstance(value, str) and value and not is_url(value) and not _a_database(value):
-                value = str(cwd / value)
-            if api:
-                label = "sitemap" if name == "sitemap" else "endpoints=" if name == "endpoint" else f"{name.replace('-', '_')}="
-            else:
-                label = "SITEMAP" if name == "sitemap" else f"--{name}"
-            merged[name] = (value, label)
+            label = ("sitemap" if api else "SITEMAP") if name == "sitemap" else f"{keywords[name]}=" if api else f"--{name}"
+            merged[name] = (_resolved(name, value, cwd), label)
     return merged
 
 
-def _levels(cli: Mapping[str, Any], table: Any, *, where: str, api: bool) -> dict[str, Level]:
-    """Rule levels: the config file's [rules], then the API's ``rules=`` or each ``--rule ID=LEVEL``."""
+def _resolved(name: str, value: Any, base: Path) -> Any:
+    """A relative path of a file option, from ``base`` (the config file's folder, else where the run started)."""
+    if name in PATH_OPTIONS and isinstance(value, str) and value and not is_url(value) and not _a_database(value):
+        return str(base / value)
+    return value
+
+
+def _environment_value(option: Option, text: str) -> Any:
+    """A variable's text as the option's kind: a list one a line (blank lines left out), a
+    flag true or false (anything else its converter refuses, naming the variable)."""
+    if option.kind == "list":
+        return [line.strip() for line in text.splitlines() if line.strip()]
+    if option.kind == "flag" and text.strip() in ("true", "false"):
+        return text.strip() == "true"
+    return text
+
+
+def _levels(given: Mapping[str, Any] | None, label: str, table: Any, where: str) -> dict[str, Level]:
+    """Rule levels: the config file's [rules], then ``--rule ID=LEVEL`` (each), the API's ``rules=``
+    or NOTIFY_CHANGES_RULE's lines, read into one mapping by the option's converter."""
     levels = _rule_levels(table, where)
-    if api and cli.get("rules") is not None:
-        levels.update(_rule_levels(dict(cli["rules"]), "rules="))
-    for assignment in cli.get("rule") or ():
-        rule_id, sep, level = assignment.partition("=")
-        if not sep:
-            raise UsageError(f"--rule {assignment!r}: write ID=LEVEL, e.g. --rule lastmod-regressed=warn")
-        levels.update(_rule_levels({rule_id.strip(): level.strip()}, "--rule"))
+    if given:
+        levels.update(_rule_levels(dict(given), label))
     return levels
 
 

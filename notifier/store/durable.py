@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from notifier.errors import ExitCode, LockTimeout, StateError
+from notifier.errors import LOCK_TIMEOUT, ExitCode, LockTimeout, StateError
 from notifier.store.model import State
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ class StateStore:
         self,
         path: Path,
         *,
-        lock_timeout: float = 60.0,
+        lock_timeout: float = LOCK_TIMEOUT,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         notice: Callable[[str], None] | None = None,

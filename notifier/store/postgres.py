@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from notifier.dates import format_utc
-from notifier.errors import LockTimeout, StateError
+from notifier.errors import LOCK_TIMEOUT, LockTimeout, StateError
 from notifier.settings.database import DatabaseURL
 from notifier.store.checks import damaged
 from notifier.store.durable import DeliveryNotRecorded, SaveFailed, StateStore, waiting_for_lock
@@ -242,7 +242,7 @@ class PostgresStore(StateStore):
         self,
         location: DatabaseURL,
         *,
-        lock_timeout: float = 60.0,
+        lock_timeout: float = LOCK_TIMEOUT,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         notice: Callable[[str], None] | None = None,

@@ -20,7 +20,7 @@ from typing import cast
 
 import orjson
 
-from notifier.errors import StateError
+from notifier.errors import LOCK_TIMEOUT, StateError
 from notifier.paths import NotRegularFile, refuse_irregular
 from notifier.store.checks import check_pending_group, check_run, damaged, json_column, restore_hint
 from notifier.store.durable import DeliveryNotRecorded, SaveFailed, StateStore
@@ -47,7 +47,7 @@ CREATE TABLE IF NOT EXISTS runs (id INTEGER PRIMARY KEY, record TEXT NOT NULL);
 """
 
 
-BUSY_TIMEOUT = 60.0  # how long SQLite waits for another program's lock on the file (an SQL client reading it)
+BUSY_TIMEOUT = LOCK_TIMEOUT  # how long SQLite waits for another program's lock on the file (an SQL client reading it)
 
 
 @contextlib.contextmanager
