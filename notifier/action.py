@@ -16,6 +16,7 @@ from pathlib import Path
 
 from notifier.errors import NotifierError, UsageError
 from notifier.settings.database import is_database_url
+from notifier.settings.options import BY_NAME
 
 DISTRIBUTION = "notify-changes"
 DEVELOPMENT = ("test", "docs")  # extras for working on notify-changes (its tests, its own site), not for a deploy
@@ -78,7 +79,8 @@ def missing_requirements(extras: list[str]) -> list[str]:
 
 def main(environ: Mapping[str, str] | None = None) -> int:
     environ = os.environ if environ is None else environ
-    inputs = {name: environ.get(f"NC_{name.upper()}", "") for name in ("extras", "state", "args", "config", "site")}
+    inputs = {name: environ.get(f"NC_{name.upper()}", "") for name in ("extras", "args")}  # the Action's own
+    inputs |= {name: environ.get(BY_NAME[name].environment[0], "") for name in ("state", "config", "site")}  # options
     try:
         extras = wanted_extras(inputs, Path.cwd())
     except NotifierError as error:

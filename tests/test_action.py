@@ -240,8 +240,10 @@ def test_an_input_error_is_an_annotation_and_a_line_of_the_summary(site: Site, t
     site.write(urlset(pages(2)))
     code, output, outputs, summary = drive(site, tmp_path, installed, sitemap=str(site.sitemap), **{"batch-size": "many"})
     assert code == 2
-    assert "::error title=notify-changes::--batch-size: 'many' is not a whole number" in output
-    assert "**Stopped with exit 2:** --batch-size: 'many' is not a whole number" in html.unescape(summary)  # as GitHub renders it
+    assert "::error title=notify-changes::NOTIFY_CHANGES_BATCH_SIZE: 'many' is not a whole number" in output  # the input's variable
+    assert "**Stopped with exit 2:** NOTIFY_CHANGES_BATCH_SIZE: 'many' is not a whole number" in html.unescape(
+        summary
+    )  # as GitHub renders it
     assert outputs == {}
 
 
@@ -525,13 +527,12 @@ def test_a_pyproject_table_with_a_postgresql_state_wants_the_driver(tmp_path: Pa
     assert wanted_extras({"config": "ci.toml"}, tmp_path) == []  # the config input's file, not the one found
 
 
-def test_every_boolean_input_is_checked_as_true_or_false() -> None:
-    notify = next(step for step in STEPS if step["id"] == "notify")
+def test_every_boolean_input_is_an_option_the_program_checks_as_true_or_false() -> None:
+    from notifier.settings.options import BY_NAME
+
     booleans = [name for name, spec in ACTION["inputs"].items() if str(spec.get("default")) in ("true", "false")]
     assert booleans == ["dry-run"]
-    for name in booleans:
-        variable = next(key for key, value in notify["env"].items() if value == f"${{{{ inputs.{name} }}}}")
-        assert f'boolean {name} "${variable}"' in notify["run"], name
+    assert all(BY_NAME[name].kind == "flag" for name in booleans)  # NOTIFY_CHANGES_DRY_RUN: true or false, else exit 2
 
 
 @pytest.mark.parametrize("value", ["yes", "1", "True", "no"])
@@ -544,8 +545,8 @@ def test_a_dry_run_input_other_than_true_or_false_stops_before_anything_runs(
     given = {"sitemap": str(site.sitemap), "state": str(site.state), "key": KEY, "endpoint": site.fake.endpoint, "initial": "submit"}
     code, output, outputs, summary = drive(site, tmp_path, installed, **given, **{"dry-run": value})
     assert code == 2, output
-    assert f"::error title=notify-changes::the dry-run input must be true or false, not '{value}'" in output
-    assert "**Stopped with exit 2:** the dry-run input must be true or false" in summary
+    assert f"::error title=notify-changes::NOTIFY_CHANGES_DRY_RUN: '{value}' must be true or false" in output
+    assert f"**Stopped with exit 2:** NOTIFY_CHANGES_DRY_RUN: '{value}' must be true or false" in html.unescape(summary)
     assert outputs == {} and site.fake.posts == [] and not site.state.exists()
     code, output, outputs, summary = drive(site, tmp_path, installed, **given, **{"dry-run": "true"})
     assert code == 0 and "### notify-changes (dry run)" in summary and site.fake.posts == [] and not site.state.exists(), output

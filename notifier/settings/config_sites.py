@@ -59,7 +59,7 @@ def build_runs(
     one ``--site`` names), else the one site of ``build_settings``."""
     cwd = Path.cwd() if cwd is None else cwd
     layers = read_layers(cli, environ, cwd, api=api)
-    tables = _chosen_tables(cli, layers)
+    tables = _chosen_tables(layers)
     if tables is None:
         return [resolve(command, cli, environ, cwd, layers, api=api)]
     if cli.get("sitemap"):
@@ -90,7 +90,7 @@ def site_layers(
     is not there yet is no matter to ``state show``)."""
     cwd = Path.cwd() if cwd is None else cwd
     layers = read_layers(cli, environ, cwd, api=False)
-    tables = _chosen_tables(cli, layers)
+    tables = _chosen_tables(layers)
     if tables is None:
         return [(None, layers)]
     environ = os.environ if environ is None else environ
@@ -114,14 +114,14 @@ def _patterns(layers: Layers) -> Announce:
     return Announce(**{each.field: each.convert(merged[each.name][1])(merged[each.name][0]) for each in wanted if each.name in merged})
 
 
-def _chosen_tables(cli: Mapping[str, Any], layers: Layers) -> dict[str, dict[str, Any]] | None:
+def _chosen_tables(layers: Layers) -> dict[str, dict[str, Any]] | None:
     """The ``[[sites]]`` tables the command covers: every one, or the one ``--site`` names;
     None when the config lists none."""
-    chosen = cli.get("site")
+    chosen, label = layers.merged.get("site", (None, "--site"))  # --site, or NOTIFY_CHANGES_SITE
     sites = layers.file_values.get("sites")
     if sites is None:
         if chosen:
-            raise UsageError(f"--site {chosen}: {layers.where} lists no [[sites]]; drop --site, or list the sites there")
+            raise UsageError(f"{label} {chosen}: {layers.where} lists no [[sites]]; drop {label}, or list the sites there")
         return None
     tables = _site_tables(sites, layers.where)
     if not chosen:
@@ -129,7 +129,7 @@ def _chosen_tables(cli: Mapping[str, Any], layers: Layers) -> dict[str, dict[str
     if chosen not in tables:
         near = difflib.get_close_matches(str(chosen), list(tables), n=1, cutoff=0.6)
         guess = f"did you mean {near[0]}? " if near else ""
-        raise UsageError(f"--site {chosen}: no such site in {layers.where}; {guess}the sites are {', '.join(tables)}")
+        raise UsageError(f"{label} {chosen}: no such site in {layers.where}; {guess}the sites are {', '.join(tables)}")
     return {chosen: tables[chosen]}
 
 

@@ -22,7 +22,6 @@ from notifier.announce import patterns
 from notifier.errors import LOCK_TIMEOUT, UsageError
 from notifier.protocol import DEFAULT_ENDPOINT, MAX_BATCH
 from notifier.settings.converters import (
-    INITIAL_CHOICES,
     Converter,
     assignments,
     choice,
@@ -38,8 +37,6 @@ from notifier.settings.converters import (
     whole_number,
 )
 from notifier.site.hosting import DEFAULT_PLATFORM, PLATFORMS
-
-__all__ = ["ANNOUNCE", "COMMANDS", "FORMATS", "INITIAL_CHOICES", "OPTIONS", "RUN_ONLY", "Option", "add_options", "default"]
 
 FORMATS = ("text", "json", "github")
 ANNOUNCE = ("include", "exclude", "min-interval", "per-run", "per-day", "alternates")  # the config's [announce] table
@@ -214,7 +211,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "rule",
         assignments,
-        (),
+        None,
         "set a rule to error, warn or off, ID=LEVEL (repeatable; config [rules]); rules: `notify-changes --help` lists them",
         "ID=LEVEL",
         kind="list",
@@ -272,6 +269,7 @@ OPTIONS: tuple[Option, ...] = (
         "with [[sites]] in the config: only this site (default: every site)",
         "NAME",
         commands=SITE_COMMANDS,
+        in_config=False,  # it picks one of the config's own [[sites]]
         into="site",
     ),
     Option(
