@@ -19,10 +19,9 @@ from pathlib import Path
 
 from notifier.errors import ExitCode, NotifierError
 from notifier.report import Report
-from notifier.settings.database import DatabaseURL
 from notifier.settings.settings import Settings
 from notifier.stats import ledger_stats, pending_ages
-from notifier.store import State, read_state
+from notifier.store import State, backend, read_state
 from notifier.store.durable import write_atomic
 
 PREFIX = "notify_changes_"
@@ -43,8 +42,9 @@ def site_label(settings: Settings) -> str:
     """The ``site`` label: the [[sites]] name, else a PostgreSQL state's site, else ``default``."""
     if settings.site:
         return settings.site
-    if isinstance(settings.state, DatabaseURL) and settings.state.site:
-        return settings.state.site
+    site = backend(settings.state).site
+    if site:
+        return site
     return DEFAULT_SITE
 
 

@@ -362,3 +362,15 @@ def test_one_factory_decides_the_backend_by_the_name_given(tmp_path: Path) -> No
     (tmp_path / "link.json").symlink_to(tmp_path / "real.db")
     assert backend(tmp_path / "link.json").kind == "JSON"
     assert backend(DatabaseURL("postgresql://localhost/db", site="shop")).kind == "PostgreSQL"
+
+
+def test_the_postgresql_store_has_what_the_contract_says_and_no_file_stores_member() -> None:
+    """PostgresStore inherited the file store's path, lock file and leftovers (#43 item 1)."""
+    from notifier.store.contract import Store
+    from notifier.store.jsonfile import JsonStore
+    from notifier.store.postgres import PostgresStore
+
+    contract = {name for name in dir(Store) if not name.startswith("_")}
+    assert {name for name in dir(PostgresStore) if not name.startswith("_")} - contract == {"connection"}  # the lock's connection
+    file_only = {"lock_path", "_remove_leftovers", "_tmp_prefix"}
+    assert file_only <= set(dir(JsonStore)) and not file_only & set(dir(PostgresStore))

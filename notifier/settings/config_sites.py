@@ -26,7 +26,6 @@ from __future__ import annotations
 import difflib
 import os
 import re
-import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -46,6 +45,7 @@ from notifier.settings.settings import (
     resolve,
     state_from,
 )
+from notifier.store import backend
 
 SITE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 MERGED_TABLES = ("rules", "keys", "history", "bulk")  # a site's table merges over the top level's, key by key
@@ -210,7 +210,7 @@ def _refuse_shared_states(states: list[tuple[str, Path | DatabaseURL]]) -> None:
     the same database by another host name or port)."""
     seen: dict[object, str] = {}
     for name, state in states:
-        other = seen.setdefault(_identity(state), name)
+        other = seen.setdefault(backend(state).identity(), name)
         if other != name:
             default = " (the default)" if isinstance(state, Path) and state.name == DEFAULT_STATE.name else ""
             what = "the state file" if isinstance(state, Path) else "the PostgreSQL rows of"
@@ -218,40 +218,3 @@ def _refuse_shared_states(states: list[tuple[str, Path | DatabaseURL]]) -> None:
                 f"[[sites]] {other} and {name} share {what} {state}{default}: "
                 'give each site its own, e.g. state = "state/NAME.json" (or its own site-name in a database)'
             )
-
-
-def _identity(state: Path | DatabaseURL) -> object:
-    """What makes two states one: a file's device and inode when it exists (a hard link is
-    one file under two names), else its resolved path; a database's server, port, database
-    and user as libpq reads the URI, with the site name."""
-    if isinstance(state, DatabaseURL):
-        return (database_identity(state.dsn), state.site)
-    try:
-        found = os.stat(state)
-    except OSError:
-        return state.resolve()
-    return (found.st_dev, found.st_ino)
-
-
-_LOOPBACK = ("localhost", "127.0.0.1", "::1", "")  # "": libpq's default, the local server
-
-
-def database_identity(dsn: str) -> tuple[str, int, str, str]:
-    """(host, port, database, user) of a ``postgresql://`` URI: the query's ``host=``,
-    ``port=``, ``dbname=`` and ``user=`` over the URI's own parts, the local server's names
-    (and a socket folder) taken as one, libpq's defaults (port 5432, the database named as
-    the user) filled in. Never the password."""
-    split = urllib.parse.urlsplit(dsn)
-    query = {key.lower(): value for key, value in urllib.parse.parse_qsl(split.query)}
-    try:
-        host, port = urllib.parse.unquote(split.hostname or ""), split.port
-    except ValueError:  # several hosts (host1,host2:5433): compared as written
-        host, port = split.netloc.rpartition("@")[2], None
-    host = query.get("host", host).lower()
-    user = query.get("user", urllib.parse.unquote(split.username or ""))
-    database = query.get("dbname", urllib.parse.unquote(split.path.lstrip("/"))) or user
-    try:
-        number = int(query.get("port") or port or 5432)
-    except ValueError:
-        number = -1
-    return ("localhost" if host in _LOOPBACK or host.startswith("/") else host, number, database, user)

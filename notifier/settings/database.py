@@ -159,3 +159,27 @@ def _keyword_pairs(text: str) -> list[tuple[str, str, str]] | None:
 
 def _decoded(text: str) -> str:
     return urllib.parse.unquote(text, errors="replace")
+
+
+_LOOPBACK = ("localhost", "127.0.0.1", "::1", "")  # "": libpq's default, the local server
+
+
+def database_identity(dsn: str) -> tuple[str, int, str, str]:
+    """(host, port, database, user) of a ``postgresql://`` URI: the query's ``host=``,
+    ``port=``, ``dbname=`` and ``user=`` over the URI's own parts, the local server's names
+    (and a socket folder) taken as one, libpq's defaults (port 5432, the database named as
+    the user) filled in. Never the password."""
+    split = urllib.parse.urlsplit(dsn)
+    query = {key.lower(): value for key, value in urllib.parse.parse_qsl(split.query)}
+    try:
+        host, port = urllib.parse.unquote(split.hostname or ""), split.port
+    except ValueError:  # several hosts (host1,host2:5433): compared as written
+        host, port = split.netloc.rpartition("@")[2], None
+    host = query.get("host", host).lower()
+    user = query.get("user", urllib.parse.unquote(split.username or ""))
+    database = query.get("dbname", urllib.parse.unquote(split.path.lstrip("/"))) or user
+    try:
+        number = int(query.get("port") or port or 5432)
+    except ValueError:
+        number = -1
+    return ("localhost" if host in _LOOPBACK or host.startswith("/") else host, number, database, user)

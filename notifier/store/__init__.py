@@ -10,11 +10,12 @@ this module decides which one a location is (``backend``), once.
 from __future__ import annotations
 
 import collections
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
-from notifier.settings.database import DatabaseURL, is_database_url
+from notifier.settings.database import DatabaseURL, database_identity, is_database_url
 from notifier.store.contract import Store
 from notifier.store.durable import SaveFailed, StateStore, follow_link, write_atomic
 from notifier.store.jsonfile import (
@@ -113,6 +114,24 @@ class Backend(NamedTuple):
 
     kind: Literal["JSON", "SQLite", "PostgreSQL"]
     location: Path | DatabaseURL  # as the user gave it: a file's link is followed when opened
+
+    @property
+    def site(self) -> str | None:
+        """A PostgreSQL state's site name (``--site-name``): a file holds one site, and names none."""
+        return self.location.site if isinstance(self.location, DatabaseURL) else None
+
+    def identity(self) -> object:
+        """What makes two states one: a file's device and inode when it exists (a hard link is
+        one file under two names), else its resolved path; a database's server, port, database
+        and user as libpq reads the URI, with the site name."""
+        location = self.location
+        if isinstance(location, DatabaseURL):
+            return (database_identity(location.dsn), location.site)
+        try:
+            found = os.stat(location)
+        except OSError:
+            return location.resolve()
+        return (found.st_dev, found.st_ino)
 
     def open(self, **options: Any) -> Store:
         """The store, to lock and use around a run."""

@@ -33,7 +33,7 @@ from notifier.dates import format_utc
 from notifier.errors import LOCK_TIMEOUT, LockTimeout, StateError
 from notifier.settings.database import DatabaseURL
 from notifier.store.checks import damaged
-from notifier.store.durable import DeliveryNotRecorded, SaveFailed, StateStore, waiting_for_lock
+from notifier.store.durable import DeliveryNotRecorded, SaveFailed, waiting_for_lock
 from notifier.store.jsonfile import encoded_parts
 from notifier.store.ledger import LedgerEntry
 from notifier.store.migrate import FORMAT_VERSION, check_version
@@ -235,8 +235,10 @@ def read_again(location: DatabaseURL, snapshot: str, loader: int, row: int) -> b
     return bytes(found[0]) if found is not None else None
 
 
-class PostgresStore(StateStore):
-    """The site's state in PostgreSQL under its advisory lock, held by this store's connection."""
+class PostgresStore:
+    """The site's state in PostgreSQL under its advisory lock, held by this store's connection:
+    a ``store.contract.Store`` of its own, with none of the file stores' members (a path, a
+    lock file, leftovers to clean)."""
 
     def __init__(
         self,
@@ -251,6 +253,13 @@ class PostgresStore(StateStore):
         self.lock_timeout, self._clock, self._sleep, self._notice = lock_timeout, clock, sleep, notice
         self._connection: psycopg.Connection[Any] | None = None
         self._held: contextlib.ExitStack | None = None  # the connection, and with it the lock
+
+    def __enter__(self) -> PostgresStore:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.release()
 
     @property
     def delivery_log(self) -> str:
