@@ -282,7 +282,7 @@ def state_options(
 
 def state_from(merged: Mapping[str, tuple[Any, str]], cwd: Path, site: str | None) -> tuple[Path | DatabaseURL, float]:
     """The state and the lock timeout of merged values (``read_layers``; a site of [[sites]])."""
-    wanted = ("state", "lock-timeout", "request-timeout", "site-name")
+    wanted = {option.name for option in _INTO["state"]} | {"lock-timeout", "request-timeout"}  # and the bounds of a database's
     values = {name: CONVERTERS[name](label)(value) for name, (value, label) in merged.items() if name in wanted}
     return _state(values, cwd, site), values.get("lock-timeout", default("lock-timeout"))
 
@@ -296,7 +296,7 @@ def key_options(cli: Mapping[str, Any], environ: Mapping[str, str] | None = None
 
 def keys_from(layers: Layers, environ: Mapping[str, str] | None) -> Keys:
     """The keys of ``layers`` (the top level's, or a site's of [[sites]]) as a run that sends resolves them."""
-    wanted = ("key", "key-location", "key-previous")
+    wanted = {option.name for option in _INTO["keys"]}
     values = {name: CONVERTERS[name](label)(value) for name, (value, label) in layers.merged.items() if name in wanted}
     environ = os.environ if environ is None else environ
     return keys_table(values, layers.file_values.get("keys", {}), environ, blame=_blames(layers.merged), where=layers.where, sends=True)
