@@ -108,27 +108,32 @@ def _spelling(action: argparse.Action) -> str:
     return f"`{name} {value}`"
 
 
+def _config_key(row: Any) -> str:
+    """An option's config key: its name; ``[rules]`` for --rule; none for --config and --site."""
+    if row.config_key is not None:
+        return f"`{row.config_key}`"
+    return "`[rules]` table" if row.name == "rule" else "none"
+
+
 def options_page() -> str:
     """A section a command: each option as its parser takes it, with its help; run's with its config key and default."""
     table = {f"--{row.name}": row for row in option_table()}
-    environment = any(isinstance(getattr(row, "env", None), str) for row in table.values())  # NOTIFY_CHANGES_<NAME>, once rows have it
     out: list[str] = []
     for word, parser in command_parsers().items():
         out += [f"## `notify-changes {word}`", "", _cell(parser.description or ""), ""]
         if word in ("run", "check"):
-            columns = ["option", "config key", *(["environment"] if environment else []), "default", "what it does"]
-            out += ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+            out += ["| option | config key | variable | default | what it does |", "|---|---|---|---|---|"]
         else:
-            out += ["| option | what it does |", "|---|---|"]
+            out += ["| option | variable | what it does |", "|---|---|---|"]
         for action in _options(parser):
             help_text = _cell(action.help or "").replace("%%", "%")
-            if word not in ("run", "check"):
-                out.append(f"| {_spelling(action)} | {help_text} |")
-                continue
             row = table.get(action.option_strings[0]) if action.option_strings else None
-            key = f"`{row.name}`" if row is not None else ("`sitemap`" if not action.option_strings else "")
-            cells = [_spelling(action), key, *([f"`{row.env}`" if row is not None else ""] if environment else [])]
-            out.append("| " + " | ".join([*cells, "" if row is None else _default(row.default), help_text]) + " |")
+            variable = "" if row is None else ", ".join(f"`{name}`" for name in row.environment)
+            if word not in ("run", "check"):  # a command's own words (--yes, --host) are no option: no variable
+                out.append(f"| {_spelling(action)} | {variable} | {help_text} |")
+                continue
+            key = ("`sitemap`" if not action.option_strings else "") if row is None else _config_key(row)
+            out.append(f"| {_spelling(action)} | {key} | {variable} | {'' if row is None else _default(row.default)} | {help_text} |")
         hidden = [f"`{action.option_strings[-1]}`" for action in parser._actions if action.help == argparse.SUPPRESS]
         if hidden:
             out += ["", f"It accepts run's own options too, and does not use them: {', '.join(hidden)}."]
