@@ -3,10 +3,10 @@ its files, scanned once, and the page file each listed URL is served from.
 
 A URL's page file is the first of ``{path}/index.html``, ``{path}.html`` and ``{path}``
 that the build holds, the path percent-decoded (``/`` is ``index.html``), without the path
-the build is served under (``project/`` of ``https://host/project/``: ``served_under``). With every page
-to read (``--site-dir`` fingerprints), the build is scanned once and each lookup is a
-lookup in the scan; with a few pages to read (the pages a deploy changed), each folder on
-their way is looked at once (``lstat``, remembered). Either way no path is resolved per
+the build is served under (``project/`` of ``https://host/project/``: ``served_under``). A
+run looks at each folder on a page's way once (``lstat``, remembered up to REMEMBERED
+paths), on the worker that reads the page (``--site-dir`` fingerprints: see
+site/pages.py); ``scan`` walks a whole build (tests). Either way no path is resolved per
 URL, and nothing leads outside the build: a symbolic link is followed only when it stays
 inside, and ``..`` names nothing.
 """
@@ -29,6 +29,7 @@ from notifier.urls import path_query, under_base
 HOME_PAGE = "index.html"
 GUESS_SAMPLE = 50  # URLs looked up to tell the folder a build is served under: a folder all 50 lack is no guess
 MAX_DEPTH = 64  # a page path of more names (folders and the file) is not a page anyone links to
+REMEMBERED = 1 << 16  # paths an unscanned build remembers the kind of (then forgets them all): memory stays flat at any size
 
 
 @dataclass
@@ -82,22 +83,36 @@ class SiteFolder:
     def _kind(self, relative: str) -> str | None:
         """ "dir", "file" or None for a path under the root, each folder on the way looked at
         once; a link counts for what it leads to when that stays inside the build."""
+        kinds = self._kinds
+        kind = kinds.get(relative, "?")
+        if kind != "?":
+            return kind
         names = relative.split("/")
-        if len(names) > MAX_DEPTH or any(name in ("", ".", "..") for name in names):
+        if len(names) > MAX_DEPTH or "" in names or "." in names or ".." in names:
             return None
-        kind: str | None = "dir"
-        for depth in range(1, len(names) + 1):
-            if kind != "dir":
-                return None  # a file or nothing on the way
-            path = "/".join(names[:depth])
-            kind = self._kinds.get(path, "?")
-            if kind == "?":
-                kind = self._kinds[path] = self._look(path)
+        parent = relative.rpartition("/")[0]
+        if parent and self._kind(parent) != "dir":
+            return None  # a file or nothing on the way
+        if len(kinds) >= REMEMBERED:
+            kinds.clear()
+        kind = kinds[relative] = self._look(relative)
         return kind
+
+    def surely_missing(self, loc: str) -> bool:
+        """Whether the build surely has no page file for ``loc``: the first folder of its path
+        is not there (one look for every URL under it; a build with none of the listed pages
+        costs a lookup a URL, not one ``lstat``)."""
+        path = url_path(loc, self.base)
+        first, slash, _ = path.partition("/")
+        if not slash:
+            return False  # a page at the root: its candidates do not share a folder
+        if self.hashes is not None:
+            return self.page_file(loc) is None
+        return self._kind(first) != "dir"
 
     def _look(self, path: str) -> str | None:
         try:
-            mode = os.lstat(self.root / path).st_mode
+            mode = os.lstat(f"{self.root}{os.sep}{path}").st_mode  # a str: a Path joined costs more than the lstat
             if stat.S_ISLNK(mode):
                 target = resolved(self.root / path)
                 mode = os.stat(target).st_mode if is_inside(target, self.root) else 0
