@@ -16,11 +16,45 @@ from notifier.site.robots import INDEXNOW_CRAWLERS
 from notifier.urls import join_url, split_url, without_password
 
 HEAD_LIMIT = 64 * 1024  # a head longer than this is cut; the facts that matter come first
-_FEED = 1024  # bytes given to the parser at a time: it stops soon after the head ends
+_FEED = 1024  # bytes given to the pull parser at a time: it stops soon after the head ends
 # recover: broken markup is read as browsers read it (a stray </p>, a </html> before </head>)
-_PARSER: dict[str, Any] = {
-    "events": ("end",), "tag": "head", "no_network": True, "remove_comments": True, "remove_pis": True, "recover": True,
-}  # fmt: skip
+_OPTIONS: dict[str, Any] = {"no_network": True, "remove_comments": True, "remove_pis": True, "recover": True}
+_PARSER: dict[str, Any] = {"events": ("end",), "tag": "head", **_OPTIONS}
+
+# The head's end found by one regular expression over the tokens that can hide a "</head>"
+# (comments, raw text, quoted attribute values), so that lxml parses the head alone, once.
+# Instructions a generator's head (callgrind, scripts/bench_pages.py's page): 252k with the
+# pull parser fed 1 KB at a time, 200k found by this expression (34k) and parsed alone. Whatever the expression does not
+# know to the letter (a "<!-->", a "--!>", a script holding "<!--", a "</" without a name, a
+# quote inside an unquoted value, <plaintext>, CDATA, no <head> tag) stops it short of an end, and the page
+# goes to the pull parser, which ends the head as lxml reads the whole page: the expression
+# only answers where both agree. Possessive repeats: no page makes it backtrack.
+_ATTRIBUTES = rb"""[^>"'=]*+(?:=\s*+(?:"[^"]*+"|'[^']*+'|[^\s>"'=`<]++)[^>"'=]*+)*+>"""
+_RAW = (b"script", b"style", b"title", b"textarea", b"xmp", b"iframe", b"noembed", b"noframes", b"noscript")
+_RAW_TEXT = b"".join(  # one alternative a name: Python 3.11's re breaks a backreference after a possessive repeat
+    rb"|" + name + rb"(?=[\s/>])" + _ATTRIBUTES + rb"(?:[^<]++|<(?!/" + name + rb"[\s/>]|!--))*+(?=</" + name + rb"[\s/>])" for name in _RAW
+)
+
+
+def _tokens(before_head: bool) -> bytes:
+    """What the expression steps over: before the ``<head>`` tag (a ``</head>`` with no head
+    open is no end: lxml passes over it), then inside it."""
+    head = rb"(?!head[\s/>])" if before_head else b""
+    return (
+        rb"(?:[^<]++"  # text
+        # most start tags: a first letter that no raw text element, plaintext or body has
+        rb"|<(?:" + head + rb"(?=[ac-hj-moqruvwyz])[a-z][^\s/>]*+" + _ATTRIBUTES
+        + rb"|/(?!head[\s/>])[a-z][^\s/>]*+" + _ATTRIBUTES  # an end tag
+        + rb"|!--(?!-?>)(?:[^-]++|-(?!-!?>))*+-->"  # a comment
+        rb"|(?:!(?!--|\[)|\?)[^>]*+>"  # a doctype, "<?xml ...?>"
+        + _RAW_TEXT  # raw text, up to its own end tag
+        + rb"|(?!body[\s/>]|(?:" + b"|".join(_RAW) + rb"|plaintext)[\s/>])" + head + rb"[a-z][^\s/>]*+" + _ATTRIBUTES  # any other start tag
+        + rb"|(?![a-z!/?])"  # a "<" no tag follows: text
+        rb"))*+"
+    )  # fmt: skip
+
+
+_HEAD_END = re.compile(_tokens(True) + rb"<head(?=[\s/>])" + _ATTRIBUTES + _tokens(False) + rb"(?=</head[\s/>]|<body[\s/>])", re.IGNORECASE)
 
 
 class Head(NamedTuple):
@@ -37,26 +71,26 @@ NO_HEAD = Head((), None, None, None)
 _local = threading.local()
 
 
-def read_head(data: bytes) -> Head:
+def head_end(data: bytes) -> int | None:
+    """Where the head of ``data`` surely ends (its ``</head>`` or ``<body>``), or None when
+    the scan cannot tell: the pull parser then reads the page (see ``_HEAD_END``)."""
+    found = _HEAD_END.match(data)
+    return found.end() if found is not None else None
+
+
+def read_head(data: bytes, *, scan: bool = True) -> Head:
     """The facts of a page's head, from its first bytes. The head ends where the HTML parser
     says it does (``</head>``, ``<body>``, or the first tag a head cannot hold), never at a
-    ``</head>`` inside a script's string or a comment."""
+    ``</head>`` inside a script's string or a comment. ``scan=False``: the pull parser
+    alone finds the end (what the scan is held to)."""
     data = data[:HEAD_LIMIT]
     if not data.strip():
         return NO_HEAD
-    parser = getattr(_local, "parser", None)
-    if parser is None:  # a parser is reused (it is ready again after close), never shared between threads
-        parser = _local.parser = etree.HTMLPullParser(**_PARSER)
+    end = head_end(data) if scan else None
     try:
-        for start in range(0, len(data), _FEED):
-            parser.feed(data[start : start + _FEED])
-            if any(True for _ in parser.read_events()):
-                break  # the parser closed the head: the rest is body
-        root = parser.close()
-        for _ in parser.read_events():  # the events close() made (a head it ended) must not end the next page's head
-            pass
+        root = _parse(data[:end]) if end is not None else _parse_whole(data)
     except etree.XMLSyntaxError:
-        _local.parser = None  # half-way through a document: not fit to read the next
+        _local.parser = _local.plain = None  # half-way through a document: not fit to read the next
         return NO_HEAD
     head = root.find("head") if root is not None else None
     if head is None:
@@ -81,6 +115,30 @@ def read_head(data: bytes) -> Head:
         elif base is None and (element.get("href") or "").strip():
             base = (element.get("href") or "").strip()
     return Head(tuple(robots), canonical, base, refresh, tuple(alternates))
+
+
+def _parse(head: bytes) -> Any:
+    """The tree lxml makes of the bytes before the head's end."""
+    parser = getattr(_local, "plain", None)
+    if parser is None:  # reused (it is ready again after close), never shared between threads
+        parser = _local.plain = etree.HTMLParser(**_OPTIONS)
+    parser.feed(head)
+    return parser.close()
+
+
+def _parse_whole(data: bytes) -> Any:
+    """The tree of a page fed to the pull parser until it closes the head."""
+    parser = getattr(_local, "parser", None)
+    if parser is None:
+        parser = _local.parser = etree.HTMLPullParser(**_PARSER)
+    for start in range(0, len(data), _FEED):
+        parser.feed(data[start : start + _FEED])
+        if any(True for _ in parser.read_events()):
+            break  # the parser closed the head: the rest is body
+    root = parser.close()
+    for _ in parser.read_events():  # the events close() made (a head it ended) must not end the next page's head
+        pass
+    return root
 
 
 # who a robots meta name (or an X-Robots-Tag's crawler prefix) speaks to, among the crawlers of the
