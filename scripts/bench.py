@@ -52,6 +52,10 @@ NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 HOST = "www.big-retailer.net"
 KEY = "bench0123456789abcdef"
 PART_SIZE = 50_000
+# [announce] set on every side (#45 item 5): patterns every URL is matched against, an interval
+# and caps that hold nothing back here (a first submission's URLs were never announced), alternates
+POLICY = ("--include", "/**", "--exclude", "/drafts/**", "--exclude", "/*/item-*/print/", "--min-interval", "10m",
+          "--per-run", "100000000", "--per-day", "100000000", "--alternates")  # fmt: skip
 CATEGORIES = ["shoes", "shirts", "garden", "kitchen", "toys", "books", "audio", "tools", "sports", "beauty"]
 
 
@@ -234,7 +238,11 @@ def main() -> int:
     parser.add_argument("--paired", action="store_true", help="each round of check-all-parts and submit-all beside a round of its floor")
     parser.add_argument("--stores", default="json,sqlite,postgresql", help="the state stores measured (default json,sqlite,postgresql)")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    parser.add_argument("--parts", type=int, help="gzip parts the URLs are split into (default: 50,000 URLs a part)")
     args = parser.parse_args()
+    if args.parts:
+        global PART_SIZE
+        PART_SIZE = -(-args.urls // args.parts)
     skip = set(filter(None, args.skip.split(",")))
     tool = [str(Path(sys.executable).parent / "notify-changes")]
     results: list[dict[str, float | str]] = []
@@ -257,13 +265,14 @@ def main() -> int:
                 where = [state, "--site-name", "bench"] if state.startswith("postgresql://") else [str(folder / state)]
                 return measure([*tool, *extra, "--state", *where, "--endpoint", endpoint], env, ok)
 
-            def rounds(name: str, make: object, floor: object = None) -> None:
-                """``args.rounds`` runs of ``make``; with --paired, each beside a run of its floor."""
+            def rounds(name: str, make: object, floor: object = None, against: str = "") -> None:
+                """``args.rounds`` runs of ``make``; with --paired, each beside a run of its floor
+                (``against``: a feature's row, always beside the same run without it)."""
                 if name in skip:
                     return
                 runs, ratios = [], []
                 for _ in range(args.rounds):
-                    before = floor() if args.paired and floor is not None else None  # type: ignore[operator]
+                    before = floor() if (args.paired or against) and floor is not None else None  # type: ignore[operator]
                     runs.append(make())  # type: ignore[operator]
                     if before is not None:
                         ratios.append(runs[-1]["seconds"] / before["seconds"])
@@ -271,6 +280,8 @@ def main() -> int:
                 row = results[-1]
                 if ratios:
                     row["paired_ratio"] = statistics.median(ratios)
+                if against:
+                    row["against"] = against
                 print(f"{name:28s} {row['seconds']:8.2f} s  {row['peak_mib']:7.0f} MiB", file=sys.stderr)
 
             floor_cmd = [sys.executable, "-c", FLOOR, str(site.folder)]
@@ -293,6 +304,7 @@ def main() -> int:
             database = postgres.start(folder) if "check-postgresql" not in skip and "postgresql" in wanted else None
             if database is not None:
                 stores.append(("postgresql", database.url))
+            metrics = ("--metrics", str(folder / "metrics.prom"))
             for store, state in stores:
                 if f"check-{store}" in skip:
                     continue
@@ -309,6 +321,13 @@ def main() -> int:
                     print(f"state on disk ({store}): {size:.0f} MiB", file=sys.stderr)
                 site.touch_random(args.changed)
                 rounds(f"check-all-parts-{store}", lambda state=state: tool_run("check", str(site.sitemap), state=state), parse_floor)
+                if store == stores[0][0]:  # #45 item 5: --metrics beside the same check without it (goal < 1.02x)
+                    rounds(
+                        f"check-metrics-{store}",
+                        lambda state=state: tool_run("check", str(site.sitemap), *metrics, state=state),
+                        lambda state=state: tool_run("check", str(site.sitemap), state=state),
+                        against=f"check-all-parts-{store} without --metrics",
+                    )
                 reset()
                 site.append(1000)  # the everyday deploy: new pages in the newest part
                 rounds(f"check-one-part-{store}", lambda state=state: tool_run("check", str(site.sitemap), state=state))
@@ -316,11 +335,18 @@ def main() -> int:
                     baseline = folder / "baseline-state"
                     shutil.copyfile(folder / state, baseline)
 
-                    def run_one_part(state: str = state, baseline: Path = baseline) -> dict[str, float]:
+                    def run_one_part(state: str = state, baseline: Path = baseline, extra: tuple[str, ...] = ()) -> dict[str, float]:
                         shutil.copyfile(baseline, folder / state)  # the same deploy every round
-                        return tool_run("run", str(site.sitemap), state=state)
+                        return tool_run("run", str(site.sitemap), *extra, state=state)
 
                     rounds(f"run-one-part-{store}", run_one_part)
+                    if store == stores[0][0]:  # #45 item 5: the [announce] policy set, beside the same run without it
+                        rounds(
+                            f"run-policy-{store}",
+                            lambda state=state, baseline=baseline: run_one_part(state, baseline, POLICY),
+                            lambda state=state, baseline=baseline: run_one_part(state, baseline),
+                            against=f"run-one-part-{store} without [announce]",
+                        )
                     shutil.copyfile(baseline, folder / state)
                     baseline.unlink()
                 reset()
@@ -334,6 +360,14 @@ def main() -> int:
                 return tool_run("run", str(site.sitemap), "--initial", "submit", "--rule", "lastmod-bulk=off", state="submit.json")
 
             rounds("submit-all", submit_all, lambda: measure(submit_floor_cmd, env))
+
+            def submit_policy() -> dict[str, float]:
+                for path in folder.glob("submit.json*"):
+                    path.unlink()
+                return tool_run("run", str(site.sitemap), "--initial", "submit", "--rule", "lastmod-bulk=off", *POLICY, state="submit.json")
+
+            # #45 item 5: every URL through the [announce] patterns, caps and interval, beside the same submission without them
+            rounds("submit-policy", submit_policy, submit_all, against="submit-all without [announce]")
 
             def submit_all_sqlite() -> dict[str, float]:
                 for path in folder.glob("submit.sqlite*"):
@@ -370,7 +404,9 @@ def main() -> int:
             continue
         base = floors.get("submit-floor") if name.startswith("submit-all") else floors.get("floor")
         ratio = f"{float(row['seconds']) / base:.3f}x" if base and name not in ("floor", "submit-floor") else ""
-        if "paired_ratio" in row:
+        if "against" in row:  # a feature's row: its ratio is to the same command without the feature
+            ratio = f"paired {float(row.get('paired_ratio', 0.0)):.3f}x {row['against']}"
+        elif "paired_ratio" in row:
             ratio += f" (paired {float(row['paired_ratio']):.3f}x)"
         written = f"{float(row['written_mib']):.0f}" if name.startswith("run-one-part") else ""
         print(f"| {name} | {float(row['seconds']):.2f} | {float(row['peak_mib']):.0f} | {ratio} | {written} |")
