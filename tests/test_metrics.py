@@ -86,6 +86,30 @@ def test_a_check_writes_its_findings_and_exit_code(site: Site) -> None:
     assert found[("notify_changes_last_run_exit_code", (("site", "default"),))] == 1
 
 
+def test_the_counters_come_from_the_state_the_run_holds(site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--metrics reads no state of its own after a check or a run (a JSON state is scanned
+    whole to be read: #45 item 5); a run that stopped on an error holds none, and its counters
+    are read from the store."""
+    import notifier.metrics
+
+    assert deploy(site, T0, 3).exit_code == 0
+    reads: list[object] = []
+    state_of = notifier.metrics._state
+
+    def read(settings: Settings) -> object:
+        reads.append(settings.state)
+        return state_of(settings)
+
+    monkeypatch.setattr(notifier.metrics, "_state", read)
+    metrics = site.root / "check.prom"
+    assert site.check("--metrics", str(metrics)).code == 0
+    assert site.run("--metrics", str(metrics)).code == 0
+    assert reads == [] and samples(metrics)[("notify_changes_pending_urls", (("site", "default"),))] == 0
+    site.write("<urlset")
+    assert site.run("--metrics", str(metrics)).code == 2
+    assert reads == [site.state] and samples(metrics)[("notify_changes_last_run_exit_code", (("site", "default"),))] == 2
+
+
 def test_a_run_that_stops_on_an_error_says_its_exit_code(site: Site) -> None:
     site.write("<urlset")
     metrics = site.root / "broken.prom"

@@ -48,7 +48,7 @@ def execute(settings: Settings, env: Environment | None = None, *, notes: Sequen
         error.args = (redact_all(str(error), settings.keys),)
         after_error(settings, error, env.now())  # --metrics: a run that stopped says so too
         raise
-    return after_run(report, [settings], env.now())  # --metrics, once the state's lock is let go
+    return after_run(report, [settings], env.now(), [begun.state])  # --metrics, once the state's lock is let go
 
 
 @contextlib.contextmanager

@@ -58,7 +58,8 @@ def execute_sites(runs: Sequence[Settings], env: Environment | None = None, *, n
             except NotifierError as error:
                 reports[name] = _failed(site.run.settings, error)
     report = combined([reports[settings.site or settings.sitemap] for settings in runs], runs, notes)
-    return after_run(report, runs, env.now())  # --metrics: every site's, in one file
+    states = [begun[name][0].state if (name := settings.site or settings.sitemap) in begun else None for settings in runs]
+    return after_run(report, runs, env.now(), states)  # --metrics: every site's, in one file
 
 
 def _failed(settings: Settings, error: NotifierError) -> Report:
