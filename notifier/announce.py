@@ -123,9 +123,30 @@ def matches(pattern: str, path: str, query: str) -> bool:
 def held_out(loc: str, include: tuple[str, ...], exclude: tuple[str, ...]) -> str | None:
     """Why ``loc`` is never announced (the pattern that says so), or None when it may be."""
     path, query = path_and_query(loc)
-    for pattern in exclude:
-        if matches(pattern, path, query):
-            return f"matches [announce] exclude {pattern!r}"
-    if include and not any(matches(pattern, path, query) for pattern in include):
+    if exclude and _any_of(exclude)(path, query):
+        pattern = next(pattern for pattern in exclude if matches(pattern, path, query))  # the first, as written
+        return f"matches [announce] exclude {pattern!r}"
+    if include and not _any_of(include)(path, query):
         return f"matches no [announce] include pattern ({', '.join(repr(each) for each in include)})"
     return None
+
+
+@functools.cache
+def _any_of(patterns: tuple[str, ...]) -> Callable[[str, str], bool]:
+    """Whether any of ``patterns`` matches a path and query, each list one expression (a
+    pattern tried at a time cost a third of a full submission's time at 300,000 URLs)."""
+
+    def either(group: list[str]) -> re.Pattern[str] | None:
+        return re.compile("|".join(f"(?:{compiled(each).pattern})" for each in group), re.DOTALL) if group else None
+
+    every = either(list(patterns))
+    on_path, with_query = either([each for each in patterns if "?" not in each]), either([each for each in patterns if "?" in each])
+
+    def any_match(path: str, query: str) -> bool:
+        if not query:  # a pattern with a "?" is matched against the path alone then, as any other
+            return every is not None and every.fullmatch(path) is not None
+        return (on_path is not None and on_path.fullmatch(path) is not None) or (
+            with_query is not None and with_query.fullmatch(f"{path}?{query}") is not None
+        )
+
+    return any_match

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from notifier.announce import held_out, matches, path_and_query
 from notifier.errors import UsageError
@@ -52,6 +54,25 @@ def test_an_exclude_wins_over_an_include() -> None:
     assert held_out(f"{BASE}/blog/draft-x/", ("/blog/**",), ("/blog/draft-*/",)) == "matches [announce] exclude '/blog/draft-*/'"
     assert held_out(f"{BASE}/blog/tea/", ("/blog/**",), ("/blog/draft-*/",)) is None
     assert "matches no [announce] include pattern" in (held_out(f"{BASE}/shop/", ("/blog/**",), ()) or "")
+
+
+PATTERNS = ["/blog/*/", "/blog/**", "/**/coffee/", "/search", "/search?q=*", "/search?*", "/", "/Blog/**", "/*/item-*/", "/a?b=*&c=*"]
+URLS = ["/", "/blog/tea/", "/blog/2024/05/coffee/", "/coffee/", "/search", "/search?q=tea", "/search?page=2", "/x/item-7/", "/a?b=1&c=2"]
+
+
+@given(st.lists(st.sampled_from(PATTERNS), max_size=4, unique=True), st.lists(st.sampled_from(PATTERNS), max_size=4, unique=True))
+def test_a_list_of_patterns_matches_as_its_patterns_one_at_a_time(include: list[str], exclude: list[str]) -> None:
+    """The patterns of a list are tried as one expression; the answer is the one of trying each in turn."""
+    for url in URLS:
+        path, query = path_and_query(BASE + url)
+        first = next((pattern for pattern in exclude if matches(pattern, path, query)), None)
+        if first is not None:
+            expected: str | None = f"matches [announce] exclude {first!r}"
+        elif include and not any(matches(pattern, path, query) for pattern in include):
+            expected = f"matches no [announce] include pattern ({', '.join(repr(each) for each in include)})"
+        else:
+            expected = None
+        assert held_out(BASE + url, tuple(include), tuple(exclude)) == expected, url
 
 
 @pytest.mark.parametrize("bad", ["drafts/**", "https://www.shop-site.org/drafts/", "/a#b", ""])
