@@ -18,6 +18,10 @@ process (wall time and peak RSS), several rounds, reporting medians and ratios:
   (`--paired`: each round of it and of check-all-parts beside a round of its floor, with the
   median of the ratios: on a noisy machine, side by side)
   (and submit-all-sqlite, the same with the SQLite state)
+- check-metrics, run-policy, submit-policy: check-all-parts with --metrics, run-one-part and
+  submit-all with the [announce] policy set (POLICY), each round beside the same command
+  without it (always paired: the ratio is with / without)
+- --parts N: the URLs in N gzip parts (200,000 URLs make 4 by default, 10,000,000 make 200)
 - the same checks with the SQLite state store
 - ultimate-sitemap-parser parsing the same files (when installed), for reference
 - history: a git history index of 10,000 files, one `git log` pass vs one process per file
