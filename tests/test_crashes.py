@@ -229,6 +229,26 @@ def test_sigkill_between_batches_resends_only_the_batch_in_flight(site: Site) ->
     assert recorded_pending(site.state) == {}
 
 
+def test_sigkill_between_batches_of_an_sqlite_state_keeps_their_ledger(site: Site) -> None:
+    """SQLite commits a batch's ledger row with its delivery, in one transaction: a run killed
+    after its first batch has that batch in the ledger, and the next run adds its own."""
+    from notifier.store.sqlite import sqlite_ledger_entries
+
+    site.state = site.root / "state" / "notify-changes.sqlite"
+    urls = changed_site(site, 6)
+    assert site.fake is not None
+    site.fake.plan = [status(200), hang(60)]
+    process = spawn(site, "--batch-size", "2")
+    assert wait_until(lambda: len(site.fake.posts) == 2, timeout=20)
+    kill(process)
+    assert [(entry["status"], entry["urls"]) for entry in sqlite_ledger_entries(site.state)] == [("delivered", urls[0:2])]
+    site.fake.plan = []
+    code, _, err = finish(spawn(site, "--batch-size", "2"))
+    assert code == 0, err
+    ledger = [entry["urls"] for entry in sqlite_ledger_entries(site.state)]
+    assert ledger[0] == urls[0:2] and sorted(url for batch in ledger[1:] for url in batch) == sorted(urls[2:])
+
+
 def test_sigkill_right_after_a_batch_was_accepted(any_store: Site) -> None:
     site = any_store
     urls = changed_site(site, 6)

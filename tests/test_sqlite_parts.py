@@ -11,10 +11,8 @@ import pytest
 
 from notifier.errors import StateError
 from notifier.store import RecordedPart, read_state
-from notifier.store.sqlite import ROW_SPACING, SqliteStore, _places
+from notifier.store.sqlite import PAGE_SIZE, ROW_SPACING, SqliteStore, _places
 from tests.conftest import Site, index, pages, run_records, urlset
-
-PAGE = 4096
 
 
 @pytest.fixture
@@ -41,8 +39,8 @@ def rows(path: Path) -> list[tuple[int, str, bytes]]:
         connection.close()
 
 
-def pages_changed(before: bytes, after: bytes) -> int:
-    return sum(before[at : at + PAGE] != after[at : at + PAGE] for at in range(0, max(len(before), len(after)), PAGE))
+def pages_changed(before: bytes, after: bytes, page: int) -> int:
+    return sum(before[at : at + page] != after[at : at + page] for at in range(0, max(len(before), len(after)), page))
 
 
 def test_a_run_that_changed_one_part_writes_that_part_alone(sqlite_site: Site) -> None:
@@ -56,8 +54,33 @@ def test_a_run_that_changed_one_part_writes_that_part_alone(sqlite_site: Site) -
     after_rows, after = rows(sqlite_site.state), sqlite_site.state.read_bytes()
     assert [row[0] for row in after_rows] == [row[0] for row in before_rows]  # every part in its place
     assert [row[2] == old[2] for row, old in zip(after_rows, before_rows, strict=True)] == [True, True, False, True]
-    one_part = len(before_rows[2][2]) // PAGE + 1
-    assert pages_changed(before, after) <= one_part + 8, "the untouched parts' pages were written again"
+    one_part = len(before_rows[2][2]) // PAGE_SIZE + 1  # in the file's pages (a new file's: 16 KiB)
+    assert pages_changed(before, after, PAGE_SIZE) <= one_part + 8, "the untouched parts' pages were written again"
+
+
+def _page_size(path: Path) -> int:
+    connection = sqlite3.connect(path)
+    try:
+        return int(connection.execute("PRAGMA page_size").fetchone()[0])
+    finally:
+        connection.close()
+
+
+def test_a_new_file_has_16_kib_pages_and_an_older_file_keeps_its_own(sqlite_site: Site, tmp_path: Path) -> None:
+    """A part's records are a row of megabytes, written a page a call: a new state's pages are
+    16 KiB (a quarter of the calls of SQLite's 4 KiB); a file made with other pages keeps them."""
+    build(sqlite_site, big_parts(2))
+    assert sqlite_site.run().code == 0
+    assert _page_size(sqlite_site.state) == PAGE_SIZE == 16384
+    older = tmp_path / "older.sqlite"
+    connection = sqlite3.connect(older)
+    connection.execute("PRAGMA page_size = 4096")
+    connection.execute("VACUUM")  # an empty file of 4 KiB pages, as an older version made
+    connection.close()
+    SqliteStore(older).save(read_state(sqlite_site.state) or pytest.fail("no state"))
+    assert _page_size(older) == 4096
+    state = read_state(older)
+    assert state is not None and state.url_count() == 3000
 
 
 def test_a_part_new_between_two_others_fits_between_their_rows(sqlite_site: Site) -> None:

@@ -40,7 +40,7 @@ def submit_pending(run: Run, state: State, store: Store, holds: Holds = NO_HOLDS
         session=env.session,
         notice=_redacting(env.notice, settings.keys),
     )
-    sent: list[LedgerEntry] = []
+    unwritten: list[LedgerEntry] = []  # the ledger entries of the batches sent, not yet written
     unrecorded: list[str] = []
     problems: list[str] = []
     submissions = _Submissions(settings, client, state, run.endpoints, env, holds)
@@ -52,7 +52,7 @@ def submit_pending(run: Run, state: State, store: Store, holds: Holds = NO_HOLDS
             at = format_utc(env.now())
             if batch is not None and result.attempts:  # sent: what the endpoint said goes to the ledger
                 answers.append((result, batch.key))
-                sent.append(
+                unwritten.append(
                     entry(at, result.endpoint, batch.host, result.status, result.http_status, result.attempts, result.message, batch.urls)
                 )
             if batch is not None and result.status in ("delivered", "accepted"):
@@ -60,14 +60,16 @@ def submit_pending(run: Run, state: State, store: Store, holds: Holds = NO_HOLDS
                 if settings.announce.per_day is not None:
                     count_sent(state, result.endpoint, len(batch.urls), at)
                 try:
-                    _record_delivered(store, state, result.endpoint, batch.urls, at, first=settings.endpoint_mode == "first")
+                    first, ledger = settings.endpoint_mode == "first", (unwritten, settings.keep_batches)
+                    if _record_delivered(store, state, result.endpoint, batch.urls, at, first=first, ledger=ledger):
+                        unwritten = []  # written with the batch, in one commit
                 except DeliveryNotRecorded as error:  # received, not recorded: it stays pending, and no more is sent
                     unrecorded, problems = list(batch.urls), [str(error)]
                     break
     finally:
         if env.session is None:
             client.close()
-        notes = _record_ledger(store, sent, settings.keep_batches, recorded=not unrecorded)
+        notes = _record_ledger(store, unwritten, settings.keep_batches, recorded=not unrecorded)
     said = [not_live_line(not_live, settings.wait_live)] if not_live else []
     said += submissions.rotation_line()
     findings = record_answers(state, answers, settings.rule_levels.get("key-refused"))
@@ -107,18 +109,24 @@ def _redacting(notice: Callable[[str], None] | None, keys: Keys) -> Callable[[st
     return lambda line: notice(redact_all(line, keys))
 
 
-def _record_delivered(store: Store, state: State, endpoint: str, urls: list[str], at: str, *, first: bool) -> None:
+def _record_delivered(
+    store: Store, state: State, endpoint: str, urls: list[str], at: str, *, first: bool, ledger: tuple[list[LedgerEntry], int]
+) -> bool:
     """An acknowledged batch leaves ``endpoint``'s pending set; with ``--endpoint-mode first``
     it leaves every endpoint's (a URL one endpoint took is delivered: they share what they
     receive), each set giving up the URLs it holds (the batch is made of every set's URLs),
-    so that each record is a slice of its set, as ``State.settle`` counts on."""
+    so that each record is a slice of its set, as ``State.settle`` counts on. The ``ledger``'s
+    entries (and how many batches it keeps) go with the first record, where the store writes
+    both at once: whether it did."""
+    entries, keep = ledger
     if not first:
-        store.record_delivered(state, endpoint, urls, at)
-        return
+        return store.record_delivered(state, endpoint, urls, at, entries, keep)
+    written = False
     for each, items in list(state.pending.items()):
         held = [loc for loc in urls if loc in items]  # never a URL the set lacks: settle counts on slices
         if held:
-            store.record_delivered(state, each, held, at)
+            written = store.record_delivered(state, each, held, at, [] if written else entries, keep) or written
+    return written
 
 
 def _unusual_successes(batches: list[BatchResult]) -> list[str]:

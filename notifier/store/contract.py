@@ -4,7 +4,7 @@ tests/test_store_contract.py against every backend)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Protocol, runtime_checkable
 
 from notifier.store.ledger import LedgerEntry
@@ -34,8 +34,11 @@ class Store(Protocol):
     def save(self, state: State) -> None:
         """Write the whole state durably, replacing the last one."""
 
-    def record_delivered(self, state: State, endpoint: str, urls: Iterable[str], at: str) -> None:
-        """Make one acknowledged batch durable before the next is sent."""
+    def record_delivered(
+        self, state: State, endpoint: str, urls: Iterable[str], at: str, ledger: Sequence[LedgerEntry] = (), keep: int = 0
+    ) -> bool:
+        """Make one acknowledged batch durable before the next is sent; with it, where the store
+        can in the same write, ``ledger`` (the newest ``keep`` kept): whether it did."""
 
     def record_ledger(self, entries: list[LedgerEntry], keep: int) -> None:
         """Append what each endpoint said, keeping the newest ``keep`` batches."""

@@ -15,7 +15,7 @@ import queue
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
@@ -146,7 +146,9 @@ class StateStore:
     def save(self, state: State) -> None:
         raise NotImplementedError
 
-    def record_delivered(self, state: State, endpoint: str, urls: Iterable[str], at: str) -> None:
+    def record_delivered(
+        self, state: State, endpoint: str, urls: Iterable[str], at: str, ledger: Sequence[LedgerEntry] = (), keep: int = 0
+    ) -> bool:
         raise NotImplementedError
 
     @property

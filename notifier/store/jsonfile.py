@@ -10,7 +10,7 @@ import contextlib
 import functools
 import os
 import weakref
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, cast, overload
 
@@ -315,12 +315,17 @@ class JsonStore(StateStore):
         """Append one line a batch to ``STATE.ledger``, keeping the newest ``keep`` (ledgerfile)."""
         append_ledger(ledger_path(self.path), entries, keep, self._tmp_prefix())
 
-    def record_delivered(self, state: State, endpoint: str, urls: Iterable[str], at: str) -> None:
+    def record_delivered(
+        self, state: State, endpoint: str, urls: Iterable[str], at: str, ledger: Sequence[LedgerEntry] = (), keep: int = 0
+    ) -> bool:
         """An endpoint acknowledged these URLs: they leave its pending set, durably.
 
         Durably means one fsync'd line appended to the journal beside the state file,
         not a rewrite of a state that may hold a million URLs; the run's final save (or
-        the next run's load) folds the journal in.
+        the next run's load) folds the journal in. The ledger is another file (a second
+        fsync a batch, or the journal holding the entries for the save to copy: their bytes
+        written twice): it is written once, at the end (False: ``ledger`` is left to
+        ``record_ledger``).
         """
         urls = list(urls)
         apply_delivery(state, endpoint, urls, at, live=True)
@@ -334,6 +339,7 @@ class JsonStore(StateStore):
                 os.close(fd)
         except OSError as error:
             raise DeliveryNotRecorded(self.journal_path, endpoint, len(urls), error.strerror or str(error)) from None
+        return False
 
 
 def ledger_path(path: Path) -> Path:

@@ -23,7 +23,7 @@ import json
 import os
 import time
 import weakref
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -406,9 +406,12 @@ class PostgresStore:
         except psycopg.Error as error:
             raise StateError(f"{self.location}: cannot add to the ledger ({said(error, self.connection, self.location)})") from None
 
-    def record_delivered(self, state: State, endpoint: str, urls: Iterable[str], at: str) -> None:
+    def record_delivered(
+        self, state: State, endpoint: str, urls: Iterable[str], at: str, ledger: Sequence[LedgerEntry] = (), keep: int = 0
+    ) -> bool:
         """One transaction per acknowledged batch: a delivered row, which takes the batch out of
-        the pending set for every later reader (the next full save folds it in)."""
+        the pending set for every later reader (the next full save folds it in). False: the
+        ``ledger`` is left to ``record_ledger``, at the end."""
         urls = list(urls)
         apply_delivery(state, endpoint, urls, at, live=True)
         site, psycopg = self.location.site, driver()
@@ -423,6 +426,7 @@ class PostgresStore:
                 )
         except psycopg.Error as error:
             raise DeliveryNotRecorded(self.location, endpoint, len(urls), said(error, self.connection, self.location)) from None
+        return False
 
 
 _A_TIME = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$"  # a wait as notify-changes writes it (PostgreSQL's regex)
