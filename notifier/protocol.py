@@ -80,6 +80,7 @@ class Keys:
     key_location: str | None = None  # --key-location: applies to the host it names
     derive: str | None = field(default=None, repr=False)  # the secret each host's key is derived from
     derive_variable: str | None = None  # the variable [keys] derive names, set or not (a name, no secret)
+    key_variable: str = "INDEXNOW_KEY"  # the default key's variable ([[sites]] key-env: a site's own)
     previous: str | None = field(default=None, repr=False)  # INDEXNOW_KEY_PREVIOUS: the default key before a rotation
     derive_previous: str | None = field(default=None, repr=False)  # [keys] derive-previous: the secret before a rotation
     _derived: dict[str, str] = field(default_factory=dict, repr=False, compare=False)  # host -> its key, as asked for
@@ -129,7 +130,7 @@ class Keys:
         """What to set when a host has no key: the derive's variable when one is named and unset."""
         if self.derive is None and self.derive_variable is not None:
             return f"set {self.derive_variable}, the secret [keys] derive names"
-        return "set INDEXNOW_KEY (or --key, or [keys] in the config)"
+        return f"set {self.key_variable} (or --key, or [keys] in the config)"
 
     @property
     def configured(self) -> bool:

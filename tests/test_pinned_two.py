@@ -563,3 +563,34 @@ def test_a_mkdocs_page_built_from_a_folders_index_md_is_stamped_and_checked(tmp_
     assert lying.returncode == 1 and f"error[lastmod-vs-history] {BASE}/oolong/: lastmod 2025-06-01 is later than" in lying.stderr, (
         lying.stderr
     )
+
+
+def test_a_sites_key_env_unset_is_no_key_never_the_default_key(tmp_path: Path, fake: FakeIndexNow) -> None:
+    """The docs name their key's variable and the runner lacks it, while INDEXNOW_KEY (another
+    host's key) is set: the docs send nothing and say which variable to set, rather than signing
+    with a key their host does not publish (a 403 that blames the key file); the blog goes on.
+    Faulty edit: ``_site_layers`` leaving the top level's key in place when key-env is unset."""
+    from tests.test_sites import DOCS, _grow
+
+    config = _two_sites(tmp_path, fake, docs='key-env = "DOCS_KEY"\n')
+    _grow(tmp_path, lie=False)
+    report = notifier.run(config=config, cwd=tmp_path, environ={"INDEXNOW_KEY": KEY})
+    assert report.sites["docs"].exit_code == 2 and report.sites["docs"].submitted == []
+    said = [note for note in report.notes if note.startswith("docs: no IndexNow key for docs.shop-site.org")]
+    assert said and all("set DOCS_KEY" in note for note in said), report.notes
+    assert not any("INDEXNOW_KEY" in note for note in report.notes if note.startswith("docs: ")), report.notes
+    assert report.sites["blog"].exit_code == 0 and fake.delivered() == [f"{BASE}/p/3/"]
+    assert f"{DOCS}/p/3/" not in fake.delivered()
+
+
+def test_a_sites_key_env_takes_no_previous_key_of_the_top_level(tmp_path: Path, fake: FakeIndexNow) -> None:
+    """INDEXNOW_KEY_PREVIOUS is the top level's rotation: a site with its own key-env is not
+    signed with it, while a site without key-env still is (honest beside). Faulty edit: the
+    ``del merged["key-previous"]`` in ``_site_layers`` dropped."""
+    from notifier.settings.config_sites import build_runs
+
+    config = _two_sites(tmp_path, fake, docs='key-env = "DOCS_KEY"\n')
+    old = "old0123456789abcd"
+    runs = build_runs("run", {"config": str(config)}, {"INDEXNOW_KEY": KEY, "DOCS_KEY": KEY, "INDEXNOW_KEY_PREVIOUS": old}, tmp_path)
+    previous = {settings.site: settings.keys.previous for settings in runs}
+    assert previous == {"docs": None, "blog": old}

@@ -16,7 +16,14 @@ MIN_SECRET = 16  # characters: a key new's 32 hex digits, or any long random tex
 
 
 def keys_table(
-    values: Mapping[str, Any], per_host: Any, environ: Mapping[str, str], *, blame: tuple[str, str], where: str, sends: bool
+    values: Mapping[str, Any],
+    per_host: Any,
+    environ: Mapping[str, str],
+    *,
+    blame: tuple[str, str],
+    where: str,
+    sends: bool,
+    key_variable: str = "INDEXNOW_KEY",
 ) -> Keys:
     """The default key (checked, blamed on where it came from), the [keys] table (hosts, and
     ``derive``: the variable holding the secret every other host's key is derived from),
@@ -43,6 +50,7 @@ def keys_table(
         derive=_derive_secret(variable, environ, where=where, sends=sends),
         derive_variable=variable if isinstance(variable, str) else None,
         previous=previous,
+        key_variable=key_variable,
         derive_previous=_derive_secret(derive_previous, environ, where=where, sends=False, name="derive-previous"),
     )
 

@@ -33,7 +33,7 @@ from typing import Any, NamedTuple
 from notifier.announce import Announce
 from notifier.errors import UsageError
 from notifier.settings.database import DatabaseURL
-from notifier.settings.options import OPTIONS, announce_table
+from notifier.settings.options import BY_NAME, OPTIONS, announce_table
 from notifier.settings.settings import (
     CONFIG_KEYS,
     DEFAULT_STATE,
@@ -195,8 +195,12 @@ def _site_layers(
     if variable is not None and "key" not in _given(cli):
         if not isinstance(variable, str) or not variable:
             raise UsageError(f"{where}: key-env = {variable!r}: name the environment variable that holds this site's key")
+        merged.pop("key", None)  # the top level's key (INDEXNOW_KEY) is another host's: never this site's
+        if merged.get("key-previous", (None, ""))[1] in BY_NAME["key-previous"].environment:
+            del merged["key-previous"]  # nor its previous key: a site's rotation names its own ([sites.keys] previous-env)
         if environ.get(variable):
             merged["key"] = (environ[variable], variable)
+        return Layers(inherited, where, layers.base, layers.config_path, merged, variable)
     return Layers(inherited, where, layers.base, layers.config_path, merged)
 
 

@@ -207,7 +207,7 @@ def resolve(
     """The Settings of one site from its layers (``build_settings``; each of [[sites]]): every
     option's value by precedence, in its field (a loop over the table), or in the part it makes."""
     environ = os.environ if environ is None else environ
-    file_values, where, base, config_path, merged = layers
+    file_values, where, base, config_path, merged, key_variable = layers
     values = {name: CONVERTERS[name](label)(value) for name, (value, label) in merged.items()}
     if "site-dir" in values and not values["site-dir"].is_dir():
         raise UsageError(f"{merged['site-dir'][1]} {values['site-dir']}: no such folder; pass the build output root")
@@ -234,6 +234,7 @@ def resolve(
             blame=_blames(merged),
             where=where,
             sends=command == "run" and not value("dry-run"),
+            key_variable=key_variable,
         ),
         announce=Announce(**{option.field: value(option.name) for option in _INTO["announce"]}),
         rule_levels=_levels(values.get("rule"), merged.get("rule", (None, ""))[1], file_values.get("rules", {}), where),
@@ -299,7 +300,15 @@ def keys_from(layers: Layers, environ: Mapping[str, str] | None) -> Keys:
     wanted = {option.name for option in _INTO["keys"]}
     values = {name: CONVERTERS[name](label)(value) for name, (value, label) in layers.merged.items() if name in wanted}
     environ = os.environ if environ is None else environ
-    return keys_table(values, layers.file_values.get("keys", {}), environ, blame=_blames(layers.merged), where=layers.where, sends=True)
+    return keys_table(
+        values,
+        layers.file_values.get("keys", {}),
+        environ,
+        blame=_blames(layers.merged),
+        where=layers.where,
+        sends=True,
+        key_variable=layers.key_variable,
+    )
 
 
 def _blames(merged: Mapping[str, tuple[Any, str]]) -> tuple[str, str]:
@@ -315,6 +324,7 @@ class Layers(NamedTuple):
     base: Path  # relative paths in the file are resolved from here
     config_path: Path | None
     merged: dict[str, tuple[Any, str]]
+    key_variable: str = "INDEXNOW_KEY"  # what to set when no key is given ([[sites]] key-env names a site's own)
 
 
 def read_layers(cli: Mapping[str, Any], environ: Mapping[str, str] | None, cwd: Path, *, api: bool) -> Layers:
