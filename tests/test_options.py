@@ -215,6 +215,40 @@ def test_a_flag_variable_is_true_or_false(tmp_path: Path, value: str) -> None:
     assert build_runs("run", {"sitemap": "s.xml"}, {"NOTIFY_CHANGES_DRY_RUN": "false"}, tmp_path)[0].dry_run is False
 
 
+def test_a_variables_value_is_read_without_the_blanks_around_it(tmp_path: Path) -> None:
+    """An Action input written as a YAML block (``state: |``) ends in a newline: that newline is
+    no part of the path, the mode or the flag; a variable of blanks only is unset, as an empty one."""
+    environ = {"NOTIFY_CHANGES_STATE": "st.json\n", "NOTIFY_CHANGES_INITIAL": " submit\n", "NOTIFY_CHANGES_DRY_RUN": "true\n"}
+    settings = build_runs("run", {"sitemap": "s.xml"}, environ, tmp_path)[0]
+    assert (settings.state, settings.initial, settings.dry_run) == (tmp_path / "st.json", "submit", True)
+    (tmp_path / "notify-changes.toml").write_text("batch-size = 3\n")
+    blank = build_runs("run", {"sitemap": "s.xml"}, {"NOTIFY_CHANGES_BATCH_SIZE": " \n", "NOTIFY_CHANGES_STATE": " "}, tmp_path)[0]
+    assert (blank.batch_size, blank.state) == (3, tmp_path / "state" / "notify-changes.json")
+
+
+@pytest.mark.parametrize(
+    ("source", "blame"),
+    [("environment", "NOTIFY_CHANGES_ENDPOINT"), ("flag", "--endpoint"), ("config", "notify-changes.toml: endpoint")],
+)
+def test_endpoints_written_with_commas_are_refused_with_the_way_to_write_them(tmp_path: Path, source: str, blame: str) -> None:
+    """A list written ``a,b`` was taken as one URL, and every batch sent to a host that is not there."""
+    both = "https://a.example/indexnow,https://b.example/indexnow"
+    cli: dict[str, Any] = {"sitemap": "s.xml"}
+    environ: dict[str, str] = {}
+    if source == "environment":
+        environ["NOTIFY_CHANGES_ENDPOINT"] = both
+    elif source == "flag":
+        cli["endpoint"] = [both]
+    else:
+        (tmp_path / "notify-changes.toml").write_text(f'endpoint = "{both}"\n')
+    with pytest.raises(UsageError, match=re.escape(blame) + ".*separated by a comma.*one URL a line"):
+        build_runs("run", cli, environ, tmp_path)
+    lines = build_runs("run", {"sitemap": "s.xml"}, {"NOTIFY_CHANGES_ENDPOINT": both.replace(",", "\n")}, tmp_path)[0]
+    assert lines.endpoints == tuple(both.split(","))
+    query = "https://c.example/indexnow?tags=a,b"  # a comma inside one URL is that URL's
+    assert build_runs("run", {"sitemap": "s.xml", "endpoint": [query]}, {}, tmp_path)[0].endpoints == (query,)
+
+
 @pytest.mark.parametrize("command", COMMANDS)
 def test_each_command_parses_the_options_the_table_gives_it(command: str) -> None:
     import argparse

@@ -355,7 +355,7 @@ def merge_values(
         if name in CONFIG_KEYS:
             merged[name] = (_resolved(name, value, base), f"{where}: {'[announce] ' if name in ANNOUNCE else ''}{name}")
     for option in OPTIONS:
-        variable = next((each for each in option.environment if environ.get(each)), None)
+        variable = next((each for each in option.environment if environ.get(each, "").strip()), None)  # blanks: unset
         if variable is not None:
             merged[option.name] = (_resolved(option.name, _environment_value(option, environ[variable]), cwd), variable)
     if environ.get("GITHUB_ACTIONS") == "true" and "format" not in merged:
@@ -376,13 +376,14 @@ def _resolved(name: str, value: Any, base: Path) -> Any:
 
 
 def _environment_value(option: Option, text: str) -> Any:
-    """A variable's text as the option's kind: a list one a line (blank lines left out), a
+    """A variable's text as the option's kind, without the blanks around it (an Action input
+    written as a YAML block ends in a newline): a list one a line (blank lines left out), a
     flag true or false (anything else its converter refuses, naming the variable)."""
     if option.kind == "list":
         return [line.strip() for line in text.splitlines() if line.strip()]
     if option.kind == "flag" and text.strip() in ("true", "false"):
         return text.strip() == "true"
-    return text
+    return text.strip()
 
 
 def _levels(given: Mapping[str, Any] | None, label: str, table: Any, where: str) -> dict[str, Level]:
