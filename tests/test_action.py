@@ -288,6 +288,39 @@ def test_an_args_input_with_an_open_quote_stops_with_exit_2(site: Site, tmp_path
     assert "cannot be split into words" in summary
 
 
+def test_the_action_as_a_user_writes_its_inputs(site: Site, tmp_path: Path, installed: tuple[Path, str]) -> None:
+    """Inputs as a workflow gives them: YAML blocks (``state: |``, ``endpoint: |``, each ending in
+    a newline), ``args`` with a quoted word holding spaces, ``dry-run: true``, inputs left empty,
+    a SQLite state. The block's newline had made the state ``deploys.sqlite\\n``."""
+    assert site.fake is not None
+    site.write(urlset(pages(3) | {"/my%20drafts/a/": "2024-09-01T10:00:00Z"}))
+    state = "state/deploys.sqlite\n"
+    second = site.fake.endpoint.replace("127.0.0.1", "localhost")
+    given = {
+        "sitemap": "public/sitemap.xml",
+        "state": state,
+        "initial": "submit\n",
+        "args": "--exclude '/my%20drafts/**'  --rule 'lastmod-missing=off'",
+    }
+    code, output, outputs, summary = drive(
+        site, tmp_path, installed, **given, **{"dry-run": "true", "batch-size": ""}, endpoint=f"{site.fake.endpoint}\n{second}\n"
+    )
+    assert code == 0, output
+    assert outputs["added"] == "4" and outputs["submitted"] == "0", outputs
+    assert f"would send to {site.fake.endpoint}: host" in output and f"would send to {second}: host" in output
+    assert (
+        "/my%20drafts/a/" not in output.split("would send")[1] and not (site.root / "state").exists()
+    )  # excluded; a dry run writes nothing
+    assert site.fake.posts == [] and "dry run" in summary.lower()
+    code, output, outputs, summary = drive(site, tmp_path, installed, **given, key=KEY, endpoint=f"{site.fake.endpoint}\n")
+    assert code == 0, output
+    assert outputs == {"added": "4", "changed": "0", "removed": "0", "submitted": "3", "pending": "0", "held-back": "0"}
+    assert {name for name in os.listdir(site.root / "state") if not name.endswith(".lock")} == {"deploys.sqlite"}
+    recorded = read_state(site.root / "state" / "deploys.sqlite")
+    assert recorded is not None and len(recorded.all_urls()) == 4
+    assert "| 4 | 0 | 0 | 3 | 0 |" in summary
+
+
 def _workflows_in_readme() -> list[str]:
     return re.findall(r"```yaml\n(name: .*?)```", everything(), re.DOTALL)  # GitHub workflows; the GitLab recipe is tests/test_recipes.py's
 
