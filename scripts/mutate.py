@@ -713,7 +713,7 @@ def main() -> int:
         revision = revision or args.since or _commit_named(Path(path))
         if revision is None:
             raise SystemExit(f"--again {again}: name the commit that run mutated (LOG@REV or --since REV)")
-        for key, (outcome, killer) in mutate_again.earlier(Path(path), revision, current, ROOT, known).items():
+        for key, (outcome, killer) in mutate_again.earlier(Path(path), revision, current, ROOT).items():
             before = earlier.get(key, ("", ""))[0]
             # a kill stands; so does a listed equivalent's survival (its reason says no test can kill it:
             # one a new test does kill is counted equivalent, not killed, which flatters nothing)

@@ -25,7 +25,7 @@ import ast
 import json
 import subprocess
 from collections import defaultdict
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Protocol
 
@@ -188,12 +188,11 @@ class _Tests:
         return self._suite
 
 
-def earlier(
-    results: Path, since: str, current: Mapping[str, _Keyed], root: Path, equivalent: Collection[str] = ()
-) -> dict[str, tuple[str, str]]:
+def earlier(results: Path, since: str, current: Mapping[str, _Keyed], root: Path) -> dict[str, tuple[str, str]]:
     """The verdicts of the run whose log is ``results``, made at ``since``, that hold now, by the
-    key of the mutant they are now (``current``: key -> mutant). A survivor holds only while no
-    test changed or went (a new test may kill it), unless it is a listed ``equivalent``."""
+    key of the mutant they are now (``current``: key -> mutant). A survivor of unchanged code is
+    returned as it was: a run judges it again (a new test may kill it), and ``--report`` shows it
+    alive until a run says otherwise, so a changed test never hides it."""
     code, tests = _Code(root, since), _Tests(root, since)
     by_place: dict[str, list[str]] = defaultdict(list)  # "function | text | operator[ #n]" -> the keys now
     for key in current:
@@ -210,8 +209,6 @@ def earlier(
         if code.current(now.module).get(now.scope) != mutated:
             continue
         if outcome in ("killed", "timeout") and not tests.unchanged(killer):
-            continue
-        if outcome not in ("killed", "timeout") and found[0] not in equivalent and not tests.suite_unchanged():
             continue
         kept[found[0]] = (outcome, killer)
     return kept

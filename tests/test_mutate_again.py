@@ -115,3 +115,14 @@ def test_a_listed_equivalent_follows_its_code_to_another_module_only_where_one_m
     other = "notifier/c.py::limit | n < 10 | Lt -> LtE"
     both = {moved: _Mutant("notifier/settings/a.py", "limit"), other: _Mutant("notifier/c.py", "limit")}
     assert mutate_again.moved_equivalents(listed, both) == {}
+
+
+def test_a_survivor_of_unchanged_code_stays_alive_whatever_the_tests_did(project: tuple[Path, str]) -> None:
+    """--report shows it alive until a run kills it: a changed test file must not make it "not judged"."""
+    root, since = project
+    now = {KEY: _Mutant("notifier/a.py", "limit")}
+    (root / "alive.log").write_text(f"survived  {KEY}\n")
+    _write(root, {"tests/test_a.py": TESTS.replace("assert limit(1)", "assert limit(2)")})
+    assert _kept(root, since, now, "alive.log") == {KEY: ("survived", "")}
+    _write(root, {"notifier/a.py": CODE.replace("return n < 10\n\n\ndef other", "return n <= 9\n\n\ndef other")})
+    assert _kept(root, since, now, "alive.log") == {}  # its code changed: judged again, not shown as it was
