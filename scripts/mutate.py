@@ -730,7 +730,9 @@ def main() -> int:
     outcomes: dict[Mutant, str] = {mutant: earlier[mutant.key][0] for mutant in chosen if mutant.key in earlier}
     killers: dict[Mutant, str] = {mutant: earlier[mutant.key][1] for mutant in chosen if mutant.key in earlier}
     todo = [mutant for mutant in chosen if mutant not in outcomes] if not args.report else []
-    todo.sort(key=lambda mutant: mutant.key in known)  # listed equivalents last: a run stopped early has judged the rest
+    # listed equivalents last: a run stopped early has judged the rest; before them, those made at
+    # import, each judged in a fresh interpreter by every test of its module (minutes each, not seconds)
+    todo.sort(key=lambda mutant: (mutant.key in known, not mutant.in_function))
     with tempfile.TemporaryDirectory(prefix="nc-mutate-") as temp:
         judged = _run_all(todo, snapshot(Path(temp)), args.jobs, args.max_tests, known, args.tests) if todo else ()
         for mutant, outcome, killer in judged:
