@@ -3,6 +3,8 @@ the behaviour a user relies on, and its docstring names the mutant (the edit) it
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import notifier
@@ -17,3 +19,38 @@ def test_an_empty_config_path_is_refused_as_no_path_not_as_a_missing_file(offlin
     with pytest.raises(notifier.UsageError) as caught:
         notifier.check(offline_site.sitemap, state=offline_site.state, config="")
     assert "give the path of a TOML file" in str(caught.value) and caught.value.exit_code == 2
+
+
+def test_a_relative_config_path_is_read_from_the_runs_folder(offline_site: Site, tmp_path: Path) -> None:
+    """The API's ``cwd`` (a build's folder, not the process's) is where ``config="conf.toml"`` is
+    found. Fails with ``find_config``'s ``not path.is_absolute()`` made ``path.is_absolute()``, or its
+    ``path = cwd / path`` removed (the file is looked for in the process's folder: "no such file")."""
+    offline_site.write(urlset(pages(1)))
+    folder = tmp_path / "build"
+    folder.mkdir()
+    (folder / "conf.toml").write_text('batch-size = "many"\n')
+    with pytest.raises(notifier.UsageError) as caught:
+        notifier.check(offline_site.sitemap, state=offline_site.state, config="conf.toml", cwd=folder)
+    assert "batch" in str(caught.value) and "no such file" not in str(caught.value)
+
+
+def test_a_config_named_pyproject_toml_is_read_from_its_tool_table(offline_site: Site, tmp_path: Path) -> None:
+    """``--config site/pyproject.toml`` reads ``[tool.notify-changes]``, as the pyproject.toml found in
+    the folder is read. Fails with ``find_config``'s ``"pyproject.toml"`` changed (the whole document
+    is read as the table: its ``tool`` key is refused as unknown)."""
+    offline_site.write(urlset(pages(1)))
+    config = tmp_path / "site" / "pyproject.toml"
+    config.parent.mkdir()
+    config.write_text('[project]\nname = "site"\n\n[tool.notify-changes]\nbatch-size = "many"\n')
+    with pytest.raises(notifier.UsageError) as caught:
+        notifier.check(offline_site.sitemap, state=offline_site.state, config=str(config))
+    assert "batch" in str(caught.value), caught.value
+
+
+def test_a_pyproject_toml_whose_tool_is_no_table_is_no_config(offline_site: Site, tmp_path: Path) -> None:
+    """A pyproject.toml with ``tool = 3`` holds no notify-changes table: the run goes on without one
+    (never a traceback). Fails with ``_read_toml``'s ``tool = tool if isinstance(tool, dict) else {}``
+    removed (``"notify-changes" in 3`` is a TypeError)."""
+    offline_site.write(urlset(pages(1)))
+    (tmp_path / "pyproject.toml").write_text('tool = 3\n[project]\nname = "site"\n')
+    assert notifier.check(offline_site.sitemap, state=offline_site.state, cwd=tmp_path).exit_code == 0
