@@ -693,6 +693,12 @@ def main() -> int:
     )
     parser.add_argument("--since", metavar="REV", help="with --again: the commit that earlier run mutated")
     parser.add_argument(
+        "--alive-only",
+        action="store_true",
+        help="with --again: judge only the mutants those runs left alive in unchanged code, not those no run judged "
+        "(after writing tests for the survivors, with --tests naming the new file: minutes)",
+    )
+    parser.add_argument(
         "--report",
         action="store_true",
         help="judge nothing: the table from the --again results (an earlier survivor of an unchanged function "
@@ -708,6 +714,7 @@ def main() -> int:
     for old, new in sorted(moved.items()):
         print(f"MOVED EQUIVALENT {old} -> {new.partition('::')[0]} (write its new module in {EQUIVALENT.name})", file=sys.stderr)
     earlier: dict[str, tuple[str, str]] = {}
+    alive: set[str] = set()  # what the runs left alive, for --alive-only
     for again in args.again or ():
         path, _, revision = again.partition("@")
         revision = revision or args.since or _commit_named(Path(path))
@@ -715,6 +722,7 @@ def main() -> int:
             raise SystemExit(f"--again {again}: name the commit that run mutated (LOG@REV or --since REV)")
         for key, (outcome, killer) in mutate_again.earlier(Path(path), revision, current, ROOT).items():
             before = earlier.get(key, ("", ""))[0]
+            alive |= {key} if outcome in _ALIVE else set()
             # a kill stands; so does a listed equivalent's survival (its reason says no test can kill it:
             # one a new test does kill is counted equivalent, not killed, which flatters nothing)
             if outcome == "killed" or (key in known and outcome in ("survived", "uncovered") and before != "killed"):
@@ -730,6 +738,8 @@ def main() -> int:
     outcomes: dict[Mutant, str] = {mutant: earlier[mutant.key][0] for mutant in chosen if mutant.key in earlier}
     killers: dict[Mutant, str] = {mutant: earlier[mutant.key][1] for mutant in chosen if mutant.key in earlier}
     todo = [mutant for mutant in chosen if mutant not in outcomes] if not args.report else []
+    if args.alive_only:
+        todo = [mutant for mutant in todo if mutant.key in alive]
     # listed equivalents last: a run stopped early has judged the rest; before them, those made at
     # import, each judged in a fresh interpreter by every test of its module (minutes each, not seconds)
     todo.sort(key=lambda mutant: (mutant.key in known, not mutant.in_function))
