@@ -130,6 +130,9 @@ def _judge(request: dict[str, Any]) -> str:
             arguments = ["-x", "-q", "-p", "no:cacheprovider", "-o", "addopts=", "--assert=plain", *request["tests"]]
             code = pytest.main(arguments, plugins=[_FirstFailure(writable)])
             os._exit(int(code))
+        except pytest.PytestUnraisableExceptionWarning:  # a test left an object unclosed (warnings are errors): the session fails
+            os.write(writable, b"<unraisable at the session's end>")
+            os._exit(1)
         except BaseException:  # the harness, not the mutant: say so, never count it as a kill
             print(f"mutate_worker: {request['module']} #{request['index']}:\n{traceback.format_exc()}", file=report, flush=True)
             os._exit(98)

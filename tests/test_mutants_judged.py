@@ -54,3 +54,15 @@ def test_a_pyproject_toml_whose_tool_is_no_table_is_no_config(offline_site: Site
     offline_site.write(urlset(pages(1)))
     (tmp_path / "pyproject.toml").write_text('tool = 3\n[project]\nname = "site"\n')
     assert notifier.check(offline_site.sitemap, state=offline_site.state, cwd=tmp_path).exit_code == 0
+
+
+def test_a_postgresql_states_request_timeout_is_the_one_given(tmp_path: Path) -> None:
+    """``--request-timeout 7`` bounds each exchange with a PostgreSQL state's server too, not only
+    IndexNow's. Fails with ``_state``'s ``bounds["request_timeout"] = ...`` removed (the server gets
+    DatabaseURL's own 30 s)."""
+    from notifier.settings.database import DatabaseURL
+    from notifier.settings.settings import build_settings
+
+    cli = {"sitemap": "s.xml", "state": "postgresql://ci@db/deploys", "site-name": "www", "request-timeout": "7"}
+    settings = build_settings("check", cli, environ={}, cwd=tmp_path)
+    assert isinstance(settings.state, DatabaseURL) and settings.state.request_timeout == 7.0

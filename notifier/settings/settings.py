@@ -41,7 +41,6 @@ __all__ = [
     "build_settings",
     "find_config",
     "state_from",
-    "state_options",
 ]
 
 DEFAULT_STATE = Path("state/notify-changes.json")
@@ -270,15 +269,6 @@ def _state(values: Mapping[str, Any], cwd: Path, site: str | None) -> Path | Dat
     bounds = {"lock_timeout": values.get("lock-timeout", default("lock-timeout"))}
     bounds["request_timeout"] = values.get("request-timeout", default("request-timeout"))
     return DatabaseURL(given, site=name, **bounds)
-
-
-def state_options(
-    cli: Mapping[str, Any], environ: Mapping[str, str] | None = None, cwd: Path | None = None
-) -> tuple[Path | DatabaseURL, float]:
-    """The state file and the lock timeout, as ``build_settings`` resolves them, for the
-    commands that need nothing else (``notify-changes state``)."""
-    cwd = Path.cwd() if cwd is None else cwd
-    return state_from(read_layers(cli, environ, cwd, api=False).merged, cwd, None)
 
 
 def state_from(merged: Mapping[str, tuple[Any, str]], cwd: Path, site: str | None) -> tuple[Path | DatabaseURL, float]:
