@@ -8,7 +8,10 @@ from pathlib import Path
 import pytest
 
 import notifier
-from tests.conftest import Site, pages, urlset
+from tests.conftest import KEY, Site, pages, urlset
+from tests.fakeindexnow import FakeIndexNow
+from tests.test_sites import _monorepo
+from tests.test_sites_everywhere import _main
 
 
 def test_an_empty_config_path_is_refused_as_no_path_not_as_a_missing_file(offline_site: Site) -> None:
@@ -66,3 +69,19 @@ def test_a_postgresql_states_request_timeout_is_the_one_given(tmp_path: Path) ->
     cli = {"sitemap": "s.xml", "state": "postgresql://ci@db/deploys", "site-name": "www", "request-timeout": "7"}
     settings = build_settings("check", cli, environ={}, cwd=tmp_path)
     assert isinstance(settings.state, DatabaseURL) and settings.state.request_timeout == 7.0
+
+
+def test_state_show_of_every_site_says_which_has_no_state_yet(
+    tmp_path: Path, fake: FakeIndexNow, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``state show`` with [[sites]], one of them never deployed (its state file gone): its section
+    says "no state yet", the other's shows its state, exit 0. Fails with ``run_state_sites``'
+    ``state is None`` made ``is not None`` (the state shown is the one that is not there)."""
+    config = _monorepo(tmp_path, fake)
+    assert _main(capsys, "run", "--config", str(config), "--key", KEY).code == 0
+    (tmp_path / "state" / "blog.json").unlink()
+    every = _main(capsys, "state", "show", "--config", str(config))
+    assert every.code == 0, every.err
+    docs, _, blog = every.out.partition("== blog\n")
+    assert "== docs\n" in docs and "3 URLs in 1 sitemap file" in docs and "no state yet" not in docs
+    assert "blog.json: no state yet; the first `notify-changes run` records one" in blog
