@@ -695,7 +695,7 @@ def main() -> int:
     parser.add_argument(
         "--alive-only",
         action="store_true",
-        help="with --again: judge only the mutants those runs left alive in unchanged code, not those no run judged "
+        help="with --again: judge only the mutants those runs let survive (or no test ran) in unchanged code, not those no run judged "
         "(after writing tests for the survivors, with --tests naming the new file: minutes)",
     )
     parser.add_argument(
@@ -722,7 +722,7 @@ def main() -> int:
             raise SystemExit(f"--again {again}: name the commit that run mutated (LOG@REV or --since REV)")
         for key, (outcome, killer) in mutate_again.earlier(Path(path), revision, current, ROOT).items():
             before = earlier.get(key, ("", ""))[0]
-            alive |= {key} if outcome in _ALIVE else set()
+            alive |= {key} if outcome in ("survived", "uncovered") else set()  # an "error" needs the whole suite's map
             # a kill stands; so does a listed equivalent's survival (its reason says no test can kill it:
             # one a new test does kill is counted equivalent, not killed, which flatters nothing)
             if outcome == "killed" or (key in known and outcome in ("survived", "uncovered") and before != "killed"):
