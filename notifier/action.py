@@ -14,8 +14,8 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from notifier.database import is_database_url
 from notifier.errors import NotifierError, UsageError
-from notifier.settings.database import is_database_url
 from notifier.settings.options import BY_NAME
 
 DISTRIBUTION = "notify-changes"

@@ -23,6 +23,7 @@ from notifier.commands import state_request
 from notifier.commands.key import key_command
 from notifier.commands.state import run_state_sites
 from notifier.crash import caused_by_a_cancel, report_crash
+from notifier.database import DatabaseURL
 from notifier.errors import ExitCode, NotifierError, UsageError
 from notifier.github import mask_secrets, write_github, write_github_error
 from notifier.output import LOST, OutputFailed, guarded_streams, lost_code, silence
@@ -30,7 +31,6 @@ from notifier.protocol import Keys
 from notifier.redaction import Secrets, gathered
 from notifier.report import Report, printable, render_json, render_text
 from notifier.settings.config_sites import build_runs, site_states
-from notifier.settings.database import DatabaseURL
 from notifier.settings.options import add_options, given
 from notifier.terminal import notice_printer, on_a_terminal, progress_printer, use_colour, write_quietly
 

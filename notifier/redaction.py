@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from notifier.settings.database import is_database_url, passwords, without_password
+from notifier.database import is_database_url, passwords, without_password
 from notifier.urls import userinfo
 
 KEY_SHOWN = 4  # characters of a key a message may show

@@ -297,7 +297,7 @@ class Site:
     @property
     def state_args(self) -> list[str]:
         """--state (and for a PostgreSQL state, --site-name) as the program takes them."""
-        from notifier.settings.database import DatabaseURL
+        from notifier.database import DatabaseURL
 
         state: object = self.state
         if isinstance(state, DatabaseURL):
@@ -306,7 +306,7 @@ class Site:
 
     def state_bytes(self) -> bytes | None:
         """The state as stored: a file's bytes, or a PostgreSQL site's rows (None: nothing recorded)."""
-        from notifier.settings.database import DatabaseURL
+        from notifier.database import DatabaseURL
 
         state: object = self.state
         if isinstance(state, DatabaseURL):
@@ -388,7 +388,7 @@ def second() -> Iterator[FakeIndexNow]:
 @pytest.fixture(params=["notify-changes.json", "notify-changes.sqlite", "postgresql"])
 def site_in_every_store(site: Site, request: pytest.FixtureRequest) -> Site:
     """The site with its state in each store in turn: a JSON file, SQLite, a PostgreSQL database."""
-    from notifier.settings.database import DatabaseURL
+    from notifier.database import DatabaseURL
 
     if request.param == "postgresql":
         site.state = DatabaseURL(request.getfixturevalue("pg_url"), site="shop")  # type: ignore[assignment]
@@ -402,8 +402,8 @@ def run_at(site: Site, when: dt.datetime, **options: Any) -> Report:
     its waits pass no time) against the site's fake endpoint: the site's state (a database's
     site name with it), a 30 s retry budget, ``initial = submit``; ``options`` by their config
     names, ``_`` for ``-`` (``per_day="2"``), override them. Returns the run's Report."""
+    from notifier.database import DatabaseURL
     from notifier.pipeline.loop import Environment, execute
-    from notifier.settings.database import DatabaseURL
     from notifier.settings.settings import build_settings
     from tests.faketime import FakeTime
 

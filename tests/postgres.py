@@ -97,7 +97,7 @@ def site_rows(location: object) -> bytes | None:
     what "the state was left as it was" compares for this store."""
     import psycopg
 
-    from notifier.settings.database import DatabaseURL
+    from notifier.database import DatabaseURL
 
     assert isinstance(location, DatabaseURL)
     with psycopg.connect(location.dsn) as connection:

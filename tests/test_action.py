@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import yaml
 
-from notifier.settings.database import DatabaseURL
+from notifier.database import DatabaseURL
 from notifier.store import read_state
 from tests.conftest import BASE, KEY, Site, pages, program, urlset
 from tests.docs import everything, page

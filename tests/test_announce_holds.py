@@ -14,9 +14,9 @@ import pytest
 from notifier.cli import main
 from notifier.commands.state import run_state_sites
 from notifier.commands.state_request import StateRequest
+from notifier.database import DatabaseURL
 from notifier.report import Report, render_json
 from notifier.settings.config_sites import site_states
-from notifier.settings.database import DatabaseURL
 from notifier.store import read_state
 from tests.conftest import BASE, KEY, Site, pages, recorded_pending, run_at, urlset
 from tests.fakeindexnow import FakeIndexNow

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from notifier.database import DatabaseURL
 from notifier.report import Report
-from notifier.settings.database import DatabaseURL
 from notifier.store import read_ledger, read_state
 from tests.conftest import BASE, Site, pages, run_at, urlset
 from tests.fakeindexnow import status

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from notifier.cli import main
+from notifier.database import DatabaseURL
 from notifier.pipeline.loop import Environment, execute
 from notifier.report import Report, render_json, render_text
-from notifier.settings.database import DatabaseURL
 from notifier.settings.settings import build_settings
 from notifier.store import read_state
 from notifier.waits import bounded, endpoint_key

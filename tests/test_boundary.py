@@ -163,6 +163,20 @@ def test_reading_the_settings_and_the_command_line_loads_no_reader_and_no_http_c
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
 
 
+def test_the_store_sits_below_the_configuration() -> None:
+    """#43: no arrow runs back up between folders: ``settings/`` reads ``store/`` (which store a
+    location is), so nothing in ``store/`` imports ``settings/``; the database URL both use is
+    ``notifier/database.py``, a leaf."""
+    import ast
+
+    upward = []
+    for path in sorted((Path(notifier.__file__).parent / "store").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("notifier.settings"):
+                upward.append(f"{path.name}:{node.lineno} {node.module}")
+    assert upward == []
+
+
 def test_a_cancel_python_wrapped_on_its_way_out_is_exit_130_not_a_bug(site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
     """A SIGINT that lands while a class is being made (an import in the first moments of a
     check) reaches the boundary as RuntimeError("Error calling __set_name__ ...") caused by

@@ -54,7 +54,7 @@ def recorded(request: pytest.FixtureRequest, site: Site, forking: None) -> Site:
     if request.param == "sqlite":
         site.state = site.root / "state" / "notify-changes.sqlite"
     if request.param == "postgresql":  # each worker reads its parts' rows over a connection of its own
-        from notifier.settings.database import DatabaseURL
+        from notifier.database import DatabaseURL
 
         site.state = DatabaseURL(request.getfixturevalue("pg_url"), site="shop")  # type: ignore[assignment]
     return site
@@ -260,7 +260,7 @@ def test_a_postgresql_part_is_read_by_a_worker_from_the_snapshot_the_state_was_r
     """A worker reads a part's row over a connection of its own, in the snapshot the check read
     the state in (``pg_export_snapshot``): a run that saves meanwhile does not mix in. The
     process that read the state reads the row itself (its workers died)."""
-    from notifier.settings.database import DatabaseURL
+    from notifier.database import DatabaseURL
     from notifier.store import RecordedPart, State
     from notifier.store.postgres import PostgresStore, read_postgres_state
 

@@ -47,7 +47,7 @@ def _no_process_outlives_its_test() -> Iterator[None]:
 def any_store(site: Site, request: pytest.FixtureRequest) -> Site:
     """The site with a JSON state, or a PostgreSQL one (a real server, tests/postgres.py)."""
     if request.param == "postgresql":
-        from notifier.settings.database import DatabaseURL
+        from notifier.database import DatabaseURL
 
         site.state = DatabaseURL(request.getfixturevalue("pg_url"), site="shop")  # type: ignore[assignment]
     return site

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from notifier.database import DatabaseURL
 from notifier.pipeline.loop import Environment, execute
-from notifier.settings.database import DatabaseURL
 from notifier.settings.settings import build_settings
 from tests.conftest import KEY, Site, index, pages, urlset
 from tests.fakeindexnow import status

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from notifier.cli import main
+from notifier.database import DatabaseURL
 from notifier.pipeline.loop import Environment, execute
 from notifier.pipeline.refusals import key_digest
 from notifier.report import Report
-from notifier.settings.database import DatabaseURL
 from notifier.settings.settings import build_settings
 from notifier.store import read_state
 from tests.conftest import HOST, KEY, Site, pages, urlset

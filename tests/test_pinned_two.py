@@ -17,11 +17,11 @@ import pytest
 
 import notifier
 from notifier.cli import main
+from notifier.database import DatabaseURL
 from notifier.history.git import read_history
 from notifier.pipeline.loop import Environment, execute
 from notifier.protocol import derive_key
 from notifier.report import Report
-from notifier.settings.database import DatabaseURL
 from notifier.settings.settings import build_settings
 from notifier.store import read_ledger, read_state
 from tests.conftest import BASE, HOST, KEY, Site, eight_deploys_keeping_three_batches, index, pages, recorded_pending, run_records, urlset

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from notifier.cli import main
-from notifier.settings.database import DatabaseURL, without_password
+from notifier.database import DatabaseURL, without_password
 from notifier.store import read_state
 from tests.conftest import BASE, KEY, Site, pages, program, run_records, urlset
 from tests.fakeindexnow import FakeIndexNow

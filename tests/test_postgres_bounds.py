@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from notifier.cli import INTERRUPTED
-from notifier.settings.database import DatabaseURL
+from notifier.database import DatabaseURL
 from tests.conftest import KEY, Site, pages, program, program_python, urlset
 from tests.fakeindexnow import wait_until
 

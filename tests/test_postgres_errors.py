@@ -16,7 +16,7 @@ import pytest
 
 import notifier.store.postgres as postgres
 from notifier.cli import main
-from notifier.settings.database import DatabaseURL
+from notifier.database import DatabaseURL
 from tests.conftest import Site, index, pages, urlset
 
 psycopg = pytest.importorskip("psycopg")

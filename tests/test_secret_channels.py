@@ -14,7 +14,7 @@ import pytest
 import notifier.pipeline.loop
 from notifier.cli import main
 from notifier.crash import LOG_NAME
-from notifier.settings.database import DatabaseURL, is_database_url, passwords, without_password
+from notifier.database import DatabaseURL, is_database_url, passwords, without_password
 from tests.conftest import KEY, Site, pages, urlset
 
 PASSWORD = "hunter2-database-pw"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from notifier.cli import main
-from notifier.settings.database import database_identity
+from notifier.database import database_identity
 from tests.conftest import BASE, KEY, NS, Result, pages, urlset
 from tests.fakeindexnow import FakeIndexNow
 from tests.test_history import Repo

@@ -30,7 +30,7 @@ def any_site(site: Site, request: pytest.FixtureRequest) -> Site:
 @pytest.fixture(params=[*STORES, POSTGRESQL])
 def every_store(site: Site, request: pytest.FixtureRequest) -> Site:
     """The contract a database shares with the files (not file bytes, links or flock)."""
-    from notifier.settings.database import DatabaseURL
+    from notifier.database import DatabaseURL
 
     if request.param == POSTGRESQL:
         site.state = DatabaseURL(request.getfixturevalue("pg_url"), site="shop")  # type: ignore[assignment]
@@ -351,7 +351,7 @@ def test_one_factory_decides_the_backend_by_the_name_given(tmp_path: Path) -> No
     """``backend`` decides once, by the name the user gave: a .sqlite or .db name is SQLite,
     any other name the JSON file (a link named .json to a .db file stays JSON), a database
     URL PostgreSQL."""
-    from notifier.settings.database import DatabaseURL
+    from notifier.database import DatabaseURL
     from notifier.store import backend
 
     assert backend(tmp_path / "notify-changes.json").kind == "JSON"

@@ -13,10 +13,10 @@ import pytest
 from notifier.cli import TOOLS, main, make_parser
 from notifier.commands.key import KEY_ACTIONS
 from notifier.commands.state_request import ACTIONS
+from notifier.database import DatabaseURL
 from notifier.environment import Environment
 from notifier.errors import LockTimeout
 from notifier.pipeline.loop import execute
-from notifier.settings.database import DatabaseURL
 from notifier.settings.settings import build_settings
 from notifier.store import open_store
 from tests.conftest import KEY, Site, pages, urlset

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from notifier.announce import Announce
+from notifier.database import DatabaseURL
 from notifier.errors import LOCK_TIMEOUT, UsageError
 from notifier.settings.config_sites import SiteState
-from notifier.settings.database import DatabaseURL
 from notifier.settings.options import add_options
 
 ACTIONS = ("show", "url", "pending", "forget", "export", "history", "stats", "report")

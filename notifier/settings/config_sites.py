@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from notifier.announce import Announce
+from notifier.database import DatabaseURL
 from notifier.errors import UsageError
-from notifier.settings.database import DatabaseURL
 from notifier.settings.options import BY_NAME, OPTIONS, announce_table
 from notifier.settings.settings import (
     CONFIG_KEYS,

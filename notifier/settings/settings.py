@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from notifier.announce import Announce
+from notifier.database import DatabaseURL, broken_keyword_string, is_database_url, without_password
 from notifier.dates import parse_duration
 from notifier.errors import UsageError
 from notifier.paths import is_url
@@ -26,7 +27,6 @@ from notifier.rules.table import SENT_RULES, Level
 from notifier.settings.config_keys import keys_table
 from notifier.settings.config_tables import HistorySettings, bulk_table, history_table
 from notifier.settings.converters import INITIAL_CHOICES, Converter, duration, text
-from notifier.settings.database import DatabaseURL, broken_keyword_string, is_database_url, without_password
 from notifier.settings.discovery import find_sitemap
 from notifier.settings.options import ANNOUNCE, BY_NAME, FORMATS, OPTIONS, RUN_ONLY, Option, announce_table, default
 from notifier.site.folder import served_under

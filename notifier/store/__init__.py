@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
-from notifier.settings.database import DatabaseURL, database_identity, is_database_url
+from notifier.database import DatabaseURL, database_identity, is_database_url
 from notifier.store.contract import Store
 from notifier.store.durable import SaveFailed, StateStore, follow_link, write_atomic
 from notifier.store.jsonfile import (

@@ -23,7 +23,7 @@ from notifier.errors import LOCK_TIMEOUT, ExitCode, LockTimeout, StateError
 from notifier.store.model import State
 
 if TYPE_CHECKING:
-    from notifier.settings.database import DatabaseURL
+    from notifier.database import DatabaseURL
     from notifier.store.ledger import LedgerEntry
 
 _TMP_SUFFIX = ".tmp"

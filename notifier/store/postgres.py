@@ -29,17 +29,18 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from notifier.database import DatabaseURL
 from notifier.dates import format_utc
 from notifier.errors import LOCK_TIMEOUT, LockTimeout, StateError
-from notifier.settings.database import DatabaseURL
 from notifier.store.checks import damaged
 from notifier.store.durable import DeliveryNotRecorded, SaveFailed, waiting_for_lock
 from notifier.store.jsonfile import encoded_parts
 from notifier.store.ledger import LedgerEntry
 from notifier.store.migrate import FORMAT_VERSION, check_version
 from notifier.store.model import MAX_RUNS_KEPT, Part, RecordedPart, State, apply_delivery, grouped_pending
+from notifier.store.postgres_snapshot import exported, read_again
 from notifier.store.rows import Blob, ledger_rows, state_from_rows
-from notifier.store.server import connect, connected, driver, failure, said
+from notifier.store.server import connected, driver, failure, said
 from notifier.waits import MAX_WAIT
 
 if TYPE_CHECKING:
@@ -187,52 +188,10 @@ def read_postgres_state(location: DatabaseURL) -> State | None:
         connection = stack.enter_context(connected(location))
         connection.autocommit = False
         connection.isolation_level = driver().IsolationLevel.REPEATABLE_READ
-        state = _read(connection, location, _exported(connection))[0]
+        state = _read(connection, location, exported(connection))[0]
         if state is not None and state.parts:  # its parts' records are read later: the snapshot stays open
             weakref.finalize(state, stack.pop_all().close)
     return state
-
-
-def _exported(connection: psycopg.Connection[Any]) -> str | None:
-    """The transaction's snapshot, exported for the workers that compare parts (None where the
-    server exports none, a standby: the parts are then read here)."""
-    try:
-        return str(connection.execute("SELECT pg_export_snapshot()").fetchone()[0])  # type: ignore[index]
-    except driver().Error:
-        connection.rollback()  # the transaction begins again, at the next statement
-        return None
-
-
-_WORKER: dict[tuple[str, str], Any] = {}  # (dsn, snapshot) -> a worker's connection in that snapshot
-
-
-def read_again(location: DatabaseURL, snapshot: str, loader: int, row: int) -> bytes | None:
-    """A part's records read by another process (a worker comparing the part), over a
-    connection of its own in the snapshot the state was read in: the bytes the main process
-    would have read, sent once and decoded there. A worker keeps its connection for the next
-    part. None in the process that loaded the state (its workers died: it reads the row over
-    its own connection) and on any trouble (the main process then reads the row, and says
-    what is wrong)."""
-    if os.getpid() == loader:
-        return None
-    psycopg, key = driver(), (location.dsn, snapshot)
-    try:
-        connection = _WORKER.get(key)
-        if connection is None:
-            for old in _WORKER.values():  # an earlier check's snapshot
-                old.close()
-            _WORKER.clear()
-            connection = _WORKER[key] = connect(location)
-            connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            connection.execute(psycopg.sql.SQL("SET TRANSACTION SNAPSHOT {}").format(snapshot))
-        query = "SELECT urls FROM notify_changes_parts WHERE site = %s AND n = %s"
-        found = connection.execute(query, (location.site, row), binary=True).fetchone()
-    except (psycopg.Error, StateError):
-        kept = _WORKER.pop(key, None)
-        if kept is not None:
-            kept.close()
-        return None
-    return bytes(found[0]) if found is not None else None
 
 
 class PostgresStore:

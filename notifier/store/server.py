@@ -26,9 +26,9 @@ from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
+from notifier.database import DatabaseURL, without_password
 from notifier.errors import LockTimeout, NotifierError, StateError, UsageError
 from notifier.redaction import of_location
-from notifier.settings.database import DatabaseURL, without_password
 
 logging.getLogger("psycopg").addHandler(logging.NullHandler())  # its warnings are no line of ours
 
