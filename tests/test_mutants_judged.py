@@ -63,7 +63,7 @@ def test_a_postgresql_states_request_timeout_is_the_one_given(tmp_path: Path) ->
     """``--request-timeout 7`` bounds each exchange with a PostgreSQL state's server too, not only
     IndexNow's. Fails with ``_state``'s ``bounds["request_timeout"] = ...`` removed (the server gets
     DatabaseURL's own 30 s)."""
-    from notifier.settings.database import DatabaseURL
+    from notifier.database import DatabaseURL
     from notifier.settings.settings import build_settings
 
     cli = {"sitemap": "s.xml", "state": "postgresql://ci@db/deploys", "site-name": "www", "request-timeout": "7"}
