@@ -230,9 +230,12 @@ def test_a_variables_value_is_read_without_the_blanks_around_it(tmp_path: Path) 
     ("source", "blame"),
     [("environment", "NOTIFY_CHANGES_ENDPOINT"), ("flag", "--endpoint"), ("config", "notify-changes.toml: endpoint")],
 )
-def test_endpoints_written_with_commas_are_refused_with_the_way_to_write_them(tmp_path: Path, source: str, blame: str) -> None:
-    """A list written ``a,b`` was taken as one URL, and every batch sent to a host that is not there."""
-    both = "https://a.example/indexnow,https://b.example/indexnow"
+@pytest.mark.parametrize("between", [",", ", ", " "])
+def test_endpoints_written_with_commas_are_refused_with_the_way_to_write_them(
+    tmp_path: Path, source: str, blame: str, between: str
+) -> None:
+    """A list written ``a,b`` or ``a b`` was taken as one URL, and every batch sent to a host that is not there."""
+    both = f"https://a.example/indexnow{between}https://b.example/indexnow"
     cli: dict[str, Any] = {"sitemap": "s.xml"}
     environ: dict[str, str] = {}
     if source == "environment":
@@ -241,10 +244,10 @@ def test_endpoints_written_with_commas_are_refused_with_the_way_to_write_them(tm
         cli["endpoint"] = [both]
     else:
         (tmp_path / "notify-changes.toml").write_text(f'endpoint = "{both}"\n')
-    with pytest.raises(UsageError, match=re.escape(blame) + ".*separated by a comma.*one URL a line"):
+    with pytest.raises(UsageError, match=re.escape(blame) + ".*separated by a comma or a space.*one URL a line"):
         build_runs("run", cli, environ, tmp_path)
-    lines = build_runs("run", {"sitemap": "s.xml"}, {"NOTIFY_CHANGES_ENDPOINT": both.replace(",", "\n")}, tmp_path)[0]
-    assert lines.endpoints == tuple(both.split(","))
+    lines = build_runs("run", {"sitemap": "s.xml"}, {"NOTIFY_CHANGES_ENDPOINT": both.replace(between, "\n")}, tmp_path)[0]
+    assert lines.endpoints == tuple(both.split(between))
     query = "https://c.example/indexnow?tags=a,b"  # a comma inside one URL is that URL's
     assert build_runs("run", {"sitemap": "s.xml", "endpoint": [query]}, {}, tmp_path)[0].endpoints == (query,)
 

@@ -143,9 +143,9 @@ def endpoint_urls(label: str) -> Callable[[Any], tuple[str, ...]]:
         one = url(label)
         written: dict[str, str] = {}  # one form -> as first written: an endpoint given twice is sent to once
         for item in items:
-            if isinstance(item, str) and re.search(r",\s*https?://", item):  # "a,b": two URLs, never one
+            if isinstance(item, str) and re.search(r"[,\s]\s*https?://", item.strip()):  # "a,b", "a b": two URLs, never one
                 raise UsageError(
-                    f"{label}: {without_password(item)!r} is several URLs separated by a comma: give each on its own "
+                    f"{label}: {without_password(item)!r} is several URLs separated by a comma or a space: give each on its own "
                     "(one URL a line in NOTIFY_CHANGES_ENDPOINT and the Action's endpoint input, a TOML list in the "
                     "config, --endpoint repeated)"
                 )
