@@ -178,3 +178,17 @@ def test_a_request_timeout_of_zero_is_refused_not_made_thirty(offline_site: obje
         assert "--request-timeout: '0' must be a number of seconds from more than 0 to 86400" in str(error)
     else:
         raise AssertionError("a request timeout of 0 was taken")
+
+
+def test_the_readme_shows_the_report_page_and_every_metric() -> None:
+    """#42: the README shows the page (the screenshot scripts/report_screenshot.py makes) and
+    lists every metric family a metrics file has, for a Grafana panel."""
+    from notifier import metrics
+
+    shown = re.findall(r"!\[[^\]]*\]\(([^)]+\.png)\)", README)
+    assert shown and all((Path(__file__).parent.parent / image).is_file() for image in shown)
+    source = Path(metrics.__file__).read_text()
+    families = {f"{metrics.PREFIX}{name}" for name in re.findall(r'\{PREFIX\}(\w+)"', source)}
+    families |= {f"{metrics.PREFIX}urls_{what}_total" for what, _ in metrics.COUNTERS}
+    families.discard(f"{metrics.PREFIX}urls_")
+    assert len(families) == 7 and all(f"`{family}`" in README for family in families), families
