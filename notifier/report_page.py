@@ -70,6 +70,13 @@ def received_bars(stats: Stats, endpoints: Sequence[str], dates: Sequence[str]) 
     return bars, top
 
 
+def scale_ticks(top: int) -> list[tuple[float, int]]:
+    """The scale's ticks, (y, value): 0, the middle and the top, each a whole number of URLs
+    drawn at its own height (5's middle is 2, at 2: a tick at 2.5 saying "2" reads a bar wrong)."""
+    plot_height = HEIGHT - BOTTOM - TOP
+    return [(round(HEIGHT - BOTTOM - plot_height * value / top, 2), value) for value in sorted({0, top // 2, top})]
+
+
 def _pattern(index: int) -> str:
     return PATTERNS[index % len(PATTERNS)]
 
@@ -134,7 +141,7 @@ def page_context(stats: Stats, state_name: str, last_run: dict[str, Any] | None,
             "bottom": HEIGHT - BOTTOM,
             "top": TOP,
             "scale": top,
-            "ticks": [(round(HEIGHT - BOTTOM - (HEIGHT - BOTTOM - TOP) * share, 2), round(top * share)) for share in (0, 0.5, 1)],
+            "ticks": scale_ticks(top),
             "labels": [(round(LEFT + number * step, 2), day) for number, day in enumerate(dates) if number % 15 == 0],
             "bars": bars,
             "first": dates[0],

@@ -166,3 +166,19 @@ def test_the_page_shows_crawled_and_the_last_runs_findings(site: Site) -> None:
     assert state is not None and state.runs[-1].get("findings") == {"lastmod-missing": {"warn": 2}}
     report(site, page, T0 + 6 * DAY)  # no log: the section says how to add it
     assert "--log ACCESS_LOG" in page.read_text() and nodes(lxml.html.fromstring(page.read_bytes()), '//table[@id="crawled"]') == []
+
+
+def test_each_tick_of_the_scale_is_drawn_at_its_own_value(site: Site) -> None:
+    """A scale whose top is odd (5 a day): its middle tick is 2, drawn at 2, not at 2.5."""
+    assert deploy(site, T0, 5).exit_code == 0  # 5 received: the scale's top
+    assert deploy(site, T0 + DAY, 7).exit_code == 0  # 2 more
+    page = site.root / "report.html"
+    report(site, page, T0 + 2 * DAY)
+    chart = nodes(lxml.html.fromstring(page.read_bytes()), '//svg[@id="received-chart"]')[0]
+    bottom, top = 260 - 36, 12  # the plot's baseline and its top, as report_page draws them
+    ticks = [(float(text.get("y")) - 4, int(text.text)) for text in chart.xpath("./text[@text-anchor='end']")]
+    assert [value for _, value in ticks] == [0, 2, 5]
+    for y, value in ticks:
+        assert y == pytest.approx(bottom - (bottom - top) * value / 5), (y, value)
+    two = next(bar for bar in nodes(chart, './/rect[@class="bar"]') if bar.get("data-received") == "2")
+    assert float(two.get("y")) == pytest.approx(ticks[1][0])  # the bar of 2 reaches the tick that says 2
