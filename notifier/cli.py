@@ -311,8 +311,10 @@ def _state_command(args: list[str]) -> int:
     """``notify-changes state ACTION`` (state_request.ACTIONS): inspect and repair the state."""
     parser = _Parser(prog="notify-changes state", description=state_request.DESCRIPTION, epilog=state_request.EPILOG)
     state_request.add_arguments(parser)
+    from notifier.stats import since_attached  # here: a run never loads the ledger's counting
+
     try:
-        namespace = parser.parse_args(args)
+        namespace = parser.parse_args(since_attached(args))
         notice = notice_printer(sys.stderr)
         requests = [
             replace(each, notice=notice) for each in state_request.state_requests(namespace, site_states(given(namespace, "state")))

@@ -163,6 +163,19 @@ def since_of(text: str | None, now: dt.datetime) -> dt.datetime | None:
     return instant
 
 
+def since_attached(args: Sequence[str]) -> list[str]:
+    """The command line with a ``--since`` value that starts with a minus (``-1d``, a typo)
+    joined to it (``--since=-1d``): argparse would take it for an option and say "expected one
+    argument" of an option that was given one; joined, since_of says what is wrong with it."""
+    joined: list[str] = []
+    for word in args:
+        if joined and joined[-1] == "--since" and word[1:2].isdigit() and word.startswith("-"):
+            joined[-1] = f"--since={word}"
+        else:
+            joined.append(word)
+    return joined
+
+
 def ledger_stats(location: Path | DatabaseURL, state: State | None, since: dt.datetime | None, now: dt.datetime) -> Stats:
     """Count the ledger of ``location`` from ``since`` on (streamed), and ``state``'s pending set."""
     stats = Stats(since=format_utc(since) if since is not None else None, until=format_utc(now))

@@ -174,7 +174,8 @@ def test_bad_input_is_one_line_and_exit_2(site: Site, capsys: pytest.CaptureFixt
         ([str(log), "--bot-ranges", str(site.root / "empty.txt")], "empty.txt: no address prefix in it"),
         ([str(log), "--bot-ranges", str(site.root / "shape.json")], "shape.json: not the published ranges"),
         ([str(log), "--bot-ranges", str(site.root / "binary.txt")], "binary.txt: not text"),
-        ([str(log), "--since", "whenever"], "--since"),
+        ([str(log), "--since", "whenever"], "--since 'whenever'"),
+        ([str(log), "--since", "-1d"], "--since '-1d': not a duration"),  # a minus typed: the value, not an option
         ([str(log), "--state", str(site.root / "typo.json")], "typo.json: no state yet"),
         ([str(log), "--state", str(site.root / "typo.sqlite")], "typo.sqlite: no state yet"),
     ):

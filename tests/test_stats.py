@@ -96,6 +96,7 @@ def test_the_text_says_the_same(site: Site, capsys: pytest.CaptureFixture[str]) 
     capsys.readouterr()
     assert main(["state", "stats", "--state", str(site.state), "--since", "all"]) == 0
     out = capsys.readouterr().out
+    assert out.startswith(f"{site.state}: everything the ledger keeps (until ")  # --since all
     assert "5 batches, URLs 7 sent: 5 received, 1 refused, 1 failed" in out
     assert f"2030-06-02  {site.fake.endpoint if site.fake else ''}  2 batches, 3 sent: 2 received, 1 refused, 0 failed" in out
     assert "www.shop-site.org: 7 sent, 5 received" in out and "pending: nothing" in out
@@ -107,7 +108,7 @@ def test_a_since_that_is_no_time_is_one_line_and_exit_2(site: Site, capsys: pyte
     capsys.readouterr()
     assert main(["state", "stats", "--state", str(site.state), "--since", since]) == 2
     captured = capsys.readouterr()
-    assert captured.out == "" and len(captured.err.strip().splitlines()) == 1 and "--since" in captured.err
+    assert captured.out == "" and len(captured.err.strip().splitlines()) == 1 and f"--since '{since}'" in captured.err  # what was typed
     assert "Traceback" not in captured.err
     assert main(["state", "show", "--state", str(site.state), "--since", "2d"]) == 2  # only stats counts over time
     assert "only `state stats` and `state report` take it" in capsys.readouterr().err

@@ -16,7 +16,7 @@ from notifier.errors import InputError, UsageError
 from notifier.report import plural, printable
 from notifier.settings.config_sites import site_states
 from notifier.settings.options import add_options, given
-from notifier.stats import since_of
+from notifier.stats import since_attached, since_of
 
 DESCRIPTION = (
     "Did the engines crawl what was announced? Reads access logs (nginx/Apache combined format, or JSON lines: "
@@ -88,4 +88,4 @@ def _text(result: Crawled, out: TextIO) -> None:
 
 def parse(args: Sequence[str], parser: argparse.ArgumentParser) -> argparse.Namespace:
     add_arguments(parser)
-    return parser.parse_args(args)
+    return parser.parse_args(since_attached(args))

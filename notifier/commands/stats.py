@@ -87,8 +87,8 @@ def _counts(tally: Tally) -> str:
 
 
 def _text(request: StateRequest, stats: Stats, out: TextIO) -> None:
-    window = f"since {stats.since}" if stats.since else "all it keeps"
-    out.write(f"{printable(str(request.state))}: the ledger {window} (until {stats.until})\n")
+    window = f"the ledger since {stats.since}" if stats.since else "everything the ledger keeps"
+    out.write(f"{printable(str(request.state))}: {window} (until {stats.until})\n")
     total = stats.totals
     if not stats.entries:
         kept = f"; its oldest batch is of {stats.oldest_entry}" if stats.oldest_entry else ""
