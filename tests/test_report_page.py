@@ -182,3 +182,24 @@ def test_each_tick_of_the_scale_is_drawn_at_its_own_value(site: Site) -> None:
         assert y == pytest.approx(bottom - (bottom - top) * value / 5), (y, value)
     two = next(bar for bar in nodes(chart, './/rect[@class="bar"]') if bar.get("data-received") == "2")
     assert float(two.get("y")) == pytest.approx(ticks[1][0])  # the bar of 2 reaches the tick that says 2
+
+
+def test_a_column_of_text_has_its_heading_aligned_with_it(site: Site) -> None:
+    """Text columns are left-aligned, numbers right: a heading sits over its column's cells
+    (the per-day table's "endpoint" stood at the right of a column of left-aligned URLs)."""
+    four_days(site)
+    log = site.root / "access.log"
+    log.write_text('157.55.39.1 - - [02/Jun/2030:12:00:00 +0000] "GET /p/0 HTTP/1.1" 200 5 "-" "bingbot/2.0"\n')
+    page = site.root / "report.html"
+    report(site, page, T0 + 4 * DAY, logs=[str(log)])
+    tables = nodes(lxml.html.fromstring(page.read_bytes()), "//table")
+    checked = 0
+    for table in tables:
+        headings, rows = table.xpath(".//tr[th]/th"), table.xpath(".//tr[td]")
+        for column, heading in enumerate(headings):
+            cells = [row.xpath("./td")[column] for row in rows if len(row.xpath("./td")) > column]
+            text = bool(cells) and all("text" in (cell.get("class") or "") for cell in cells)
+            first = column == 0  # the stylesheet left-aligns every first column
+            assert first or text == ("text" in (heading.get("class") or "")), (table.get("id"), heading.text)
+            checked += text and not first
+    assert checked >= 3  # pattern, believed by, the per-day endpoint (and a finding's level)
