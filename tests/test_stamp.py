@@ -104,6 +104,8 @@ def test_the_build_clock_fails_and_stamp_fixes_it_changing_only_the_dates(built:
     )
     assert "stamp: rewrote 6 date(s) in 4 file(s); 0 already named their content's date" in result.out
     assert "2 page(s) left as they were" in result.out and "/posts/milk/" in result.out  # and the tags page
+    # a page just added and not committed yet is one of them: the line says so, not only "add a template"
+    assert "commit its source file, date it in its front matter, or add a [history] sources template" in result.out
     checked = built.check("--rule", "lastmod-missing=off")
     assert checked.code == 0, checked.out
 

@@ -355,7 +355,8 @@ def describe(result: StampResult, *, dry_run: bool) -> Iterator[str]:
     if result.unmapped:
         yield (
             f"stamp: {len(result.unmapped)} page(s) left as they were: no source file with a date or a commit "
-            f"(e.g. {result.unmapped[0]}); add a [history] sources template for them"
+            f"(e.g. {result.unmapped[0]}): commit its source file, date it in its front matter, or add a [history] "
+            "sources template for pages that have none"
         )
     if result.warnings:
         said = "; ".join(result.warnings)
