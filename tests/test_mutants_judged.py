@@ -85,3 +85,20 @@ def test_state_show_of_every_site_says_which_has_no_state_yet(
     docs, _, blog = every.out.partition("== blog\n")
     assert "== docs\n" in docs and "3 URLs in 1 sitemap file" in docs and "no state yet" not in docs
     assert "blog.json: no state yet; the first `notify-changes run` records one" in blog
+
+
+def test_state_show_json_gives_when_the_state_was_made_and_updated(site: Site, capsys: pytest.CaptureFixture[str]) -> None:
+    """``state show --format json``: "created" and "updated" are the state's times (null only when it has
+    none). Fails with ``_summary``'s ``state.created or None`` (or ``updated``'s) made ``and``, or its
+    first side dropped (always null)."""
+    import json
+
+    from notifier.store import read_state
+
+    site.write(urlset(pages(1)))
+    assert site.run().code == 0
+    state = read_state(site.state)
+    assert state is not None and state.created and state.updated
+    shown = _main(capsys, "state", "show", "--state", str(site.state), "--format", "json")
+    summary = json.loads(shown.out)
+    assert (summary["created"], summary["updated"]) == (state.created, state.updated), summary
