@@ -709,7 +709,7 @@ def main() -> int:
     chosen = [mutant for module in modules for mutant in mutants(module)]
     current = {mutant.key: mutant for mutant in chosen}
     listed = equivalents()
-    moved = mutate_again.moved_equivalents(listed, current)  # code moved to another module keeps its reason
+    moved = mutate_again.moved_equivalents(listed, current, ROOT)  # code moved to another module keeps its reason
     known = {**listed, **{new: listed[old] for old, new in moved.items()}}
     for old, new in sorted(moved.items()):
         print(f"MOVED EQUIVALENT {old} -> {new.partition('::')[0]} (write its new module in {EQUIVALENT.name})", file=sys.stderr)

@@ -202,7 +202,7 @@ def earlier(results: Path, since: str, current: Mapping[str, _Keyed], root: Path
         module, _, place = key.partition("::")
         scope = place.partition(" | ")[0]
         mutated = code.before(module).get(scope)
-        found = [key] if key in current else by_place.get(place, [])
+        found = [key] if key in current else by_place.get(place, []) if _may_have_moved(key, current, root) else []
         if mutated is None or len(found) != 1:
             continue
         now = current[found[0]]
@@ -214,7 +214,17 @@ def earlier(results: Path, since: str, current: Mapping[str, _Keyed], root: Path
     return kept
 
 
-def moved_equivalents(known: Mapping[str, str], current: Mapping[str, _Keyed]) -> dict[str, str]:
+def _may_have_moved(key: str, current: Mapping[str, _Keyed], root: Path) -> bool:
+    """Whether a key no mutant has now may have moved to another module: its module is gone, or
+    it is one of those judged (``current``) and has no such mutant. A module not judged in this
+    run (``--module``) still has its mutants, and module-level code never moves alone."""
+    module, _, place = key.partition("::")
+    if place.startswith("<module> |"):
+        return False
+    return not (root / module).is_file() or any(each.module == module for each in current.values())
+
+
+def moved_equivalents(known: Mapping[str, str], current: Mapping[str, _Keyed], root: Path) -> dict[str, str]:
     """Listed equivalent key -> the key of the mutant it is now, for a key no mutant has (its code
     moved to another module) that exactly one mutant's function, text and operator match."""
     by_place: dict[str, list[str]] = defaultdict(list)
@@ -223,6 +233,6 @@ def moved_equivalents(known: Mapping[str, str], current: Mapping[str, _Keyed]) -
     moved = {}
     for key in known:
         found = by_place.get(key.partition("::")[2], [])
-        if key not in current and len(found) == 1 and found[0] not in known:
+        if key not in current and len(found) == 1 and found[0] not in known and _may_have_moved(key, current, root):
             moved[key] = found[0]
     return moved

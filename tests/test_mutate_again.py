@@ -107,14 +107,16 @@ def test_code_moved_to_another_module_keeps_its_verdict_unless_its_code_changed_
     assert _kept(root, since, twice) == {}
 
 
-def test_a_listed_equivalent_follows_its_code_to_another_module_only_where_one_mutant_matches() -> None:
-    listed = {KEY: "why no test can tell"}
+def test_a_listed_equivalent_follows_its_code_to_another_module_only_where_one_mutant_matches(tmp_path: Path) -> None:
+    listed = {KEY: "why no test can tell"}  # notifier/a.py is gone (tmp_path holds no such file)
     moved = "notifier/settings/a.py::limit | n < 10 | Lt -> LtE"
-    assert mutate_again.moved_equivalents(listed, {moved: _Mutant("notifier/settings/a.py", "limit")}) == {KEY: moved}
-    assert mutate_again.moved_equivalents(listed, {KEY: _Mutant("notifier/a.py", "limit")}) == {}  # not moved
+    assert mutate_again.moved_equivalents(listed, {moved: _Mutant("notifier/settings/a.py", "limit")}, tmp_path) == {KEY: moved}
+    assert mutate_again.moved_equivalents(listed, {KEY: _Mutant("notifier/a.py", "limit")}, tmp_path) == {}  # not moved
     other = "notifier/c.py::limit | n < 10 | Lt -> LtE"
     both = {moved: _Mutant("notifier/settings/a.py", "limit"), other: _Mutant("notifier/c.py", "limit")}
-    assert mutate_again.moved_equivalents(listed, both) == {}
+    assert mutate_again.moved_equivalents(listed, both, tmp_path) == {}
+    _write(tmp_path, {"notifier/a.py": CODE})  # still there, and not judged in this run (--module): not moved
+    assert mutate_again.moved_equivalents(listed, {moved: _Mutant("notifier/settings/a.py", "limit")}, tmp_path) == {}
 
 
 def test_a_survivor_of_unchanged_code_stays_alive_whatever_the_tests_did(project: tuple[Path, str]) -> None:
