@@ -104,6 +104,18 @@ class _Code:
         return self.now[path]
 
 
+def _binds(node: ast.stmt) -> list[str]:
+    """The names a top-level statement binds (a def, a class, an import, an assignment), if only that."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return [(alias.asname or alias.name).partition(".")[0] for alias in node.names]
+    if isinstance(node, (ast.Assign, ast.AnnAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return [each.id for target in targets for each in ast.walk(target) if isinstance(each, ast.Name)]
+    return []
+
+
 class _Tests:
     """Whether the test that killed a mutant at ``revision`` is the same test now."""
 
@@ -120,8 +132,13 @@ class _Tests:
             found: dict[str, ast.AST] = {}
             if source is not None:
                 tree = ast.parse(source)
-                rest = [node for node in tree.body if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
-                found = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+                rest: list[ast.stmt] = []
+                for node in tree.body:  # a name a test uses is followed to what binds it: a def, an import, an assignment
+                    names = _binds(node)
+                    for name in names:
+                        found[name] = ast.Module(body=[*getattr(found.get(name), "body", []), node], type_ignores=[])
+                    if not names:
+                        rest.append(node)
                 found["<lines>"] = ast.Module(body=rest, type_ignores=[])
             self.trees[(path, then)] = found
         return self.trees[(path, then)]
@@ -141,7 +158,8 @@ class _Tests:
         if not self._same(file, name) or not self._same(file, "<lines>") or not self._same(conftest, "<lines>"):
             return False
         places = {file: self._top(file, True), conftest: self._top(conftest, True)}
-        autouse = [each for each, node in places[conftest].items() if "autouse" in ast.dump(node)[:2000] and each != "<lines>"]
+        fixtures = {**places[conftest], **self._top(conftest, False)}  # one that came since runs before every test too
+        autouse = [each for each, node in fixtures.items() if "autouse" in ast.dump(node)[:2000] and each != "<lines>"]
         todo, seen = [(file, name), *[(conftest, each) for each in autouse]], set()
         while todo:
             path, each = todo.pop()
@@ -150,7 +168,7 @@ class _Tests:
             seen.add((path, each))
             if not self._same(path, each):
                 return False
-            node = places[path][each]
+            node = places[path][each]  # (_same: there then and now)
             named = {part.id for part in ast.walk(node) if isinstance(part, ast.Name)}
             named |= {part.arg for part in ast.walk(node) if isinstance(part, ast.arg)}  # fixtures, by parameter
             todo += [(where, word) for word in named for where in places if word in places[where] and word != each]
