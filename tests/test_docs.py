@@ -185,8 +185,11 @@ def test_the_readme_shows_the_report_page_and_every_metric() -> None:
     lists every metric family a metrics file has, for a Grafana panel."""
     from notifier import metrics
 
+    raw = "https://raw.githubusercontent.com/notify-changes/notify-changes/main/"
     shown = re.findall(r"!\[[^\]]*\]\(([^)]+\.png)\)", README)
-    assert shown and all((Path(__file__).parent.parent / image).is_file() for image in shown)
+    # absolute, so the picture shows on the package index's page too (test_packaging.py)
+    assert shown and all(image.startswith(raw) for image in shown), shown
+    assert all((Path(__file__).parent.parent / image.removeprefix(raw)).is_file() for image in shown)
     source = Path(metrics.__file__).read_text()
     families = {f"{metrics.PREFIX}{name}" for name in re.findall(r'\{PREFIX\}(\w+)"', source)}
     families |= {f"{metrics.PREFIX}urls_{what}_total" for what, _ in metrics.COUNTERS}
