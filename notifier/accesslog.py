@@ -121,8 +121,6 @@ def _json_visit(text: bytes) -> Visit | None:
         value = orjson.loads(text)
     except orjson.JSONDecodeError:
         return None
-    if not isinstance(value, dict):
-        return None
     found = {name: next((value[key] for key in keys if key in value), None) for name, keys in _FIELDS.items()}
     target, at = found["target"], _json_time(found["time"])
     if not isinstance(target, str) or at is None:
@@ -143,9 +141,11 @@ def _int(value: Any) -> int:
 
 
 def _json_time(value: Any) -> dt.datetime | None:
-    """An ISO 8601 time, a combined-format time, or Unix time in s, ms or ns (Logpush's default)."""
+    """An ISO 8601 time, a combined-format time, or Unix time in s, ms, µs or ns (Logpush's
+    default), told apart by size: a time of these decades is about 1.7e9 seconds, so each unit
+    owns three digits (s below 1e11, the year 5138; ms below 1e14; µs below 1e17)."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        seconds = value / 1e9 if value > 1e15 else value / 1e3 if value > 1e11 else value
+        seconds = value / 1e9 if value >= 1e17 else value / 1e6 if value >= 1e14 else value / 1e3 if value >= 1e11 else value
         try:
             return dt.datetime.fromtimestamp(seconds, dt.UTC)
         except (OverflowError, OSError, ValueError):
