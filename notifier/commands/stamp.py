@@ -23,6 +23,7 @@ import datetime as dt
 import email.utils
 import glob
 import gzip
+import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -205,7 +206,7 @@ def _gzip_copy(path: Path, data: bytes) -> Path | None:
     copy = path.with_name(path.name + ".gz")
     try:
         return copy if copy.is_file() and gzip.decompress(copy.read_bytes()) == data else None
-    except (OSError, EOFError, gzip.BadGzipFile):
+    except (OSError, EOFError, zlib.error):  # damaged or cut short (a build killed): no copy of it
         return None
 
 
@@ -217,8 +218,10 @@ def _read(path: Path) -> tuple[bytes, bool]:
         data = gzip.decompress(raw) if gzipped else raw
         data.decode("utf-8")
         return data, gzipped
-    except OSError as error:
-        raise InputError(f"{path}: cannot read it ({error.strerror})") from None
+    except OSError as error:  # gzip.BadGzipFile too: its strerror is None
+        raise InputError(f"{path}: cannot read it ({error.strerror or error})") from None
+    except (EOFError, zlib.error) as error:  # a gzip file cut short or damaged since the reader read it
+        raise InputError(f"{path}: cannot read it ({error or 'cut short'}); build the site again") from None
     except UnicodeDecodeError:
         raise InputError(f"{path}: not UTF-8; stamp rewrites UTF-8 sitemaps only (the protocol asks for UTF-8)") from None
 
