@@ -181,7 +181,9 @@ def test_state_show_names_each_403_streak(site: Site, refusing: FakeIndexNow, ca
     that takes the batches again leaves the list. Faulty edit: the summary without ``refused``."""
     assert site.fake is not None
     _deploy(site, [site.fake.endpoint, refusing.endpoint], 0, 2)
-    assert f"  {refusing.endpoint} for {HOST}: 1 run, another endpoint took the same batches\n" in _show(site, capsys)
+    text = _show(site, capsys)
+    heading = "403 answers, runs in a row (key-refused after 2 while another endpoint takes the host; `key rotate` ends them):\n"
+    assert f"{heading}  {refusing.endpoint} for {HOST}: 1 run, another endpoint took the same batches\n" in text  # under its heading
     shown = json.loads(_show(site, capsys, "--format", "json"))["refused"]
     assert shown == [{"host": HOST, "endpoint": refusing.endpoint, "runs": 1, "elsewhere": True}]
     refusing.serve_key(HOST, KEY)  # the endpoint finds the key file now, and takes the batches
