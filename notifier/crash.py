@@ -8,7 +8,8 @@ atomic, and a batch the endpoint acknowledged was recorded before the next was s
 
 The user is asked to attach the log to a public issue, so it holds no secret: the command
 line and every exception's text (the traceback's) pass the redactor the report uses
-(``redaction.py``: keys cut to four characters, passwords gone). It is a new file readable
+(``redaction.py``: keys cut to four characters, passwords gone), then lose every password a
+URL or a connection text still spells out (one from a config file the crash came before). It is a new file readable
 by its owner only (0600), never a link followed: a log already there, or a link planted in
 a shared temporary folder, makes it take a fresh name beside it.
 """
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import TextIO
 
 from notifier import __version__
-from notifier.redaction import Secrets, gathered, redacted_words
+from notifier.redaction import Secrets, gathered, redacted_words, without_written_passwords
 
 LOG_NAME = "notify-changes-crash.log"
 
@@ -43,10 +44,12 @@ def report_crash(error: BaseException, argv: Sequence[str], state: object, stder
     """Write the traceback to the crash log and say one line on ``stderr``, which it returns
     (exit 70). ``secrets``: the keys the run knew, beside those its words and environment hold."""
     secrets = gathered(secrets.keys, argv, os.environ, state) | secrets
-    text = secrets.redact("".join(traceback.format_exception(error)))
+    text = without_written_passwords(secrets.redact("".join(traceback.format_exception(error))))
     stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     words = redacted_words(argv, secrets)
-    entry = f"{stamp} notify-changes {__version__}, Python {sys.version.split()[0]}\nargs: {words!r}\n{text}\n"
+    entry = (
+        f"{stamp} notify-changes {__version__}, Python {sys.version.split()[0]}\nargs: {without_written_passwords(repr(words))}\n{text}\n"
+    )
     where: str
     try:
         path = _write_log(crash_log_folder(state), entry)

@@ -43,6 +43,18 @@ class Secrets:
         return text
 
 
+# a password written in a URL (scheme://user:password@host) or a libpq connection text
+# (password=...), wherever it came from: a config file the crash came before, a remote part's URL
+_URL_PASSWORD = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/@:'\"]*:)[^\s/@'\"]+@")
+_LIBPQ_PASSWORD = re.compile(r"(\bpassword\s*=\s*)(?:'(?:[^'\\]|\\.)*'|[^\s'\"]+)", re.IGNORECASE)
+
+
+def without_written_passwords(text: str) -> str:
+    """``text`` with every password a URL or a connection text spells out replaced: the crash
+    log's second pass, for the secrets no setting named (the known ones are cut first)."""
+    return _LIBPQ_PASSWORD.sub(rf"\g<1>{HIDDEN}", _URL_PASSWORD.sub(rf"\g<1>{HIDDEN}@", text))
+
+
 def redact(text: str, key: str) -> str:
     """Never print a whole key: its first four characters say which one it is."""
     return Secrets(keys=(key,)).redact(text) if key else text
