@@ -153,6 +153,8 @@ def since_of(text: str | None, now: dt.datetime) -> dt.datetime | None:
         return None
     back = parse_duration(text)
     if back is not None:
+        if not back:  # the window from now to now: every count would be 0, which is no answer
+            raise UsageError(f"--since {text!r}: an empty window; give a duration such as 1d or 30d, a date, or all")
         try:
             return now - back
         except OverflowError:
@@ -160,6 +162,8 @@ def since_of(text: str | None, now: dt.datetime) -> dt.datetime | None:
     instant = parse_w3c(text.strip())
     if instant is None:
         raise UsageError(f"--since {text!r}: not a duration such as 30d, 12h or 2w, a date such as 2026-11-01, or all")
+    if instant >= now:
+        raise UsageError(f"--since {text!r}: after now ({now:%Y-%m-%dT%H:%M:%SZ}), an empty window; give an earlier date, or all")
     return instant
 
 
