@@ -22,6 +22,7 @@ from typing import Any
 
 from notifier.crawled import Crawled, delay_text
 from notifier.errors import InputError
+from notifier.extras import install_hint
 from notifier.stats import Stats
 
 CHART_DAYS = 90
@@ -167,7 +168,7 @@ def render_page(stats: Stats, state_name: str, last_run: dict[str, Any] | None, 
     try:
         import jinja2
     except ImportError:
-        raise InputError("state report needs Jinja2, which is not installed: pip install 'notify-changes[report]' (or jinja2)") from None
+        raise InputError(f"state report needs Jinja2, which is not installed: {install_hint('report')}") from None
     folder = importlib.resources.files("notifier") / "templates"
     environment = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     style = (folder / "report.css").read_text(encoding="utf-8")

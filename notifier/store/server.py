@@ -28,6 +28,7 @@ from typing import Any
 
 from notifier.database import DatabaseURL, without_password
 from notifier.errors import LockTimeout, NotifierError, StateError, UsageError
+from notifier.extras import install_hint
 from notifier.redaction import of_location
 
 logging.getLogger("psycopg").addHandler(logging.NullHandler())  # its warnings are no line of ours
@@ -38,7 +39,7 @@ def driver() -> Any:
         import psycopg
     except ImportError:
         raise UsageError(
-            "a postgresql:// state needs the PostgreSQL driver: pip install 'notify-changes[postgres]' (psycopg 3); "
+            f"a postgresql:// state needs the PostgreSQL driver (psycopg 3), which is not installed: {install_hint('postgres')}; "
             "in the GitHub Action, set its input extras: postgres"
         ) from None
     return psycopg
