@@ -45,6 +45,7 @@ def test_a_urls_path_and_query_as_written(loc: str, expected: tuple[str, str]) -
         ("https://www.example.com/search?page=2", ("/search?q=*",), None),
         ("https://www.example.com/docs/a/b.pdf", ("/docs/**.pdf",), "matches [announce] exclude '/docs/**.pdf'"),
         ("https://www.example.com/docs/a/b.html", ("/docs/**.pdf",), None),
+        ("https://www.example.com/docs/a/bpdf", ("/docs/**.pdf",), None),  # the dot after ** is a dot
         ("https://www.example.com/drafts/x#part", ("/drafts/*",), "matches [announce] exclude '/drafts/*'"),
     ],
 )
