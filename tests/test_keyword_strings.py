@@ -36,3 +36,12 @@ def test_a_keyword_string_gone_wrong_says_which_keyword(text: str, said: str) ->
 )
 def test_a_text_that_is_no_broken_keyword_string_is_none(text: str) -> None:
     assert broken_keyword_string(text) is None
+
+
+@pytest.mark.parametrize("text", ["state/deploys.json", "host=h password='never-closed", "a text with spaces"])
+def test_a_text_that_is_no_connection_text_is_shown_as_it_is(text: str) -> None:
+    """A file's path, or a keyword string libpq cannot read (its own line says what is wrong),
+    comes back as it was (kills ``return dsn`` raised: a part's name printed through it)."""
+    from notifier.database import without_password
+
+    assert without_password(text) == text
