@@ -38,10 +38,10 @@ def test_a_text_that_is_no_broken_keyword_string_is_none(text: str) -> None:
     assert broken_keyword_string(text) is None
 
 
-@pytest.mark.parametrize("text", ["state/deploys.json", "host=h password='never-closed", "a text with spaces"])
+@pytest.mark.parametrize("text", ["state/deploys.json", "a text with spaces", "C:\\states\\deploys.json"])
 def test_a_text_that_is_no_connection_text_is_shown_as_it_is(text: str) -> None:
-    """A file's path, or a keyword string libpq cannot read (its own line says what is wrong),
-    comes back as it was (kills ``return dsn`` raised: a part's name printed through it)."""
+    """A file's path comes back as it was (kills ``return dsn`` raised: every part's name and
+    every file state is printed through it)."""
     from notifier.database import without_password
 
     assert without_password(text) == text
