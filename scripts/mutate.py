@@ -59,6 +59,7 @@ import hashlib
 import json
 import os
 import queue
+import re
 import shutil
 import subprocess
 import sys
@@ -699,6 +700,13 @@ def main() -> int:
         "(after writing tests for the survivors, with --tests naming the new file: minutes)",
     )
     parser.add_argument(
+        "--unjudged-only",
+        action="store_true",
+        help="with --again: judge only the mutants no run judged since their function last changed; an earlier "
+        "survivor of unchanged code counts as it was (as --report shows it): the report at a new commit in the hours "
+        "the new and changed code needs, not the days every survivor's whole suite takes again",
+    )
+    parser.add_argument(
         "--report",
         action="store_true",
         help="judge nothing: the table from the --again results (an earlier survivor of an unchanged function "
@@ -718,6 +726,11 @@ def main() -> int:
     for again in args.again or ():
         path, _, revision = again.partition("@")
         revision = revision or args.since or _commit_named(Path(path))
+        if revision is None and re.fullmatch(r"[0-9a-f]{7,40}", Path(path).name.partition("-")[0]):
+            # a kept log named for a commit this history no longer has (rebased away): its
+            # verdicts cannot be matched with the code they judged, so a glob of the folder passes over it
+            print(f"--again {again}: its commit is not in this history; its verdicts are not used", file=sys.stderr)
+            continue
         if revision is None:
             raise SystemExit(f"--again {again}: name the commit that run mutated (LOG@REV or --since REV)")
         for key, (outcome, killer) in mutate_again.earlier(Path(path), revision, current, ROOT).items():
@@ -727,7 +740,7 @@ def main() -> int:
             # one a new test does kill is counted equivalent, not killed, which flatters nothing)
             if outcome == "killed" or (key in known and outcome in ("survived", "uncovered") and before != "killed"):
                 earlier[key] = (outcome, killer)
-            elif args.report and outcome in (*_ALIVE, "timeout") and before not in ("killed", "timeout"):
+            elif (args.report or args.unjudged_only) and outcome in (*_ALIVE, "timeout") and before not in ("killed", "timeout"):
                 earlier[key] = (outcome, killer)  # the table tells what the runs saw; a run judges such a mutant again
     if args.list:
         for mutant in chosen:
