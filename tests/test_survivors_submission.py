@@ -91,8 +91,8 @@ def test_verify_live_looks_at_each_hosts_own_pages(site: Site) -> None:
 
 def test_a_retry_after_wait_that_ends_while_the_run_waits_live_is_over(site: Site) -> None:
     """The run began before the wait's end and reaches the endpoint at that very second.
-    fails if ``until <= format_utc(self.env.now())`` becomes ``<`` in
-    pipeline/submission.py::_Submissions._waiting"""
+    fails if ``until <= format_utc(self.env.now())`` becomes ``<``, or (the state keeping the
+    wait) if ``self.state.backoff.pop(...)`` is left out, in pipeline/submission.py::_Submissions._waiting"""
     assert site.fake is not None
     site.write(urlset(pages(1)))
     site.fake.plan = [status(429, "slow down", **{"Retry-After": "3"})]
@@ -105,6 +105,8 @@ def test_a_retry_after_wait_that_ends_while_the_run_waits_live_is_over(site: Sit
     report = _deploy(site, [fake.endpoint], {"wait-live": "10"}, clock)
     assert clock.sleeps == [1.0, 2.0] and report.exit_code == 0, report.notes
     assert fake.delivered() == [f"{BASE}/p/0/"]
+    after = read_state(site.state)
+    assert after is not None and after.backoff == {}  # a wait that is over is forgotten
 
 
 # -- --endpoint-mode first --------------------------------------------------------------------
