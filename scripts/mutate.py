@@ -573,7 +573,9 @@ class _Worker:
         if mutant.module in IN_ANOTHER_PROCESS:  # on disk, where the build the test starts will import it
             return run_mutant(mutant, self.copy, tests, durations)
         timeout = 60 + 4 * sum(durations.get(test, 1.0) for test in tests)
-        request = {"module": mutant.module, "index": mutant.index, "tests": tests, "timeout": timeout}
+        # a test may take ten times what it took in the map, and half a minute more (a loaded machine)
+        limits = {test: 30 + 10 * durations.get(test, 1.0) for test in tests}
+        request = {"module": mutant.module, "index": mutant.index, "tests": tests, "timeout": timeout, "limits": limits}
         assert self.process.stdin is not None and self.process.stdout is not None
         self.process.stdin.write(json.dumps(request) + "\n")
         self.process.stdin.flush()
@@ -598,17 +600,16 @@ def _run_all(
     for worker in started:
         workers.put(worker)
 
-    def judge(mutant: Mutant) -> tuple[Mutant, str, str]:
+    def judge_first(mutant: Mutant) -> tuple[tuple[Mutant, str, str], list[str]]:
+        tests, rest = order.tests_for(mutant)  # here, not before: the kills so far order them
+        return judge(mutant, tests), rest
+
+    def judge(mutant: Mutant, tests: list[str]) -> tuple[Mutant, str, str]:
         worker = workers.get()
         try:
-            tests, rest = order.tests_for(mutant)
             outcome = worker.judge(mutant, tests, durations)
             if outcome == "timeout":  # a loaded machine can make a slow test time out: once more before it counts
                 outcome = worker.judge(mutant, tests, durations)
-            # a line every run executes: its stating test may be past the cap (a listed equivalent's reason says why none is)
-            if outcome == "survived" and rest and mutant.key not in known:
-                tests = rest
-                outcome = worker.judge(mutant, rest, durations)
         finally:
             workers.put(worker)
         outcome, _, killer = outcome.partition("\t")  # "killed\ttests/x.py::test": the test that failed first
@@ -616,12 +617,24 @@ def _run_all(
             order.killed(mutant, [killer, *tests] if killer else tests)
         return mutant, outcome, killer
 
+    # Two rounds: every mutant by its likeliest killers first, then the survivors of that round by
+    # every other test that runs their lines (a line every run executes: its stating test may be
+    # past the cap; a listed equivalent's reason says why none is). A survivor judged by a thousand
+    # tests takes minutes; in two rounds it holds back no other mutant's first verdict, and a run
+    # stopped in the second round has logged every mutant, a survivor of the first as "survived"
+    # (its second verdict, logged later, overrides it in the log: scripts/mutate_again.py).
+    later: dict[Mutant, list[str]] = {}
     try:
         with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-            # as each is judged, not in order: a survivor judged by a thousand tests must not hold
-            # back the verdicts after it (a run stopped then would lose them, its log behind)
-            for done in concurrent.futures.as_completed([pool.submit(judge, mutant) for mutant in chosen]):
-                yield done.result()
+            firsts = [pool.submit(judge_first, mutant) for mutant in chosen]
+            for done in concurrent.futures.as_completed(firsts):  # as each is judged, not in order
+                (mutant, outcome, killer), rest = done.result()
+                if outcome == "survived" and rest and mutant.key not in known:
+                    later[mutant] = rest
+                yield mutant, outcome, killer
+            seconds = [pool.submit(judge, mutant, rest) for mutant, rest in later.items()]
+            for second in concurrent.futures.as_completed(seconds):
+                yield second.result()
     finally:
         for worker in started:
             worker.close()

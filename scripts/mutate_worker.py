@@ -1,7 +1,8 @@
 """The worker of scripts/mutate.py: judges mutants in forked copies of one warm interpreter.
 
 Started in a copy of the project, it imports the package and every test module once, then
-reads one request per line on stdin (``{"module", "index", "tests", "timeout"}``). For each it
+reads one request per line on stdin (``{"module", "index", "tests", "timeout", "limits"}``: the
+whole run's seconds, and each test's). For each it
 forks; the child puts the mutant in place and runs its tests with ``pytest.main``; the
 worker answers one line on stdout (``killed``, ``survived``, ``timeout`` or ``cold``; a kill
 is followed by a tab and the test that failed first, so a later run can tell whether that
@@ -102,6 +103,21 @@ class _FirstFailure:
             os.write(self.fd, report.nodeid.encode())
 
 
+class _TestTimeLimits:
+    """Each test its own alarm: a mutant that makes one test loop for ever is a timeout once that
+    test has run ``limit`` seconds, not after the budget of every test the mutant was given (a
+    survivor's second round runs a thousand). ``limits``: the seconds each test may take."""
+
+    def __init__(self, limits: dict[str, float], default: float) -> None:
+        self.limits, self.default = limits, default
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> Any:
+        signal.alarm(int(self.limits.get(item.nodeid, self.default)) + 1)
+        yield
+        signal.alarm(0)
+
+
 def _drain(fd: int) -> str:
     """What the child wrote (a node id, far below a pipe's buffer, so its write never blocked);
     read without waiting, since a process the test started may still hold the pipe open."""
@@ -123,12 +139,13 @@ def _judge(request: dict[str, Any]) -> str:
         try:
             if not _patch(request["module"], request["index"]):
                 os._exit(99)
-            signal.alarm(int(request["timeout"]) + 1)
+            signal.alarm(int(request["timeout"]) + 1)  # collection; then each test its own (_TestTimeLimits)
             null = os.open(os.devnull, os.O_WRONLY)
             os.dup2(null, 1)
             os.dup2(null, 2)
             arguments = ["-x", "-q", "-p", "no:cacheprovider", "-o", "addopts=", "--assert=plain", *request["tests"]]
-            code = pytest.main(arguments, plugins=[_FirstFailure(writable)])
+            limits = _TestTimeLimits(request.get("limits", {}), request["timeout"])
+            code = pytest.main(arguments, plugins=[_FirstFailure(writable), limits])
             os._exit(int(code))
         except pytest.PytestUnraisableExceptionWarning:  # a test left an object unclosed (warnings are errors): the session fails
             os.write(writable, b"<unraisable at the session's end>")
