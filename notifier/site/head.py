@@ -26,7 +26,8 @@ _PARSER: dict[str, Any] = {"events": ("end",), "tag": "head", **_OPTIONS}
 # Instructions a generator's head (callgrind, scripts/bench_pages.py's page): 252k with the
 # pull parser fed 1 KB at a time, 200k found by this expression (34k) and parsed alone. Whatever the expression does not
 # know to the letter (a "<!-->", a "--!>", a script holding "<!--", a "</" without a name, a
-# quote inside an unquoted value, <plaintext>, CDATA, no <head> tag) stops it short of an end, and the page
+# quote inside an unquoted value, <plaintext>, CDATA, no <head> tag, a start tag before <head> but <html>,
+# an <html> or <head> inside it) stops it short of an end, and the page
 # goes to the pull parser, which ends the head as lxml reads the whole page: the expression
 # only answers where both agree. Possessive repeats: no page makes it backtrack.
 _ATTRIBUTES = rb"""[^>"'=]*+(?:=\s*+(?:"[^"]*+"|'[^']*+'|[^\s>"'=`<]++)[^>"'=]*+)*+>"""
@@ -36,25 +37,35 @@ _RAW_TEXT = b"".join(  # one alternative a name: Python 3.11's re breaks a backr
 )
 
 
-def _tokens(before_head: bool) -> bytes:
-    """What the expression steps over: before the ``<head>`` tag (a ``</head>`` with no head
-    open is no end: lxml passes over it), then inside it."""
-    head = rb"(?!head[\s/>])" if before_head else b""
+def _tokens(tags: bytes) -> bytes:
+    """What the expression steps over: text, end tags (never a ``</head>``: before the head lxml
+    passes over it), comments, doctypes, and the start tags ``tags`` matches."""
     return (
         rb"(?:[^<]++"  # text
-        # most start tags: a first letter that no raw text element, plaintext or body has
-        rb"|<(?:" + head + rb"(?=[ac-hj-moqruvwyz])[a-z][^\s/>]*+" + _ATTRIBUTES
+        rb"|<(?:" + tags
         + rb"|/(?!head[\s/>])[a-z][^\s/>]*+" + _ATTRIBUTES  # an end tag
         + rb"|!--(?!-?>)(?:[^-]++|-(?!-!?>))*+-->"  # a comment
         rb"|(?:!(?!--|\[)|\?)[^>]*+>"  # a doctype, "<?xml ...?>"
-        + _RAW_TEXT  # raw text, up to its own end tag
-        + rb"|(?!body[\s/>]|(?:" + b"|".join(_RAW) + rb"|plaintext)[\s/>])" + head + rb"[a-z][^\s/>]*+" + _ATTRIBUTES  # any other start tag
-        + rb"|(?![a-z!/?])"  # a "<" no tag follows: text
+        rb"|(?![a-z!/?])"  # a "<" no tag follows: text
         rb"))*+"
     )  # fmt: skip
 
 
-_HEAD_END = re.compile(_tokens(True) + rb"<head(?=[\s/>])" + _ATTRIBUTES + _tokens(False) + rb"(?=</head[\s/>]|<body[\s/>])", re.IGNORECASE)
+# Inside the head, every start tag but <body>, <plaintext>, and <html> or a second <head> (after
+# either lxml passes over the next </head>); before it none but one <html>: a head element there
+# (a <meta charset> before <head>) opens the head itself, and the <head> tag is a second one.
+_IN_HEAD = (
+    # most start tags: a first letter that no raw text element, plaintext or body has
+    rb"(?!html[\s/>]|head[\s/>])(?=[ac-hj-moqruvwyz])[a-z][^\s/>]*+" + _ATTRIBUTES
+    + _RAW_TEXT  # raw text, up to its own end tag
+    + rb"|(?!(?:body|html|head|" + b"|".join(_RAW) + rb"|plaintext)[\s/>])[a-z][^\s/>]*+" + _ATTRIBUTES  # any other start tag
+)  # fmt: skip
+_NONE = rb"(?!)"
+_HEAD_END = re.compile(
+    _tokens(_NONE) + rb"(?:<html(?=[\s/>])" + _ATTRIBUTES + _tokens(_NONE) + rb")?+"
+    + rb"<head(?=[\s/>])" + _ATTRIBUTES + _tokens(_IN_HEAD) + rb"(?=</head[\s/>]|<body[\s/>])",
+    re.IGNORECASE,
+)  # fmt: skip
 
 
 class Head(NamedTuple):
@@ -63,7 +74,7 @@ class Head(NamedTuple):
     robots: tuple[tuple[str, str], ...]  # (meta name, content) of robots-type metas
     canonical: str | None  # the first <link rel="canonical"> href
     base: str | None  # <base href>
-    refresh: str | None  # <meta http-equiv="refresh"> content
+    refresh: str | None  # the first <meta http-equiv="refresh"> content that is not blank
     alternates: tuple[tuple[str, str], ...] = ()  # (hreflang, href as written) of <link rel="alternate" hreflang>
 
 
@@ -105,7 +116,9 @@ def read_head(data: bytes, *, scan: bool = True) -> Head:
             if name:
                 robots.append((name, element.get("content") or ""))
             elif (element.get("http-equiv") or "").strip().lower() == "refresh" and refresh is None:
-                refresh = element.get("content") or ""
+                content = element.get("content") or ""
+                if content.strip():  # a blank one is passed over, as browsers pass over it: the next may refresh
+                    refresh = content
         elif tag == "link":
             rels = (element.get("rel") or "").lower().split()
             if "canonical" in rels and canonical is None and (element.get("href") or "").strip():
