@@ -1,0 +1,72 @@
+"""scripts/mutate.py's harness: each test its own time limit, and a second round's verdict over
+the first's in a kept log. A developer tool in scripts/, not part of the package."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+import mutate_again
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+
+
+def test_a_test_that_loops_for_ever_is_a_timeout_by_its_own_limit_not_the_whole_budget(tmp_path: Path) -> None:
+    """A mutant that makes one test loop is judged a timeout once that test has run its own
+    limit (ten times its mapped seconds and half a minute), not after the budget of every test
+    it was given: a survivor's second round gives a thousand. Fails if the per-test alarm is
+    left out (the loop runs to the whole budget, here an hour) or is not reset between tests
+    (the three quick tests, 2.4 s in all, would outrun one limit of 2 s)."""
+    (tmp_path / "test_loop.py").write_text(
+        textwrap.dedent(
+            """
+            import time
+
+            def test_quick_one():
+                time.sleep(0.8)
+                open("one", "w").close()
+
+            def test_quick_two():
+                time.sleep(0.8)
+                open("two", "w").close()
+
+            def test_quick_three():
+                time.sleep(0.8)
+                open("three", "w").close()
+
+            def test_loops():
+                while True:
+                    pass
+            """
+        )
+    )
+    child = textwrap.dedent(
+        f"""
+        import os, sys
+        sys.path.insert(0, {str(SCRIPTS)!r})
+        import pytest
+        from mutate_worker import _TestTimeLimits
+        limits = {{f"test_loop.py::test_{{name}}": 1 for name in ("quick_one", "quick_two", "quick_three", "loops")}}
+        pytest.main(["-q", "-p", "no:cacheprovider", "test_loop.py"], plugins=[_TestTimeLimits(limits, 3600)])
+        sys.exit(3)  # the loop was never stopped
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", child], cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == -14, (done.returncode, done.stdout[-500:], done.stderr[-500:])  # SIGALRM: "timeout"
+    assert all((tmp_path / name).exists() for name in ("one", "two", "three"))  # each quick test had its own time
+
+
+def test_a_second_rounds_verdict_in_a_log_overrides_the_first_rounds_survivor(tmp_path: Path) -> None:
+    """Round one logs a survivor of its likeliest killers as "survived" at once; round two,
+    later in the same log, may kill it: the later line is the verdict. Fails if the first line
+    for a key wins."""
+    key = "notifier/a.py::limit | n < 10 | Lt -> LtE"
+    log = tmp_path / "abc1234-run.log"
+    log.write_text(
+        f"survived  {key}\nkilled    notifier/a.py::other | 1 | 1 -> 2\ttests/test_a.py::test_b\nkilled    {key}\ttests/test_a.py::test_a\n"
+    )
+    verdicts = mutate_again.read_verdicts(log)
+    assert verdicts[key] == ("killed", "tests/test_a.py::test_a")
