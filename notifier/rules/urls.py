@@ -240,11 +240,12 @@ def _urls(context: Context, settings: RuleSettings) -> Iterator[Found]:
             split = split_url(loc)
             netloc, path = split.netloc.lower(), split.path or "/"
         if check_dev:
-            if netloc not in host_reasons:  # one look per host: a site has few hosts, many URLs
-                host_reasons[netloc] = dev_host_reason(loc)
-            reason = host_reasons[netloc]
-            if reason is None and netloc in _PREFIX_HOSTS:
+            if netloc in _PREFIX_HOSTS:  # a theme's default base URL is a folder of a real host: URL by URL
                 reason = dev_host_reason(loc)
+            else:
+                if netloc not in host_reasons:  # one look per host: a site has few hosts, many URLs
+                    host_reasons[netloc] = dev_host_reason(loc)
+                reason = host_reasons[netloc]
             if reason is not None:
                 yield "url-dev-host", loc, f"{reason}; set the site's real base URL in the generator and rebuild", None
                 continue
