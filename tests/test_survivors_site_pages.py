@@ -1,0 +1,89 @@
+"""What notifier/site/pages.py does that the mutation run found no test stating (#44): a file that
+cannot be read has no fingerprint, a page of exactly 8 MiB is still scrubbed of generator stamps,
+a larger one is hashed whole and as a live page's bytes are, and pages are read here when the
+workers' pool breaks. Each test names the edit it catches; the edits that cannot change what a
+user sees are in scripts/mutants-equivalent.txt with their reasons."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import concurrent.futures.process
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import notifier.site.pages as pages_module
+from notifier.site.folder import SiteFolder
+from notifier.site.pages import PAGE_LIMIT, PageReader, file_fingerprint, fingerprint_bytes
+from notifier.workers import Workers
+from tests.conftest import BASE
+
+SCRUBBED = PAGE_LIMIT - 1  # 8 MiB: a page up to this is scrubbed of generator stamps
+
+
+def _page(size: int, stamp: bytes = b"<!-- Begin Jekyll SEO tag v2.8.0 -->", tail: bytes = b"") -> bytes:
+    """``size`` bytes of a page holding ``stamp``, ending with ``tail``."""
+    start = b"<!DOCTYPE html><html><head>" + stamp + b"</head><body>"
+    return start + b"x" * (size - len(start) - len(tail)) + tail
+
+
+# -- _read_page -----------------------------------------------------------------------------------
+def test_a_file_that_cannot_be_read_has_no_fingerprint(tmp_path: Path) -> None:
+    """file_fingerprint (the build's page for --verify-live) of a path that cannot be opened is
+    None, not an error. Fails if ``return _UNREAD`` after ``except OSError`` in
+    site/pages.py::_read_page is made a raise."""
+    assert file_fingerprint(str(tmp_path / "gone.html")) is None
+    assert file_fingerprint(str(tmp_path)) is None  # a folder: no page either
+
+
+# -- _fingerprint and fingerprint_bytes ---------------------------------------------------------------
+def test_a_page_of_exactly_eight_mib_is_scrubbed_of_generator_stamps(tmp_path: Path) -> None:
+    """A page of exactly _SCRUBBED bytes differing only in its jekyll-seo-tag version is the same
+    page, from its file and from a live answer's bytes. Fails if ``len(page) <= _SCRUBBED``
+    becomes ``<`` in site/pages.py::_fingerprint, or ``len(data) <= _SCRUBBED`` becomes ``<`` in
+    site/pages.py::fingerprint_bytes."""
+    old, new = _page(SCRUBBED), _page(SCRUBBED, b"<!-- Begin Jekyll SEO tag v2.8.1 -->")
+    assert len(old) == len(new) == SCRUBBED
+    (tmp_path / "old.html").write_bytes(old)
+    (tmp_path / "new.html").write_bytes(new)
+    assert file_fingerprint(str(tmp_path / "old.html")) == file_fingerprint(str(tmp_path / "new.html"))
+    assert fingerprint_bytes(old) == fingerprint_bytes(new)
+    bigger, other = _page(SCRUBBED + 1), _page(SCRUBBED + 1, b"<!-- Begin Jekyll SEO tag v2.8.1 -->")
+    assert fingerprint_bytes(bigger) != fingerprint_bytes(other)  # past 8 MiB the bytes are hashed as they are
+
+
+def test_a_file_over_eight_mib_is_hashed_whole_as_its_live_bytes_are(tmp_path: Path) -> None:
+    """A file past _SCRUBBED is hashed as it streams, every byte of it, to the fingerprint the
+    same bytes served live give (a 16-byte digest). Fails if ``hasher.update(chunk)`` is left
+    out or made a raise, or ``digest_size=16`` becomes 17 for the streamed hash, in
+    site/pages.py::_fingerprint; or the raw hash's ``digest_size=16`` becomes 17 in
+    site/pages.py::fingerprint_bytes."""
+    data, edited = _page(SCRUBBED + 100, tail=b"end"), _page(SCRUBBED + 100, tail=b"END")
+    (tmp_path / "a.bin").write_bytes(data)
+    (tmp_path / "b.bin").write_bytes(edited)
+    fingerprint = file_fingerprint(str(tmp_path / "a.bin"))
+    assert fingerprint == fingerprint_bytes(data) and fingerprint is not None and len(fingerprint) == 32
+    assert file_fingerprint(str(tmp_path / "b.bin")) == fingerprint_bytes(edited) != fingerprint  # the last bytes count
+
+
+# -- PageReader._run ----------------------------------------------------------------------------------
+class _BrokenPool(concurrent.futures.Executor):
+    """A pool whose worker died: every map raises as ProcessPoolExecutor's does then."""
+
+    def map(self, fn: Callable[..., Any], *iterables: Iterable[Any], timeout: float | None = None, chunksize: int = 1) -> Iterator[Any]:
+        raise concurrent.futures.process.BrokenProcessPool("a worker died")
+
+
+def test_pages_are_read_here_when_the_workers_pool_breaks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker killed mid-read (for memory): the pages are read in this process, each found or
+    missing as it is, and the run's later steps work here. Fails if ``self.workers.broken()`` in
+    site/pages.py::PageReader._run is made a raise."""
+    monkeypatch.setattr(pages_module, "_BATCH", 1)  # two pages, two batches: the pool is used
+    (tmp_path / "a.html").write_text("<html><head><title>a</title></head></html>")
+    workers = Workers(1)
+    reader = PageReader(SiteFolder.unscanned(tmp_path), workers)
+    found = reader._read([f"{BASE}/a", f"{BASE}/b"], True, lambda _: True, _BrokenPool())
+    assert list(found) == [f"{BASE}/a"] and found[f"{BASE}/a"].fingerprint is not None
+    assert reader.missing == {f"{BASE}/b"} and workers.pool() is None and not workers.started
