@@ -103,6 +103,19 @@ def test_robots_txt_is_held_against_a_remote_sitemaps_own_path(tmp_path: Path) -
     assert _robots_note(BuiltSite.load(build), settings) == []
 
 
+def test_robots_txt_says_nothing_of_a_local_sitemap_outside_the_build(tmp_path: Path) -> None:
+    """A local sitemap that does not lie in --site-dir has no path in the build to hold
+    robots.txt against: no note, no error. Fails if the ``return []`` after ``except
+    ValueError`` in pipeline/verification.py::_robots_note is made a raise."""
+    build = tmp_path / "public"
+    build.mkdir()
+    (build / "robots.txt").write_text(f"User-agent: *\nAllow: /\nSitemap: {BASE}/other.xml\n")
+    settings = _settings(tmp_path, sitemap=str(tmp_path / "src" / "sitemap.xml"), site_dir=str(build))
+    assert _robots_note(BuiltSite.load(build), settings) == []
+    inside = _settings(tmp_path, sitemap=str(build / "sitemap.xml"), site_dir=str(build))
+    assert _robots_note(BuiltSite.load(build), inside) != []  # one in the build is held against it
+
+
 # -- _missing_key_files ------------------------------------------------------------------------------
 def test_only_http_and_https_urls_with_a_host_expect_a_key_file(offline_site: Site) -> None:
     """An ftp:// URL, or an http URL with no host, is no site IndexNow hears of (url-invalid
