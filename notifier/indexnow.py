@@ -233,7 +233,7 @@ class Client:
                 polled=polled,
                 limit=limit,
             )
-        except requests.RequestException as error:
+        except (requests.RequestException, ValueError) as error:  # ValueError: a redirect's Location Python cannot split
             return None, f"{label} could not be fetched ({type(error).__name__})"
         if response is None or problem:
             return None, f"{label} could not be fetched: {problem}"
@@ -295,7 +295,7 @@ class Client:
 
         try:
             response, problem, attempts = self._with_retries(send, label, fail_over=fail_over)
-        except requests.RequestException as error:  # e.g. an invalid endpoint URL: not retryable
+        except (requests.RequestException, ValueError) as error:  # an invalid endpoint URL, a Location Python cannot split: not retryable
             return BatchResult(endpoint, batch.host, len(batch.urls), "failed", None, f"request failed: {error}", 1)
         if response is None:
             return BatchResult(endpoint, batch.host, len(batch.urls), "failed", None, problem, attempts, exhausted=True)

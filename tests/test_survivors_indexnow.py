@@ -1,7 +1,8 @@
 """What notifier/indexnow.py does that the mutation run found no test stating (#44): a
 Retry-After with spaces around it, the User-Agent sent, the jitter added to each backoff, that a
 polled GET (--wait-live) is never retried, what a GET that cannot be made or is refused gives,
-and the keyLocation a batch posts. Each test names the edit it catches. Clocks are injected;
+the keyLocation a batch posts, and a redirect to a Location that is no URL (a crash before: a
+real bug). Each test names the edit it catches. Clocks are injected;
 nothing sleeps."""
 
 from __future__ import annotations
@@ -129,3 +130,22 @@ def test_a_batch_with_a_key_location_posts_it(fake: FakeIndexNow) -> None:
         the_client.close()
     assert result.status == "delivered"
     assert fake.posts[0].json == {"host": HOST, "key": KEY, "keyLocation": location, "urlList": [f"{BASE}/a/"]}
+
+
+def test_a_redirect_to_a_location_that_is_no_url_is_a_problem_not_a_crash(fake: FakeIndexNow) -> None:
+    """A real bug found beside the survivors of indexnow.py::Client._get: requests reads a
+    redirect's Location even when it does not follow it, and one Python cannot split (an
+    unclosed bracket) raised ValueError out of check_key_file, check_live and submit"""
+    host = f"127.0.0.1:{fake.port}"
+    fake.redirects[f"{host}/{KEY}.txt"] = "http://[::1/x"
+    fake.plan = [status(301, Location="http://[::1/x")]
+    the_client = _client(FakeTime(NOW))
+    try:
+        key_file = the_client.check_key_file(f"{fake.url}/{KEY}.txt", KEY)
+        live = the_client.check_live(f"{fake.url}/{KEY}.txt")
+        result = the_client.submit(fake.endpoint, Batch(HOST, KEY, None, [f"{BASE}/a/"]))
+    finally:
+        the_client.close()
+    assert key_file == f"key file {fake.url}/0123….txt could not be fetched (ValueError)"
+    assert live == f"{fake.url}/{KEY}.txt could not be fetched (ValueError)"
+    assert (result.status, result.http_status, result.message) == ("failed", None, "request failed: Invalid IPv6 URL")

@@ -152,6 +152,11 @@ def fetch(url: str, timeout: float, auth: tuple[str, str] | None = None) -> requ
             response = exchange(functools.partial(_get, location, timeout, auth), timeout, limit=MAX_FILE_BYTES)
         except requests.RequestException as error:
             raise InputError(f"{url}: cannot fetch the sitemap ({type(error).__name__}); check the URL and the network") from None
+        except ValueError:  # requests reads a redirect's Location even when it does not follow it: one Python cannot split
+            raise InputError(
+                f"{url}: redirects to a Location that is no URL (Python cannot read it); a sitemap is read from its own site "
+                "only: pass its final URL"
+            ) from None
         if response.is_redirect:
             target = join_url(location, response.headers.get("Location", "")) or response.headers.get("Location", "")
             if not same_site(url, target):
