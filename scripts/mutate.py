@@ -55,12 +55,14 @@ from __future__ import annotations
 import argparse
 import ast
 import concurrent.futures
+import contextlib
 import hashlib
 import json
 import os
 import queue
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -535,15 +537,25 @@ def run_mutant(mutant: Mutant, copy: Path, tests: list[str], durations: dict[str
         listing.write_text("\n".join(tests) + "\n")
         command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-o", "addopts=", f"@{listing}"]
         timeout = 60 + 4 * sum(durations.get(test, 1.0) for test in tests)
+        # a session of its own: on a timeout the build the test started (a Sphinx process of a
+        # mutant that loops) goes with it, never left running for the rest of the run
+        process = subprocess.Popen(
+            command, cwd=copy, env=_environment(copy), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+        )
         try:
-            done = subprocess.run(command, cwd=copy, env=_environment(copy), capture_output=True, text=True, timeout=timeout, check=False)
+            stdout, _ = process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
             return "timeout"
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)  # what the tests left running
     finally:
         path.write_text(original)
-    if done.returncode == 0:
+    if process.returncode == 0:
         return "survived"
-    failed = [line.split(" ", 1)[1] for line in done.stdout.splitlines() if line.startswith(("FAILED ", "ERROR "))]
+    failed = [line.split(" ", 1)[1] for line in stdout.splitlines() if line.startswith(("FAILED ", "ERROR "))]
     return f"killed\t{failed[0].partition(' - ')[0].strip()}" if failed else "killed"
 
 

@@ -16,6 +16,7 @@ the mutant. A mutant in a class body or at module level cannot be patched so; it
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -134,6 +135,7 @@ def _judge(request: dict[str, Any]) -> str:
     readable, writable = os.pipe()
     child = os.fork()
     if child == 0:
+        os.setpgid(0, 0)  # a group of its own: what its tests start goes with it (below)
         os.close(readable)
         report = os.fdopen(os.dup(2), "w")  # the harness's own errors, where mutate.py's stderr goes
         try:
@@ -155,6 +157,8 @@ def _judge(request: dict[str, Any]) -> str:
             os._exit(98)
     os.close(writable)
     _, status = os.waitpid(child, 0)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(child, signal.SIGKILL)  # a program or build a test started, left running by a timeout
     killer = _drain(readable)
     if os.WIFSIGNALED(status):
         return "timeout" if os.WTERMSIG(status) == signal.SIGALRM else f"killed\t{killer}".rstrip()
