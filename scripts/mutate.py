@@ -780,7 +780,8 @@ def main() -> int:
         todo = [mutant for mutant in todo if mutant.key in alive]
     # listed equivalents last: a run stopped early has judged the rest; before them, those made at
     # import, each judged in a fresh interpreter by every test of its module (minutes each, not seconds)
-    todo.sort(key=lambda mutant: (mutant.key in known, not mutant.in_function))
+    # and the plugins' last of the rest: each is a fresh interpreter and real builds (a minute, not a second)
+    todo.sort(key=lambda mutant: (mutant.key in known, mutant.module in IN_ANOTHER_PROCESS, not mutant.in_function))
     with tempfile.TemporaryDirectory(prefix="nc-mutate-") as temp:
         judged = _run_all(todo, snapshot(Path(temp)), args.jobs, args.max_tests, known, args.tests) if todo else ()
         for mutant, outcome, killer in judged:
