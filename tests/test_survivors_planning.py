@@ -6,45 +6,21 @@ what a user sees are in scripts/mutants-equivalent.txt with their reasons."""
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from notifier.changes import Change
-from notifier.environment import Environment
-from notifier.pipeline.context import Run
 from notifier.pipeline.planning import _plan
 from notifier.pipeline.policy import hold_back
-from notifier.settings.settings import build_settings
 from notifier.store import PendingItem, State
 from notifier.store.checks import SentToday
-from notifier.workers import Workers
-from tests.conftest import BASE, KEY, Site, pages, urlset
+from tests.conftest import Site, pages, urlset
 from tests.fakeindexnow import status
+from tests.test_survivors_policy import ONE, TWO, _run, _url
 
-T0 = dt.datetime(2030, 6, 1, 12, 0, tzinfo=dt.UTC)
 STAMP = "2030-06-01T12:00:00Z"
-ONE = "https://one.example/indexnow"
-TWO = "https://two.example/indexnow"
-
-
-def _run(tmp_path: Path, endpoints: list[str], **options: Any) -> Run:
-    """A dry run at T0 with ``options`` by their config names (``_`` for ``-``)."""
-    cli: dict[str, Any] = {
-        "sitemap": str(tmp_path / "sitemap.xml"),
-        "state": str(tmp_path / "state.json"),
-        "key": KEY,
-        "endpoint": endpoints,
-        **{name.replace("_", "-"): value for name, value in options.items()},
-    }
-    return Run(build_settings("run", cli, cwd=tmp_path), Environment(now=lambda: T0), T0, False, Workers(1))
-
-
-def _url(n: int) -> str:
-    return f"{BASE}/p/{n}/"
 
 
 def _state(count: int, endpoints: list[str]) -> State:

@@ -6,7 +6,6 @@ signing and stop lines. Each test names the edit it catches. Clocks are injected
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
 from typing import Any
 
 from notifier.environment import Environment
@@ -20,24 +19,11 @@ from notifier.urls import host_of
 from tests.conftest import BASE, HOST, KEY, Site, pages, run_at, urlset
 from tests.fakeindexnow import FakeIndexNow, status
 from tests.faketime import FakeTime
+from tests.test_wait_live import Deploying
 
 T0 = dt.datetime(2030, 6, 1, 12, 0, tzinfo=dt.UTC)
 NEW = "fedcba9876543210fedc"
 OTHER = "other.shop-site.org"
-
-
-class _Deploying(FakeTime):
-    """A clock whose ``sleep`` also lets the deploy go on: ``at_sleep[n]`` runs at the n-th sleep."""
-
-    def __init__(self, start: dt.datetime, at_sleep: dict[int, Callable[[], None]]) -> None:
-        super().__init__(start)
-        self.at_sleep = at_sleep
-
-    def sleep(self, seconds: float) -> None:
-        super().sleep(seconds)
-        step = self.at_sleep.get(len(self.sleeps))
-        if step is not None:
-            step()
 
 
 def _deploy(site: Site, endpoints: list[str], options: dict[str, Any], clock: FakeTime | None = None, **env: Any) -> Report:
@@ -101,7 +87,7 @@ def test_a_retry_after_wait_that_ends_while_the_run_waits_live_is_over(site: Sit
     assert first.exit_code == 3 and recorded is not None and recorded.backoff == {site.fake.endpoint: "2030-06-01T12:00:03Z"}
     fake = site.fake
     del fake.sites[HOST][f"/{KEY}.txt"]
-    clock = _Deploying(T0, {2: lambda: fake.serve_key(HOST, KEY)})  # looks at 12:00:00 and :01, live at :03
+    clock = Deploying(T0, {2: lambda: fake.serve_key(HOST, KEY)})  # looks at 12:00:00 and :01, live at :03
     report = _deploy(site, [fake.endpoint], {"wait-live": "10"}, clock)
     assert clock.sleeps == [1.0, 2.0] and report.exit_code == 0, report.notes
     assert fake.delivered() == [f"{BASE}/p/0/"]
