@@ -163,28 +163,6 @@ def test_reading_the_settings_and_the_command_line_loads_no_reader_and_no_http_c
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
 
 
-def test_a_check_of_a_built_site_loads_no_http_client_and_a_run_that_sends_does(site: Site) -> None:
-    """#45: requests and tenacity are a third of a small site's check (142 ms against 219 ms, a
-    local sitemap of one URL): loaded where a sitemap is fetched or a batch sent, never by a
-    check of the build. Fails if the reader or the loop imports the HTTP client at the top;
-    the run beside it sends, with the client loaded then."""
-    assert site.fake is not None
-    site.write({"/a/": "2025-01-01"})
-    code = (
-        "import sys\nfrom notifier.cli import main\ncode = main(sys.argv[1:])\n"
-        "print(code, sorted({'requests', 'tenacity'} & set(sys.modules)))"
-    )
-    common = [str(site.sitemap), "--state", str(site.state)]
-    sent = [*common, "--initial", "submit", "--key", KEY, "--endpoint", site.fake.endpoint]
-    said = {
-        command: subprocess.run([sys.executable, "-c", code, command, *words], capture_output=True, text=True, check=False, cwd=site.root)
-        for command, words in (("check", common), ("run", sent))
-    }
-    assert said["check"].stdout.strip().splitlines()[-1] == "0 []", said["check"].stdout + said["check"].stderr
-    assert said["run"].stdout.strip().splitlines()[-1] == "0 ['requests', 'tenacity']", said["run"].stdout + said["run"].stderr
-    assert site.fake.delivered() == [BASE + "/a/"]
-
-
 def test_the_store_sits_below_the_configuration() -> None:
     """#43: no arrow runs back up between folders: ``settings/`` reads ``store/`` (which store a
     location is), so nothing in ``store/`` imports ``settings/``; the database URL both use is
