@@ -14,10 +14,11 @@ from notifier.store import JsonStore, Part, RecordedPart, State, decode_state, e
 STAMP = "2026-11-01T10:00:00Z"
 
 
-def three_parts() -> State:
+def three_parts(each: int = 40) -> State:
+    """A state of three recorded parts of ``each`` URLs."""
     parts: list[Part] = []
     for n in range(3):
-        urls = {f"https://e.org/{n}/{m}/": new_record(f"2026-0{n + 1}-{m % 28 + 1:02d}", STAMP) for m in range(40)}
+        urls = {f"https://e.org/{n}/{m}/": new_record(f"2026-0{n + 1}-{m % 28 + 1:02d}", STAMP) for m in range(each)}
         parts.append(RecordedPart(f"sitemaps/part-{n}.xml", f"{n:032x}", urls))
     return State(parts=parts, created=STAMP, updated=STAMP)
 

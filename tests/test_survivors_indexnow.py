@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import random
 
-from notifier.indexnow import Batch, Client, RetryPolicy, parse_retry_after
+from notifier.indexnow import Batch, BatchResult, Client, RetryPolicy, parse_retry_after
 from tests.conftest import BASE, HOST, KEY
 from tests.fakeindexnow import FakeIndexNow, status
 from tests.faketime import FakeTime
@@ -37,6 +37,15 @@ def _client(fake_time: FakeTime, budget: float = 120.0, rng: random.Random | Non
     )
 
 
+def _submitted(fake: FakeIndexNow, batch: Batch) -> BatchResult:
+    """``batch`` sent to the fake endpoint by a client of its own, closed after."""
+    the_client = _client(FakeTime(NOW))
+    try:
+        return the_client.submit(fake.endpoint, batch)
+    finally:
+        the_client.close()
+
+
 def test_a_retry_after_with_spaces_around_its_seconds_is_read() -> None:
     """fails if ``value = value.strip()`` is removed in indexnow.py::parse_retry_after"""
     assert parse_retry_after(" 7 ", NOW) == 7.0
@@ -46,11 +55,7 @@ def test_a_retry_after_with_spaces_around_its_seconds_is_read() -> None:
 def test_posts_say_they_come_from_notify_changes(fake: FakeIndexNow) -> None:
     """The User-Agent an endpoint (and its logs) sees is notify-changes, not python-requests.
     fails if ``self.session.headers["User-Agent"] = user_agent`` is removed in indexnow.py::Client.__init__"""
-    the_client = _client(FakeTime(NOW))
-    try:
-        result = the_client.submit(fake.endpoint, Batch(HOST, KEY, None, [f"{BASE}/a/"]))
-    finally:
-        the_client.close()
+    result = _submitted(fake, Batch(HOST, KEY, None, [f"{BASE}/a/"]))
     assert result.status == "delivered"
     assert fake.posts[0].headers["user-agent"] == "notify-changes"
 
@@ -123,11 +128,7 @@ def test_a_batch_with_a_key_location_posts_it(fake: FakeIndexNow) -> None:
     indexnow.py::Client.submit"""
     location = f"{BASE}/keys/{KEY}.txt"
     fake.serve_key(HOST, KEY, f"/keys/{KEY}.txt")
-    the_client = _client(FakeTime(NOW))
-    try:
-        result = the_client.submit(fake.endpoint, Batch(HOST, KEY, location, [f"{BASE}/a/"]))
-    finally:
-        the_client.close()
+    result = _submitted(fake, Batch(HOST, KEY, location, [f"{BASE}/a/"]))
     assert result.status == "delivered"
     assert fake.posts[0].json == {"host": HOST, "key": KEY, "keyLocation": location, "urlList": [f"{BASE}/a/"]}
 

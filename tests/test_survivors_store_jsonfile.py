@@ -11,22 +11,14 @@ from pathlib import Path
 import orjson
 import pytest
 
+import tests.test_state_lazy as lazy
 from notifier.errors import StateError
-from notifier.store import Part, RecordedPart, State, decode_state, encode_state, jsonfile, load_state, new_record
-
-STAMP = "2026-11-01T10:00:00Z"
+from notifier.store import State, decode_state, encode_state, jsonfile, load_state
+from tests.test_state_lazy import STAMP, records
 
 
 def three_parts() -> State:
-    parts: list[Part] = []
-    for n in range(3):
-        urls = {f"https://e.org/{n}/{m}/": new_record(f"2026-0{n + 1}-{m % 28 + 1:02d}", STAMP) for m in range(5)}
-        parts.append(RecordedPart(f"sitemaps/part-{n}.xml", f"{n:032x}", urls))
-    return State(parts=parts, created=STAMP, updated=STAMP)
-
-
-def records(state: State) -> list[tuple[str, dict[str, list[object]]]]:
-    return [(part.name, dict(part.urls())) for part in state.parts]
+    return lazy.three_parts(5)
 
 
 EXPECTED = records(three_parts())
