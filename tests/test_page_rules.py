@@ -275,6 +275,28 @@ def test_no_url_reaches_a_file_outside_the_build(offline_site: Site, tmp_path: P
     assert len(findings(result, "page-missing")) == 3
 
 
+@pytest.mark.parametrize("site_dir", [True, False])
+def test_a_page_file_that_is_a_link_a_fifo_or_a_folder(offline_site: Site, tmp_path: Path, site_dir: bool) -> None:
+    """Each page is opened with no look at the file first (site/folder.py::SiteFolder.open_page):
+    a link to a page inside the build is read, one to a file outside is not, a FIFO named
+    index.html is no page and never blocks the run (without O_NONBLOCK its open waits for a
+    writer for ever), nor is a folder named index.html."""
+    site = offline_site
+    (tmp_path / "secret.html").write_text('<meta name="robots" content="noindex">')
+    page(site, "inside/index.html", '<meta name="robots" content="noindex">')
+    for name in ("linked", "outside", "fifo", "folder"):
+        (site.public / name).mkdir()
+    (site.public / "linked" / "index.html").symlink_to(site.public / "inside" / "index.html")
+    (site.public / "outside" / "index.html").symlink_to(tmp_path / "secret.html")
+    os.mkfifo(site.public / "fifo" / "index.html")
+    (site.public / "folder" / "index.html").mkdir()
+    page(site, "index.html", "")
+    site.write(urlset({f"/{name}/": "2024-05-01" for name in ("linked", "outside", "fifo", "folder")}))
+    result = check(site) if site_dir else site.check()
+    assert findings(result, "page-noindex") == [f"{BASE}/linked/"]
+    assert sorted(findings(result, "page-missing")) == [f"{BASE}/fifo/", f"{BASE}/folder/", f"{BASE}/outside/"]
+
+
 # -- url-robots-disallowed --------------------------------------------------------------
 ROBOTS = """# a real file's shapes
 User-agent: *

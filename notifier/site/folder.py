@@ -6,7 +6,8 @@ that the build holds, the path percent-decoded (``/`` is ``index.html``), withou
 the build is served under (``project/`` of ``https://host/project/``: ``served_under``). A
 run looks at each folder on a page's way once (``lstat``, remembered up to REMEMBERED
 paths), on the worker that reads the page (``--site-dir`` fingerprints: see
-site/pages.py); ``scan`` walks a whole build (tests). Either way no path is resolved per
+site/pages.py), and the page file itself is opened without a look first (``open_page``);
+``scan`` walks a whole build (tests). Either way no path is resolved per
 URL, and nothing leads outside the build: a symbolic link is followed only when it stays
 inside, and ``..`` names nothing.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import array
 import bisect
+import errno
 import os
 import stat
 import urllib.parse
@@ -166,6 +168,34 @@ class SiteFolder:
                 return candidate
         return None
 
+    def open_page(self, loc: str) -> tuple[int, int] | None:
+        """The page file ``loc`` is served from, opened: (descriptor, size), or None. Not
+        scanned, a candidate is opened where its folder was looked at (``_kind``), with no
+        ``lstat`` of the file first: one ``open`` that follows no link, then ``fstat`` (a
+        link is looked at as ``_kind`` looks, and opened only when it stays inside)."""
+        if self.hashes is not None or self.served is not None:
+            relative = self.page_file(loc)
+            return _open_regular(f"{self.root}{os.sep}{relative}") if relative is not None else None
+        for candidate in candidates_of(url_path(loc, self.base)):
+            opened = self._open_file(candidate)
+            if opened is not None:
+                return opened
+        return None
+
+    def _open_file(self, relative: str) -> tuple[int, int] | None:
+        names = relative.split("/")
+        if len(names) > MAX_DEPTH or "" in names or "." in names or ".." in names:
+            return None
+        parent = relative.rpartition("/")[0]
+        if parent and self._kind(parent) != "dir":
+            return None  # a file or nothing on the way, or a link that leads outside
+        path = f"{self.root}{os.sep}{relative}"
+        try:
+            fd = os.open(path, _OPEN | os.O_NOFOLLOW)
+        except OSError as error:  # ELOOP: a link, opened when it leads to a file inside the build
+            return _open_regular(path) if error.errno == errno.ELOOP and self._kind(relative) == "file" else None
+        return _regular(fd)
+
     def served_under_guess(self, locs: list[str]) -> str | None:
         """The folder every one of ``locs`` (none with a page file) begins with, such that the
         build has their pages without it: ``project`` when a site_url or html_baseurl of
@@ -242,6 +272,29 @@ def served_path(name: str) -> str:
     if name.endswith("/" + HOME_PAGE):
         return name[: -len(HOME_PAGE) - 1]
     return name[:-5] if name.endswith(".html") else name
+
+
+_OPEN = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC  # O_NONBLOCK: a FIFO named like a page never blocks the open
+
+
+def _open_regular(path: str) -> tuple[int, int] | None:
+    try:
+        return _regular(os.open(path, _OPEN))
+    except OSError:
+        return None
+
+
+def _regular(fd: int) -> tuple[int, int] | None:
+    """(``fd``, its size) when it is a regular file; anything else (a folder named like a
+    page, a FIFO, a device) is closed again: None."""
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISREG(info.st_mode):
+            return fd, info.st_size
+    except OSError:
+        pass
+    os.close(fd)
+    return None
 
 
 def _sorted(values: Iterable[int]) -> array.array[int]:
