@@ -585,8 +585,9 @@ class _Worker:
         if mutant.module in IN_ANOTHER_PROCESS:  # on disk, where the build the test starts will import it
             return run_mutant(mutant, self.copy, tests, durations)
         timeout = 60 + 4 * sum(durations.get(test, 1.0) for test in tests)
-        # a test may take ten times what it took in the map, and half a minute more (a loaded machine)
-        limits = {test: 30 + 10 * durations.get(test, 1.0) for test in tests}
+        # a test may take six times what it took in the map, and twelve seconds more (a loaded machine):
+        # a mutant that loops for ever costs that, and the unjudged ones of a module are often such loops
+        limits = {test: 12 + 6 * durations.get(test, 1.0) for test in tests}
         request = {"module": mutant.module, "index": mutant.index, "tests": tests, "timeout": timeout, "limits": limits}
         assert self.process.stdin is not None and self.process.stdout is not None
         self.process.stdin.write(json.dumps(request) + "\n")

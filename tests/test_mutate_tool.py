@@ -16,7 +16,7 @@ SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
 def test_a_test_that_loops_for_ever_is_a_timeout_by_its_own_limit_not_the_whole_budget(tmp_path: Path) -> None:
     """A mutant that makes one test loop is judged a timeout once that test has run its own
-    limit (ten times its mapped seconds and half a minute), not after the budget of every test
+    limit (six times its mapped seconds and twelve more), not after the budget of every test
     it was given: a survivor's second round gives a thousand. Fails if the per-test alarm is
     left out (the loop runs to the whole budget, here an hour) or is not reset between tests
     (the three quick tests, 2.4 s in all, would outrun one limit of 2 s)."""

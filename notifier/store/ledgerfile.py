@@ -39,7 +39,7 @@ def append_ledger(path: Path, entries: list[LedgerEntry], keep: int, tmp_prefix:
         write_chunks(handle, (orjson.dumps(each, option=orjson.OPT_APPEND_NEWLINE) for each in entries))
         handle.flush()
         os.fsync(handle.fileno())
-    count = line_count(path)
+    count = line_count(path) if size else len(entries)  # a new file holds the lines just written: not read back
     if count > 2 * keep:  # counted, not parsed: a trim is rare, a run is not
         write_atomic(path, _entry_lines(path, skip=count - keep), tmp_prefix)
 
