@@ -152,3 +152,19 @@ def test_a_line_torn_by_a_crash_does_not_swallow_the_next_batch(tmp_path: Path) 
     with JsonStore(state) as store:
         store.record_ledger([_entry(2, ["http://a.org/2"])], keep=10)
     assert [each["urls"] for each in last_batches(state, None, 10)] == [["http://a.org/1"], ["http://a.org/2"]]
+
+
+def test_a_new_ledger_past_twice_its_bound_is_trimmed_at_once(tmp_path: Path) -> None:
+    """A first run's batches go to a ledger that did not exist: its lines are the entries just
+    written, not read back to be counted (store/ledgerfile.py::append_ledger), and seven of
+    them under a bound of three leave the newest three. Fails with the count of a new file
+    taken as 0 (no trim), or as the lines before the append."""
+    state = tmp_path / "state.json"
+    with JsonStore(state) as store:
+        store.record_ledger([_entry(n, [f"{BASE}/p/{n}"]) for n in range(7)], keep=3)
+    assert [each["urls"] for each in last_batches(state, None, 10)] == [[f"{BASE}/p/{n}"] for n in (4, 5, 6)]
+    with JsonStore(state) as store:  # then the usual path: counted, six lines stay, a seventh trims
+        store.record_ledger([_entry(n, [f"{BASE}/p/{n}"]) for n in (7, 8, 9)], keep=3)
+        assert len(last_batches(state, None, 10)) == 6
+        store.record_ledger([_entry(10, [f"{BASE}/p/10"])], keep=3)
+    assert [each["urls"] for each in last_batches(state, None, 10)] == [[f"{BASE}/p/{n}"] for n in (8, 9, 10)]
