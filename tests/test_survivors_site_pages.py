@@ -16,7 +16,14 @@ import pytest
 
 import notifier.site.pages as pages_module
 from notifier.site.folder import SiteFolder
-from notifier.site.pages import PAGE_LIMIT, PageReader, file_fingerprint, fingerprint_bytes
+from notifier.site.pages import (
+    GENERATOR_STAMPS,
+    PAGE_LIMIT,
+    PageReader,
+    file_fingerprint,
+    fingerprint_bytes,
+    without_generator_stamps,
+)
 from notifier.workers import Workers
 from tests.conftest import BASE
 
@@ -87,3 +94,19 @@ def test_pages_are_read_here_when_the_workers_pool_breaks(tmp_path: Path, monkey
     found = reader._read([f"{BASE}/a", f"{BASE}/b"], True, lambda _: True, _BrokenPool())
     assert list(found) == [f"{BASE}/a"] and found[f"{BASE}/a"].fingerprint is not None
     assert reader.missing == {f"{BASE}/b"} and workers.pool() is None and not workers.started
+
+
+def test_every_generator_stamp_is_a_comment_and_a_page_without_one_is_looked_through_once() -> None:
+    """without_generator_stamps looks for ``<!--`` first and returns a page without any as it is
+    (one scan, not one a generator): that holds only while every stamp's pattern is a comment.
+    The honest page beside the stamped ones: a page with a comment but no stamp keeps its bytes.
+    Fails if the ``<!--`` test becomes ``in`` (a stamped page is then kept whole), or when a
+    stamp that is no comment is added to GENERATOR_STAMPS (the shortcut would skip it)."""
+    for marker, pattern in GENERATOR_STAMPS.values():
+        assert pattern.pattern.startswith(b"<!--") and marker not in b"<!--"
+    mkdocs = b"<p>x</p><!--\nMkDocs version : 1.6.1\nBuild Date UTC : 2026-12-07 01:00:00.123456+00:00\n-->"
+    jekyll = b"<head><!-- Begin Jekyll SEO tag v2.8.0 --><title>t</title></head>"
+    assert without_generator_stamps(mkdocs) == b"<p>x</p>"
+    assert without_generator_stamps(jekyll) == b"<head><title>t</title></head>"
+    plain, commented = b"<p>Build Date UTC</p>", b"<!-- a note --><p>Build Date UTC</p>"
+    assert without_generator_stamps(plain) is plain and without_generator_stamps(commented) == commented
