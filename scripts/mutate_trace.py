@@ -35,8 +35,9 @@ class _Here(concurrent.futures.Executor):
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
-        real_exit = os._exit
+        real_exit, real_pid = os._exit, os.getpid
         os._exit = _died  # a task that ends "its worker" (a test's dying job) breaks the pool, not pytest
+        os.getpid = _worker_pid  # a task knows it runs on a worker by its pid (PostgreSQL's read_again)
         try:
             future.set_result(fn(*args, **kwargs))
         except _Died:
@@ -44,7 +45,7 @@ class _Here(concurrent.futures.Executor):
         except BaseException as error:  # the caller's .result() raises it, as a worker's would be
             future.set_exception(error)
         finally:
-            os._exit = real_exit
+            os._exit, os.getpid = real_exit, real_pid
         return future
 
 
@@ -54,6 +55,14 @@ class _Died(BaseException):
 
 def _died(status: int) -> NoReturn:
     raise _Died(status)
+
+
+_REAL_PID = os.getpid()
+
+
+def _worker_pid() -> int:
+    """The pid a task sees while _Here runs it: not the test process's, as on a real worker."""
+    return _REAL_PID + (1 << 22)  # above Linux's pid_max: never a real process's
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -75,6 +84,11 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     _COVERAGE.stop()
+    import sys
+
+    snapshot = sys.modules.get("notifier.store.postgres_snapshot")  # the "workers'" connections live here
+    for connection in getattr(snapshot, "_WORKER", {}).values():
+        connection.close()
     _COVERAGE.save()
     Path(os.environ["MUTATE_TRACE_DATA"] + ".durations.json").write_text(json.dumps(_DURATIONS))
     Path(os.environ["MUTATE_TRACE_DATA"] + ".failed.json").write_text(json.dumps(sorted(_FAILED)))
