@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -164,9 +165,15 @@ def forking(monkeypatch: pytest.MonkeyPatch) -> None:
 def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Every test works in its own folder, with no inherited key or CI variables, offline.
 
+    Its temporary folder is its own too (TMPDIR, for the programs it runs as well): a crash
+    log that falls back to the temporary folder stays with the test, never in the machine's /tmp.
     Afterwards every state file the test left behind is validated against state/schema.json.
     """
     monkeypatch.chdir(tmp_path)
+    temporary = tmp_path.parent / f"{tmp_path.name}-tmp"
+    temporary.mkdir(exist_ok=True)
+    monkeypatch.setenv("TMPDIR", str(temporary))
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
     for name in ("INDEXNOW_KEY", "INDEXNOW_KEY_PREVIOUS", "GITHUB_ACTIONS", "CI", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "NO_COLOR"):
         monkeypatch.delenv(name, raising=False)
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy", "NO_PROXY", "no_proxy"):
