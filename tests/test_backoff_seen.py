@@ -204,6 +204,8 @@ def test_a_stored_wait_beyond_a_week_or_not_a_time_is_dropped_with_one_note(each
     shown = _state(each_store, "show", "--format", "json")
     assert shown.code == 0 and json.loads(shown.out)["backoff"] == {}, shown.err
     assert len(json.loads(shown.out)["notes"]) == 1
+    text = _state(each_store, "show").out  # the text says it too (#44: its note line left out lived)
+    assert [line for line in text.splitlines() if line.startswith("note: ")] == [f"note: {json.loads(shown.out)['notes'][0]}"]
     each_store.write(urlset(pages(2)))
     report = _deploy(each_store, now + dt.timedelta(minutes=1))
     assert report.exit_code == 0 and each_store.fake.delivered() == [f"{BASE}/p/0/", f"{BASE}/p/1/"]  # sent: the wait was not believed

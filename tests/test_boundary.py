@@ -84,7 +84,12 @@ def test_an_incomplete_installation_is_exit_70_not_1(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "notifier", broken, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.rmtree(broken / "store")
     libraries = dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]])
-    env = {"PYTHONPATH": os.pathsep.join([str(broken.parent), *libraries]), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "TMPDIR": os.environ["TMPDIR"]}
+    env = {
+        "PYTHONPATH": os.pathsep.join([str(broken.parent), *libraries]),
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "TMPDIR": os.environ["TMPDIR"],
+    }
     done = subprocess.run(
         [sys.executable, "-S", "-m", "notifier", "check", "sitemap.xml"], env=env, cwd=tmp_path, capture_output=True, text=True
     )

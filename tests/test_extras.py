@@ -21,6 +21,11 @@ ROOT = Path(__file__).resolve().parents[1]
         ("/home/ann/.local/share/uv/tools/notify-changes", "uv tool install --reinstall --with jinja2 notify-changes"),
         ("/srv/site/.venv", "pip install 'notify-changes[report]' (in the environment notify-changes runs from)"),
         ("/usr", "pip install 'notify-changes[report]' (in the environment notify-changes runs from)"),
+        # each word alone is no pipx or uv tool (#44: an "or" for an "and", or one side dropped, lived)
+        ("/home/ann/.local/share/pipx/shared", "pip install 'notify-changes[report]' (in the environment notify-changes runs from)"),
+        ("/srv/venvs/notify-changes", "pip install 'notify-changes[report]' (in the environment notify-changes runs from)"),
+        ("/home/uv/site/.venv", "pip install 'notify-changes[report]' (in the environment notify-changes runs from)"),
+        ("/srv/tools/notify-changes", "pip install 'notify-changes[report]' (in the environment notify-changes runs from)"),
     ],
 )
 def test_the_hint_fits_the_installation(prefix: str, hint: str) -> None:

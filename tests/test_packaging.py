@@ -150,7 +150,12 @@ def test_the_wheel_runs_on_its_own(built: tuple[Path, Path], tmp_path: Path) -> 
     unpacked = tmp_path / "wheel"
     zipfile.ZipFile(built[1]).extractall(unpacked)
     libraries = dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]])
-    env = {"PYTHONPATH": os.pathsep.join([str(unpacked), *libraries]), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "TMPDIR": os.environ["TMPDIR"]}
+    env = {
+        "PYTHONPATH": os.pathsep.join([str(unpacked), *libraries]),
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "TMPDIR": os.environ["TMPDIR"],
+    }
     python = [sys.executable, "-S"]
     where = subprocess.run(
         [*python, "-c", "import notifier.store, notifier.rules, notifier.cli; print(notifier.__file__)"],
