@@ -479,6 +479,10 @@ class TestOrder:
             named = Path(file).stem.removeprefix("test_")
             return any(named.startswith(name) for name in names) or file in importers
 
+        if not mutant.in_function:  # and a test of a file that imports it may run none of its lines (a
+            # dataclass made with its defaults runs the generated __init__ only): its own files' tests too
+            chosen |= {test for test in self.durations if mine(test)}
+
         def slow(test: str) -> bool:  # most often one that starts the program in another process (see above)
             return self.durations.get(test, 0.0) > SLOW_TEST
 

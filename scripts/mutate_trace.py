@@ -74,6 +74,22 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
     _COVERAGE.switch_context(item.nodeid)
+    _clear_caches()
+
+
+def _clear_caches() -> None:
+    """Empty the package's ``functools.cache`` and ``lru_cache`` caches before each test, so that
+    each test runs the lines its calls need: a pattern compiled for an earlier test was served
+    from the cache, the map named only that test for the compiling lines, and the test that
+    stated the edit was never given the mutant (announce.compiled's ``rest[2:]``)."""
+    import sys
+
+    for name, module in list(sys.modules.items()):
+        if name == "notifier" or name.startswith("notifier."):
+            for value in list(vars(module).values()):
+                clear = getattr(value, "cache_clear", None)
+                if callable(clear) and getattr(value, "__module__", None) == name:
+                    clear()
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

@@ -70,3 +70,21 @@ def test_a_second_rounds_verdict_in_a_log_overrides_the_first_rounds_survivor(tm
     )
     verdicts = mutate_again.read_verdicts(log)
     assert verdicts[key] == ("killed", "tests/test_a.py::test_a")
+
+
+def test_a_mutant_made_at_import_is_judged_by_the_tests_of_the_files_that_import_its_module() -> None:
+    """A dataclass's default (``DatabaseURL.request_timeout = 30.0``) is read by a test that makes
+    the class and runs none of its module's lines (the generated __init__ is no line of it): the
+    map names no such test, and the mutant lived. Fails if only the map's tests judge it."""
+    import mutate
+
+    order = mutate.TestOrder(
+        {"notifier/database.py": {10: {"tests/test_state.py::test_other"}}},
+        {"tests/test_state.py::test_other": 0.1, "tests/test_survivors_database.py::test_default": 0.1, "tests/test_zz.py::test_x": 0.1},
+        300,
+    )
+    made_at_import = mutate.Mutant("notifier/database.py", "DatabaseURL", "30.0", "30.0 -> 60.0", 1, 0, (79, 79), in_function=False)
+    first, rest = order.tests_for(made_at_import)
+    assert set(first + rest) == {"tests/test_state.py::test_other", "tests/test_survivors_database.py::test_default"}
+    in_a_function = mutate.Mutant("notifier/database.py", "passwords", "True", "True -> False", 1, 1, (10, 10))
+    assert order.tests_for(in_a_function) == (["tests/test_state.py::test_other"], [])

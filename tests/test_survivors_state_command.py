@@ -5,7 +5,6 @@ the edit it catches."""
 
 from __future__ import annotations
 
-from notifier.commands.state import FUZZY_LIMIT
 from tests.conftest import BASE, Site, pages, urlset
 from tests.test_state_commands_edges import state
 
@@ -17,7 +16,7 @@ def _recorded(site: Site, count: int, *more: str) -> None:
 
 def test_a_state_of_exactly_the_limit_is_still_searched_for_a_look_alike(site: Site) -> None:
     """fails if ``<= FUZZY_LIMIT`` becomes ``<`` in _nearest (a state of 5,000 URLs would get no guess)"""
-    _recorded(site, FUZZY_LIMIT)
+    _recorded(site, 5_000)  # FUZZY_LIMIT, written out: a test that reads it follows its edit
     typo = state(site, "url", f"{BASE}/bolg/1/")
     assert typo.code == 2 and typo.err.strip().endswith(f"did you mean {BASE}/blog/1/?"), typo.err
 
@@ -26,7 +25,7 @@ def test_past_the_limit_only_the_usual_slips_are_tried(site: Site) -> None:
     """fails if FUZZY_LIMIT becomes 5,001 (difflib would compare a typo with 5,001 URLs), or if
     the scheme's slip replaces more than the first ``https://`` (a URL that holds another in its
     query would not be found)"""
-    _recorded(site, FUZZY_LIMIT, f"{BASE}/go?to=https://partner.example/")
+    _recorded(site, 5_000, f"{BASE}/go?to=https://partner.example/")
     typo = state(site, "url", f"{BASE}/bolg/1/")
     assert typo.code == 2 and "did you mean" not in typo.err, typo.err
     slip = state(site, "url", f"{BASE.replace('http://', 'https://')}/go?to=https://partner.example/")
