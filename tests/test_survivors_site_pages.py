@@ -22,6 +22,7 @@ from notifier.site.pages import (
     PageReader,
     file_fingerprint,
     fingerprint_bytes,
+    has_comment,
     without_generator_stamps,
 )
 from notifier.workers import Workers
@@ -110,3 +111,21 @@ def test_every_generator_stamp_is_a_comment_and_a_page_without_one_is_looked_thr
     assert without_generator_stamps(jekyll) == b"<head><title>t</title></head>"
     plain, commented = b"<p>Build Date UTC</p>", b"<!-- a note --><p>Build Date UTC</p>"
     assert without_generator_stamps(plain) is plain and without_generator_stamps(commented) == commented
+
+
+@pytest.mark.parametrize(
+    ("data", "found"),
+    [
+        (b"<!DOCTYPE html><p>Tea!</p>", False),
+        (b"<!DOCTYPE html><!-- a note -->", True),
+        (b"<!--first", True),  # at the very start: data[-1:3] is no slice of it
+        (b"!--", False),  # no "<" before the "!"
+        (b"Wow! " * 40 + b"<!-- late -->", True),  # past the "!"s looked at one by one: the plain search
+        (b"Wow! " * 40, False),
+        (b"<!DOCTYPE html><!- not a comment -->", False),
+    ],
+)
+def test_a_comment_is_found_wherever_it_is(data: bytes, found: bool) -> None:
+    """has_comment agrees with ``b"<!--" in data`` on every shape: the first "!", the start of
+    the page, many "!"s before it. Fails if its loop's bound, its slice or its fallback changes."""
+    assert has_comment(data) is found is (b"<!--" in data)

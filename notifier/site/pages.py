@@ -63,10 +63,28 @@ GENERATOR_STAMPS: dict[str, tuple[bytes, re.Pattern[bytes]]] = {
 _SCRUBBED = 8 << 20  # bytes: a page up to this is held to cut its stamps out; a larger file (a video) is hashed as it streams
 
 
+_BANGS_LOOKED_AT = 16  # "!"s checked one by one before the page is searched for "<!--" as a whole
+
+
+def has_comment(data: bytes) -> bool:
+    """Whether ``data`` holds ``<!--``. A page has few "!"s (its ``<!DOCTYPE``, a comment's, a
+    sentence's), and finding the next one is a memchr: about 0.8 µs for a page of 8 KB, where
+    ``b"<!--" in data`` skips through it in steps of four (5 µs, a sixth of reading a page).
+    A page of many "!"s is searched the plain way after the first few."""
+    at = data.find(b"!")
+    for _ in range(_BANGS_LOOKED_AT):
+        if at < 0:
+            return False
+        if data[at - 1 : at + 3] == b"<!--":
+            return True
+        at = data.find(b"!", at + 1)
+    return b"<!--" in data
+
+
 def without_generator_stamps(data: bytes) -> bytes:
     """A page's bytes without the comments ``GENERATOR_STAMPS`` knows (each a comment: a page
     with none is looked through once, not once a generator)."""
-    if b"<!--" not in data:
+    if not has_comment(data):
         return data
     for marker, pattern in GENERATOR_STAMPS.values():
         if marker in data:
