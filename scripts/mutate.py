@@ -453,7 +453,7 @@ class TestOrder:
         """The tests to run first (the most likely killers, at most the cap), and the other
         tests that run its lines, for a mutant the first ones let live. A line outside any
         function (run at import: a constant, a class body) is judged by every test that runs
-        any line of its module."""
+        any line of its module, and by every test of the files named for it or importing it."""
         by_line = self.lines.get(mutant.module, {})
         chosen: set[str] = set()
         for line in range(mutant.lines[0], mutant.lines[1] + 1):
