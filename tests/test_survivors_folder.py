@@ -1,6 +1,6 @@
 """What notifier/site/folder.py does that the mutation run found no test stating (#44): a URL
 at a page file's own name, no path normalised into another when the build is looked at path by
-path, the remembered kinds' bound, what ``surely_missing`` says of a scanned build, the folder a
+path, the remembered kinds' bound, one look for the URLs under a folder the build lacks, the folder a
 build is guessed to be served under, and unreadable folders, links and files passed over. Each
 test names the edit it catches; the edits that cannot change what a user sees are in
 scripts/mutants-equivalent.txt with their reasons."""
@@ -88,18 +88,20 @@ def test_a_build_looked_at_path_by_path_remembers_at_most_remembered_paths(tmp_p
             assert len(build._kinds) <= 5, build._kinds
 
 
-# -- SiteFolder.surely_missing -----------------------------------------------------------------------
-def test_a_scanned_build_is_surely_missing_a_page_it_has_no_file_for(tmp_path: Path) -> None:
-    """A scanned (or named) build knows its files: a page under a folder it has, without a file,
-    is surely missing, and one it holds is not, whatever is on disk. Fails if
-    ``self.hashes is not None`` becomes ``is None`` in site/folder.py::SiteFolder.surely_missing."""
-    _build(tmp_path, ["a/x/index.html", "b/other.txt"])
-    named = SiteFolder.of(tmp_path / "nowhere", ["a/x/index.html"])
-    assert not named.surely_missing(f"{BASE}/a/x/") and named.surely_missing(f"{BASE}/b/x/")
-    scanned = SiteFolder.scan(tmp_path)
-    assert scanned.surely_missing(f"{BASE}/b/x/") and not scanned.surely_missing(f"{BASE}/a/x/")
-    unscanned = SiteFolder.unscanned(tmp_path)  # one look at the first folder: b is there
-    assert not unscanned.surely_missing(f"{BASE}/b/x/") and unscanned.surely_missing(f"{BASE}/c/x/")
+# -- SiteFolder.open_page ------------------------------------------------------------------------------
+def test_urls_under_a_folder_the_build_lacks_cost_one_look_in_all(tmp_path: Path) -> None:
+    """A hundred URLs under /b/, a folder the build does not have: each is missing after one
+    look at ``b`` for all of them (a build with none of the listed pages costs a lookup a URL,
+    not three looks), and a page under a folder it has is opened. Fails if the first-folder
+    check in site/folder.py::SiteFolder.open_page is dropped (every URL's own folder would be
+    looked at and remembered) or its ``!=`` becomes ``==`` (every page would be missing)."""
+    _build(tmp_path, ["a/x/index.html"])
+    build = SiteFolder.unscanned(tmp_path)
+    assert all(build.open_page(f"{BASE}/b/{n}/") is None for n in range(100))
+    assert build._kinds == {"b": None}, build._kinds
+    opened = build.open_page(f"{BASE}/a/x/")
+    assert opened is not None and opened[1] == len("a/x/index.html")
+    os.close(opened[0])
 
 
 # -- SiteFolder.served_under_guess ---------------------------------------------------------------------

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import concurrent.futures.process
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -78,10 +78,24 @@ def test_a_file_over_eight_mib_is_hashed_whole_as_its_live_bytes_are(tmp_path: P
 
 # -- PageReader._run ----------------------------------------------------------------------------------
 class _BrokenPool(concurrent.futures.Executor):
-    """A pool whose worker died: every map raises as ProcessPoolExecutor's does then."""
+    """A pool whose worker died: a submit raises, as ProcessPoolExecutor's does once it knows,
+    or (``answers`` > 0) that many batches are answered first and every later one fails (a
+    worker killed mid-read)."""
 
-    def map(self, fn: Callable[..., Any], *iterables: Iterable[Any], timeout: float | None = None, chunksize: int = 1) -> Iterator[Any]:
-        raise concurrent.futures.process.BrokenProcessPool("a worker died")
+    def __init__(self, answers: int = 0) -> None:
+        self.answers = answers
+        self.sent: list[tuple[str, ...]] = []
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
+        if self.answers == 0:
+            raise concurrent.futures.process.BrokenProcessPool("a worker died")
+        self.sent.append(args[0])
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        if len(self.sent) <= self.answers:
+            future.set_result(fn(*args, **kwargs))
+        else:
+            future.set_exception(concurrent.futures.process.BrokenProcessPool("a worker died"))
+        return future
 
 
 def test_pages_are_read_here_when_the_workers_pool_breaks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -93,8 +107,37 @@ def test_pages_are_read_here_when_the_workers_pool_breaks(tmp_path: Path, monkey
     workers = Workers(1)
     reader = PageReader(SiteFolder.unscanned(tmp_path), workers)
     found = reader._read([f"{BASE}/a", f"{BASE}/b"], True, lambda _: True, _BrokenPool())
-    assert list(found) == [f"{BASE}/a"] and found[f"{BASE}/a"].fingerprint is not None
+    assert list(found) == [f"{BASE}/a"] and found[f"{BASE}/a"] == file_fingerprint(str(tmp_path / "a.html"))
     assert reader.missing == {f"{BASE}/b"} and workers.pool() is None and not workers.started
+
+
+def test_a_worker_dying_after_some_batches_leaves_no_page_unread_or_read_twice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Five batches of one page; the pool answers the first two, then its worker dies: the
+    three not answered are read here, each page once, and every fingerprint, head and missing
+    URL is what one process alone finds. Fails if the batches not answered are passed over
+    (``sent[answered:]``), read again from the first (``sent``), or the ones not yet sent lost."""
+    monkeypatch.setattr(pages_module, "_BATCH", 1)
+    for name in "acd":
+        (tmp_path / f"{name}.html").write_text(f'<html><head><meta name="robots" content="noindex"><title>{name}</title></head></html>')
+    locs = [f"{BASE}/{name}" for name in "abcde"]
+    alone = PageReader(SiteFolder.unscanned(tmp_path))
+    expected = alone._read(locs, True, lambda _: True, None)
+    read: list[str] = []
+    read_batch = pages_module._read_batch
+
+    def counted(run: tuple[str, str, int], part: tuple[str, ...], whole: bool, wanted: bytes) -> Any:
+        read.extend(part)
+        return read_batch(run, part, whole, wanted)
+
+    monkeypatch.setattr(pages_module, "_read_batch", counted)
+    reader = PageReader(SiteFolder.unscanned(tmp_path), Workers(1))
+    pool = _BrokenPool(answers=2)
+    found = reader._read(locs, True, lambda _: True, pool)
+    assert read == locs  # each once, in order: two by the pool, three here
+    assert found == expected and list(found) == [f"{BASE}/a", f"{BASE}/c", f"{BASE}/d"]
+    assert reader.missing == alone.missing == {f"{BASE}/b", f"{BASE}/e"}
+    assert reader.heads == alone.heads and all(head.robots for head in reader.heads.values()) and len(reader.heads) == 3
+    assert len(pool.sent) == 5  # every batch was sent before the first answer was waited for
 
 
 def test_every_generator_stamp_is_a_comment_and_a_page_without_one_is_looked_through_once() -> None:

@@ -20,7 +20,6 @@ from notifier.metrics import after_error, after_run
 from notifier.pipeline.context import Deliveries, Plan, Recorded, Run, Verified, mode_of
 from notifier.pipeline.pending import drop_unsendable, hand_over_orphans
 from notifier.pipeline.planning import plan_announcements, preview_first_run
-from notifier.pipeline.submission import submit_pending
 from notifier.pipeline.verification import diff_and_verify
 from notifier.protocol import Keys, redact_all
 from notifier.report import Report, plural
@@ -128,6 +127,8 @@ def finish(begun: Begun, store: Store | None, notes: Sequence[str] = ()) -> Repo
     # a rerun of the same deploy changes nothing: every file unread, nothing new to announce
     changed = run.first_run or bool(tidied) or any(plan.to_submit) or _parts_changed(state.parts, begun.recorded_parts)
     _persist_pending(store, state, run.endpoints, stamp=run.stamp, changed=changed)
+    from notifier.pipeline.submission import submit_pending  # here: a check never loads requests and tenacity (half its start)
+
     deliveries = submit_pending(run, state, store, plan.holds) if _has_pending(state, run.endpoints) else Deliveries([], [])
     done = _record_run(run, store, state, verified, deliveries, changed=changed, held=plan.holds.urls())
     exit_code = ExitCode.NOT_RECORDED if done.not_recorded else ExitCode.SUBMISSION_INCOMPLETE if done.incomplete else ExitCode.OK

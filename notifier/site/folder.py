@@ -100,18 +100,6 @@ class SiteFolder:
         kind = kinds[relative] = self._look(relative)
         return kind
 
-    def surely_missing(self, loc: str) -> bool:
-        """Whether the build surely has no page file for ``loc``: the first folder of its path
-        is not there (one look for every URL under it; a build with none of the listed pages
-        costs a lookup a URL, not one ``lstat``)."""
-        path = url_path(loc, self.base)
-        first, slash, _ = path.partition("/")
-        if not slash:
-            return False  # a page at the root: its candidates do not share a folder
-        if self.hashes is not None:
-            return self.page_file(loc) is None
-        return self._kind(first) != "dir"
-
     def _look(self, path: str) -> str | None:
         try:
             mode = os.lstat(f"{self.root}{os.sep}{path}").st_mode  # a str: a Path joined costs more than the lstat
@@ -176,7 +164,11 @@ class SiteFolder:
         if self.hashes is not None or self.served is not None:
             relative = self.page_file(loc)
             return _open_regular(f"{self.root}{os.sep}{relative}") if relative is not None else None
-        for candidate in candidates_of(url_path(loc, self.base)):
+        path = url_path(loc, self.base)
+        first, slash, _ = path.partition("/")
+        if slash and self._kind(first) != "dir":  # its first folder is not in the build: one look for every URL under it
+            return None
+        for candidate in candidates_of(path):
             opened = self._open_file(candidate)
             if opened is not None:
                 return opened

@@ -22,7 +22,7 @@ import itertools
 import os
 import re
 import tomllib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
@@ -164,8 +164,23 @@ def file_fingerprint(path: str) -> str | None:
 PAGE_LIMIT = _SCRUBBED + 1  # bytes of a live page read to fingerprint it: a larger one is fingerprinted raw, and differs
 
 
-_Job = tuple[str, bool, bool]  # loc, whether to read it whole, whether its head is wanted
 _looking: list[tuple[tuple[str, str, int], SiteFolder]] = []  # this process's lookups for the run reading now
+
+
+class _Answer(NamedTuple):
+    """A worker's answer for one batch of URLs, by their places in the batch: plain lists of
+    strings and numbers pickle faster than a tuple a page (and make no object a page here)."""
+
+    prints: list[str | None]  # each URL's fingerprint, None when not read whole (or not read, or no file)
+    missing: list[int]  # the URLs the build has no page file for
+    heads: list[tuple[int, Head | None]]  # the wanted heads of the pages read (None: nothing noteworthy)
+
+
+def _batched(items: Iterable[str], size: int) -> Iterator[tuple[str, ...]]:
+    """``items`` ``size`` at a time (itertools.batched, from Python 3.12)."""
+    it = iter(items)
+    while part := tuple(itertools.islice(it, size)):
+        yield part
 
 
 def _folder_of(run: tuple[str, str, int]) -> SiteFolder:
@@ -176,15 +191,23 @@ def _folder_of(run: tuple[str, str, int]) -> SiteFolder:
     return _looking[0][1]
 
 
-def _read_batch(run: tuple[str, str, int], jobs: Sequence[_Job]) -> list[tuple[Any, ...]]:
-    """Each job's page, as a plain tuple: a worker's answer pickles six times faster so than
-    as Page objects (each a class looked up by name), and ``PageReader._run`` makes them Pages."""
+def _read_batch(run: tuple[str, str, int], locs: Sequence[str], whole: bool, wanted: bytes) -> _Answer:
+    """The pages of ``locs``: whole (fingerprints) or only their heads; ``wanted[n]`` says
+    whether the head of ``locs[n]`` is parsed."""
     folder = _folder_of(run)
-    pages = []
-    for loc, whole, wants_head in jobs:
+    answer = _Answer([], [], [])
+    prints, missing, heads = answer
+    for n, loc in enumerate(locs):
         opened = folder.open_page(loc)
-        pages.append(tuple(_NO_FILE if opened is None else _read_open(*opened, whole, loc if wants_head else None)))
-    return pages
+        if opened is None:
+            missing.append(n)
+            prints.append(None)
+            continue
+        page = _read_open(*opened, whole, loc if wanted[n] else None)
+        prints.append(page.fingerprint)
+        if wanted[n] and page.read:
+            heads.append((n, page.head))
+    return answer
 
 
 class PageReader:
@@ -204,34 +227,49 @@ class PageReader:
 
     def _read(
         self, locs: Iterable[str], whole: bool, wants_head: Callable[[str], bool], pool: concurrent.futures.Executor | None
-    ) -> dict[str, Page]:
-        folder = self.folder
-        jobs: list[_Job] = []
-        for loc in locs:
-            if folder.surely_missing(loc):  # its first folder is not in the build: no worker looks
-                self.missing.add(loc)
-            else:
-                jobs.append((loc, whole, wants_head(loc)))
-        pages = self._run(jobs, pool)
-        found: dict[str, Page] = {}
-        for (loc, _, wanted), page in zip(jobs, pages, strict=True):
-            if not page.found:
-                self.missing.add(loc)
-                continue
-            found[loc] = page
-            if wanted and page.read:  # an honest head is kept as the one NO_HEAD: memory stays flat
-                self.heads[loc] = page.head or NO_HEAD
+    ) -> dict[str, str]:
+        """Read the pages of ``locs`` (each at most once, whole when ``whole``), keeping the heads
+        ``wants_head`` asks for and the URLs without a page file; loc -> fingerprint of those read whole."""
+        found: dict[str, str] = {}
+        batches = ((part, bytes(map(wants_head, part))) for part in _batched(locs, _BATCH))
+        for part, (prints, missing, heads) in self._run(batches, whole, pool):
+            for n, head in heads:  # an honest head is kept as the one NO_HEAD: memory stays flat
+                self.heads[part[n]] = head or NO_HEAD
+            if whole:
+                found.update((loc, fingerprint) for loc, fingerprint in zip(part, prints, strict=True) if fingerprint is not None)
+            for n in missing:
+                self.missing.add(part[n])
         return found
 
-    def _run(self, jobs: list[_Job], pool: concurrent.futures.Executor | None) -> list[Page]:
-        batches = [jobs[start : start + _BATCH] for start in range(0, len(jobs), _BATCH)]
+    def _run(
+        self, batches: Iterator[tuple[tuple[str, ...], bytes]], whole: bool, pool: concurrent.futures.Executor | None
+    ) -> Iterator[tuple[tuple[str, ...], _Answer]]:
+        """Each batch with its worker's answer: on the workers when there are two batches or
+        more, each sent as soon as it is made (``map`` would make every batch before it sends
+        the first, and a worker would wait for this process); read here when a worker dies (the
+        batches not yet answered, and the rest)."""
         read = functools.partial(_read_batch, self._run_key)
-        if pool is not None and len(batches) > 1:
+        opening = list(itertools.islice(batches, 2))
+        source = itertools.chain(opening, batches)
+        sent: list[tuple[tuple[str, ...], bytes]] = []  # in the order sent: answered in that order
+        answered = 0
+        if pool is not None and len(opening) > 1:
+            futures: list[concurrent.futures.Future[_Answer]] = []
             try:
-                return [Page._make(page) for batch in pool.map(read, batches) for page in batch]
+                for part, wanted in source:
+                    sent.append((part, wanted))
+                    futures.append(pool.submit(read, part, whole, wanted))
+                for (part, _), future in zip(sent, futures, strict=True):
+                    answer = future.result()
+                    answered += 1
+                    yield part, answer
+                return
             except (concurrent.futures.process.BrokenProcessPool, RuntimeError):
                 self.workers.broken()  # a worker died, or the pool was shut: read here, one by one
-        return [Page._make(page) for batch in batches for page in read(batch)]
+                for future in futures:
+                    future.cancel()
+        for part, wanted in itertools.chain(sent[answered:], source):  # those not answered, then those not sent
+            yield part, read(part, whole, wanted)
 
     def fingerprints(self, entries: Sequence[Row], recorded: Mapping[str, Record]) -> dict[str, str]:
         """loc -> fingerprint of its page file, for one sitemap file's entries; in the same
@@ -246,8 +284,7 @@ class PageReader:
         found: dict[str, str] = {}
         for start in range(0, len(entries), _SLICE):  # a slice at a time: the jobs and answers stay small
             lastmods = {entry[0]: entry[1] for entry in entries[start : start + _SLICE]}
-            pages = self._read(lastmods, True, may_change, self.workers.pool())
-            found.update((loc, page.fingerprint) for loc, page in pages.items() if page.fingerprint is not None)
+            found.update(self._read(lastmods, True, may_change, self.workers.pool()))
         return found
 
     def read_heads(self, locs: Iterable[str]) -> None:

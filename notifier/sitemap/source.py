@@ -12,17 +12,18 @@ import os
 import stat
 import zlib
 from collections.abc import Iterator
-
-import requests
+from typing import TYPE_CHECKING
 
 from notifier.errors import InputError
-from notifier.http import exchange
 from notifier.paths import file_kind, is_url
 from notifier.urls import join_url, split_url, without_password
 
 MAX_FILE_BYTES = 50 * 1024 * 1024  # sitemaps.org: at most 50 MB (52,428,800 bytes) uncompressed
 CHUNK = 1 << 20
 _GZIP_MAGIC = b"\x1f\x8b"
+
+if TYPE_CHECKING:
+    import requests  # loaded where a sitemap is fetched: a local one never loads it (a tenth of a second)
 
 
 class Source:
@@ -63,6 +64,8 @@ class Source:
 
     def _raw(self) -> Iterator[bytes]:
         if self._response is not None:
+            import requests  # loaded by fetch already
+
             try:
                 yield from self._response.iter_content(CHUNK)
             except requests.RequestException as error:
@@ -137,6 +140,8 @@ def same_site(url: str, other: str) -> bool:
 
 
 def _get(url: str, timeout: float, auth: tuple[str, str] | None) -> requests.Response:
+    import requests
+
     return requests.get(url, stream=True, timeout=(min(timeout, 10.0), timeout), allow_redirects=False, auth=auth)
 
 
@@ -146,6 +151,10 @@ def fetch(url: str, timeout: float, auth: tuple[str, str] | None = None) -> requ
     Redirects are followed by hand and only on the sitemap's own origin: a sitemap's URL
     must not send the tool to another host (a cloud metadata address, say), nor ``auth``
     (the sitemap's basic auth) anywhere but its own site."""
+    import requests
+
+    from notifier.http import exchange
+
     location = url
     for _ in range(MAX_REDIRECTS + 1):
         try:
