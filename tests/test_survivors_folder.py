@@ -220,3 +220,34 @@ def test_a_sitemap_outside_the_build_is_served_at_the_root(tmp_path: Path) -> No
     elsewhere = str(tmp_path / "src" / "sitemap.xml")
     assert served_under(elsewhere, build, "https://h.org/project/sitemap.xml") == ""
     assert served_under(str(build / "sitemap.xml"), build, "https://h.org/project/sitemap.xml") == "project"
+
+
+@pytest.mark.parametrize(
+    "loc", [f"{BASE}/a//b/", f"{BASE}/a/./b/", f"{BASE}/a/%2e/b/", f"{BASE}/a/x/../b/", f"{BASE}/a/b/%2e%2e/b/", f"{BASE}/./a/b/"]
+)
+def test_a_page_is_never_opened_by_a_path_the_file_system_would_normalise(tmp_path: Path, loc: str) -> None:
+    """``/a//b/``, ``/a/./b/`` and ``/a/x/../b/`` name no page of a build holding a/b/index.html
+    when the page reader opens it (the file system would take each for a/b), and /a/b/ is
+    opened. Fails if ``"" in names`` or ``"." in names`` or ``".." in names`` is dropped from
+    site/folder.py::SiteFolder._kind (which looks at every folder on the way of the file
+    SiteFolder._open_file opens), or ``_regular`` takes a folder for a page."""
+    _build(tmp_path, ["a/b/index.html", "a/x/keep.txt", "a/b/b/keep.txt"])
+    build = SiteFolder.unscanned(tmp_path)
+    assert build.open_page(loc) is None
+    opened = build.open_page(f"{BASE}/a/b/")
+    assert opened is not None
+    os.close(opened[0])
+
+
+def test_a_page_deeper_than_the_deepest_path_anyone_links_to_is_not_opened(tmp_path: Path) -> None:
+    """A page file MAX_DEPTH names deep (63 folders and index.html) is opened; one a folder
+    deeper is not. Fails if ``relative.count("/") >= MAX_DEPTH`` becomes ``>`` or is dropped in
+    site/folder.py::SiteFolder._open_file."""
+    depth = folder_module.MAX_DEPTH
+    deepest = "/".join(str(n % 10) for n in range(depth - 1))
+    _build(tmp_path, [f"{deepest}/index.html", f"{deepest}/9/index.html"])
+    build = SiteFolder.unscanned(tmp_path)
+    opened = build.open_page(f"{BASE}/{deepest}/")
+    assert opened is not None
+    os.close(opened[0])
+    assert build.open_page(f"{BASE}/{deepest}/9/") is None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import concurrent.futures.process
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -172,3 +173,49 @@ def test_a_comment_is_found_wherever_it_is(data: bytes, found: bool) -> None:
     """has_comment agrees with ``b"<!--" in data`` on every shape: the first "!", the start of
     the page, many "!"s before it. Fails if its loop's bound, its slice or its fallback changes."""
     assert has_comment(data) is found is (b"<!--" in data)
+
+
+# -- _read_up_to and _read_open ------------------------------------------------------------------------
+def test_a_file_read_in_short_pieces_is_read_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file system that answers a read with fewer bytes than asked (FUSE, NFS, a network
+    share) still gives the whole page, and its fingerprint is the page's: each read of this
+    test returns at most 1,000 bytes. Fails if in site/pages.py::_read_up_to the loop's
+    ``pieces.append(piece)`` or ``got += len(piece)`` is left out, or its ``and`` becomes ``or``."""
+    data = _page(70_000, tail=b"the end")  # more than HEAD_LIMIT (64 KiB): two calls of _read_up_to
+    (tmp_path / "a.html").write_bytes(data)
+    real_read = os.read
+
+    def short(fd: int, size: int) -> bytes:
+        return real_read(fd, min(size, 1000))
+
+    expected = file_fingerprint(str(tmp_path / "a.html"))
+    monkeypatch.setattr(pages_module.os, "read", short)
+    assert file_fingerprint(str(tmp_path / "a.html")) == expected == fingerprint_bytes(data)
+    fd = os.open(str(tmp_path / "a.html"), os.O_RDONLY)
+    try:
+        assert pages_module._read_up_to(fd, 5000, len(data)) == data[:5000]  # no more than asked for
+        assert pages_module._read_up_to(fd, 1 << 20, len(data)) == data[5000:]  # to the end
+    finally:
+        os.close(fd)
+
+
+def _open_descriptors() -> int:
+    return len(list(Path("/proc/self/fd").iterdir()))
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts descriptors in /proc")
+def test_reading_pages_leaves_no_file_open(tmp_path: Path) -> None:
+    """Two thousand pages read (fingerprint and head), and as many folders named like a page
+    (``x/index.html`` a folder, no page): afterwards as many descriptors are open as before (a
+    build of 200,000 pages would otherwise end at the system's limit). Fails if ``os.close(fd)``
+    is left out in site/pages.py::_read_open or in site/folder.py::_regular."""
+    for n in range(2000):
+        (tmp_path / "p" / str(n)).mkdir(parents=True)
+        (tmp_path / "p" / str(n) / "index.html").write_text(f"<html><head><title>{n}</title></head></html>")
+        (tmp_path / "q" / str(n) / "index.html").mkdir(parents=True)
+    locs = [f"{BASE}/{folder}/{n}/" for folder in "pq" for n in range(2000)]
+    before = _open_descriptors()
+    reader = PageReader(SiteFolder.unscanned(tmp_path))
+    found = reader._read(locs, True, lambda loc: "/p/" in loc, None)
+    assert len(found) == 2000 and len(reader.missing) == 2000 and len(reader.heads) == 2000
+    assert _open_descriptors() == before

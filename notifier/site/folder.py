@@ -157,13 +157,11 @@ class SiteFolder:
         return None
 
     def open_page(self, loc: str) -> tuple[int, int] | None:
-        """The page file ``loc`` is served from, opened: (descriptor, size), or None. Not
-        scanned, a candidate is opened where its folder was looked at (``_kind``), with no
-        ``lstat`` of the file first: one ``open`` that follows no link, then ``fstat`` (a
-        link is looked at as ``_kind`` looks, and opened only when it stays inside)."""
-        if self.hashes is not None or self.served is not None:
-            relative = self.page_file(loc)
-            return _open_regular(f"{self.root}{os.sep}{relative}") if relative is not None else None
+        """The page file ``loc`` is served from, opened: (descriptor, size), or None. A
+        candidate is opened where its folder was looked at (``_kind``), with no ``lstat`` of
+        the file first: one ``open`` that follows no link, then ``fstat`` (a link is looked at
+        as ``_kind`` looks, and opened only when it stays inside). On disk even when the build
+        was scanned: the page reader's own views never are."""
         path = url_path(loc, self.base)
         first, slash, _ = path.partition("/")
         if slash and self._kind(first) != "dir":  # its first folder is not in the build: one look for every URL under it
@@ -175,9 +173,10 @@ class SiteFolder:
         return None
 
     def _open_file(self, relative: str) -> tuple[int, int] | None:
-        names = relative.split("/")
-        if len(names) > MAX_DEPTH or "" in names or "." in names or ".." in names:
+        if relative.count("/") >= MAX_DEPTH:
             return None
+        # every folder on the way is looked at by _kind, which refuses "", "." and "..": a last
+        # name of "." or ".." opens a folder, which _regular turns down
         parent = relative.rpartition("/")[0]
         if parent and self._kind(parent) != "dir":
             return None  # a file or nothing on the way, or a link that leads outside
