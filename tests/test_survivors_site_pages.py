@@ -189,7 +189,7 @@ def test_a_file_read_in_short_pieces_is_read_whole(tmp_path: Path, monkeypatch: 
         return real_read(fd, min(size, 1000))
 
     expected = file_fingerprint(str(tmp_path / "a.html"))
-    monkeypatch.setattr(pages_module.os, "read", short)
+    monkeypatch.setattr(os, "read", short)
     assert file_fingerprint(str(tmp_path / "a.html")) == expected == fingerprint_bytes(data)
     fd = os.open(str(tmp_path / "a.html"), os.O_RDONLY)
     try:
