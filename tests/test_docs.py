@@ -40,7 +40,7 @@ def test_every_option_of_a_run_is_explained_in_the_configuration_page() -> None:
 FOREIGN = {
     "--minify", "--strict", "--delete", "--project-name", "--quiet", "--cached", "--rebase", "--unshallow",
     "--follow", "--depth", "--no-isolation", "--paired", "--rounds", "--urls", "--changed", "--stores",
-    "--skip", "--before", "--disable-pip-version-check", "--no-audit", "--no-fund", "--silent", "--prefix",
+    "--skip", "--before", "--pages", "--disable-pip-version-check", "--no-audit", "--no-fund", "--silent", "--prefix",
     "--dry",  # the configuration page's example of an abbreviation refused
 }  # fmt: skip
 
