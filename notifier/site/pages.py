@@ -45,11 +45,9 @@ class Page(NamedTuple):
     read: bool  # False: the file could not be read
     fingerprint: str | None  # when read whole
     head: Head | None  # when its head was wanted and says something (None: nothing noteworthy)
-    found: bool = True  # False: the build has no page file for the URL
 
 
 _UNREAD = Page(False, None, None)
-_NO_FILE = Page(False, None, None, False)
 
 # What a generator writes into a page on every build, or with every release of itself, that
 # is no content: a page differing only there is the same page. Each is found by its literal
