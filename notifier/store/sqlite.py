@@ -297,7 +297,12 @@ class SqliteStore(StateStore):
         try:
             with _connect(self.path, mode="rw", busy_timeout=max(self.lock_timeout, 1.0)) as connection:
                 connection.execute("BEGIN IMMEDIATE")
-                _add_to_ledger(connection, entries, keep)
+                try:
+                    _add_to_ledger(connection, entries, keep)
+                except sqlite3.IntegrityError as error:  # a ledger table someone changed: the state itself is whole
+                    raise StateError(
+                        f"{self.path}: cannot add to the ledger ({error}); its table is not as notify-changes made it"
+                    ) from None
                 connection.execute("COMMIT")
         except sqlite3.OperationalError as error:
             raise StateError(f"{self.path}: cannot add to the ledger ({operational(error)})") from None
@@ -326,7 +331,7 @@ class SqliteStore(StateStore):
                     try:
                         _add_to_ledger(connection, ledger, keep)
                         added = True
-                    except sqlite3.OperationalError:
+                    except (sqlite3.OperationalError, sqlite3.IntegrityError):  # a ledger table someone changed, too
                         connection.execute("ROLLBACK TO ledger")
                     connection.execute("RELEASE ledger")
                 connection.execute("COMMIT")
