@@ -29,7 +29,7 @@ from notifier.site.pages import (
 from notifier.workers import Workers
 from tests.conftest import BASE
 
-SCRUBBED = PAGE_LIMIT - 1  # 8 MiB: a page up to this is scrubbed of generator stamps
+SCRUBBED = 8 << 20  # a page up to 8 MiB is scrubbed of generator stamps (written out: the tests must fail when the limit moves)
 
 
 def _page(size: int, stamp: bytes = b"<!-- Begin Jekyll SEO tag v2.8.0 -->", tail: bytes = b"") -> bytes:
@@ -61,6 +61,12 @@ def test_a_page_of_exactly_eight_mib_is_scrubbed_of_generator_stamps(tmp_path: P
     assert fingerprint_bytes(old) == fingerprint_bytes(new)
     bigger, other = _page(SCRUBBED + 1), _page(SCRUBBED + 1, b"<!-- Begin Jekyll SEO tag v2.8.1 -->")
     assert fingerprint_bytes(bigger) != fingerprint_bytes(other)  # past 8 MiB the bytes are hashed as they are
+    (tmp_path / "bigger.html").write_bytes(bigger)
+    (tmp_path / "other.html").write_bytes(other)
+    assert file_fingerprint(str(tmp_path / "bigger.html")) != file_fingerprint(
+        str(tmp_path / "other.html")
+    )  # (edits: _SCRUBBED 9 or 16 MiB)
+    assert PAGE_LIMIT == SCRUBBED + 1
 
 
 def test_a_file_over_eight_mib_is_hashed_whole_as_its_live_bytes_are(tmp_path: Path) -> None:
@@ -219,3 +225,21 @@ def test_reading_pages_leaves_no_file_open(tmp_path: Path) -> None:
     found = reader._read(locs, True, lambda loc: "/p/" in loc, None)
     assert len(found) == 2000 and len(reader.missing) == 2000 and len(reader.heads) == 2000
     assert _open_descriptors() == before
+
+
+def test_a_page_that_cannot_be_read_has_no_head(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A page file the build has but that cannot be read (an I/O error): neither missing nor an
+    honest head, just unread (edit: ``_UNREAD``'s ``read`` made True, which files it as a head that says nothing)."""
+    (tmp_path / "a.html").write_text("<html><head><title>a</title></head></html>")
+    (tmp_path / "b.html").write_text("<html><head><title>b</title></head></html>")
+    real = pages_module._read_up_to
+
+    def failing(fd: int, limit: int, size: int) -> bytes:
+        if os.readlink(f"/proc/self/fd/{fd}").endswith("b.html"):
+            raise OSError(5, "Input/output error")
+        return real(fd, limit, size)
+
+    monkeypatch.setattr(pages_module, "_read_up_to", failing)
+    reader = PageReader(SiteFolder.unscanned(tmp_path))
+    reader.read_heads([f"{BASE}/a", f"{BASE}/b"])
+    assert list(reader.heads) == [f"{BASE}/a"] and reader.missing == set()
