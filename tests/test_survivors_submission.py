@@ -146,3 +146,39 @@ def test_first_mode_says_which_endpoint_was_retried_and_which_was_passed_on_at_o
         f"they stay pending for the next run; not sent: {two} failed batch 1/2 to {two} after its retries; "
         "they stay pending for the next run"
     )
+
+
+def test_first_mode_says_the_pending_urls_it_cannot_send_and_keeps_them(site: Site, second: FakeIndexNow) -> None:
+    """URLs pending from an earlier run that this run's key no longer covers (a --key-location
+    in a folder they are outside of): one "skipped" result a host and reason, and they stay
+    pending (edits: that ``yield`` made a raise; a result's count or attempts not 0 where 0 is written)."""
+    assert site.fake is not None
+    both = [site.fake.endpoint, second.endpoint]
+    site.write(urlset(pages(2)))
+    site.fake.plan = [status(503)] * 40
+    second.plan = [status(503)] * 40
+    first = _deploy(site, both, {"endpoint-mode": "first", "on-submit-error": "warn"})
+    assert first.exit_code == 0 and sorted(first.pending) == [f"{BASE}/p/0/", f"{BASE}/p/1/"]
+    site.fake.plan, second.plan = [], []
+    site.fake.sites[HOST][f"/docs/{KEY}.txt"] = KEY.encode()
+    report = _deploy(site, both, {"endpoint-mode": "first", "on-submit-error": "warn", "key-location": f"{BASE}/docs/{KEY}.txt"})
+    skipped = [batch for batch in report.batches if batch.status == "skipped"]
+    assert [(batch.endpoint, batch.host, batch.url_count, batch.attempts, batch.http_status) for batch in skipped] == [
+        (site.fake.endpoint, HOST, 2, 0, None)
+    ], report.batches
+    assert "outside" in skipped[0].message and site.fake.delivered() == [] and second.delivered() == []
+    assert sorted(report.pending) == [f"{BASE}/p/0/", f"{BASE}/p/1/"]
+
+
+def test_verify_live_fetches_a_page_pending_at_two_endpoints_once(site: Site, second: FakeIndexNow) -> None:
+    """--verify-live larger than the new pages, with both endpoints holding them: each page is
+    fetched once (edit: the ``continue`` for a page already fetched made a raise)."""
+    from tests.test_pinned_two import _live_pages
+
+    assert site.fake is not None
+    _live_pages(site, 2)
+    site.write(urlset(pages(2)))
+    site.fake.gets.clear()
+    report = _deploy(site, [site.fake.endpoint, second.endpoint], {"verify-live": "10"})
+    assert report.exit_code == 0 and report.pending == []
+    assert sorted(path for path in site.fake.gets if "/p/" in path) == [f"{BASE}/p/0/", f"{BASE}/p/1/"], site.fake.gets
