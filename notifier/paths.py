@@ -50,9 +50,15 @@ class NotRegularFile(OSError):
         super().__init__(f"is {file_kind(mode)}, not a regular file")
         self.filename = str(path)
         self.strerror = f"is {file_kind(mode)}, not a regular file"
+        self.mode = mode
 
     def __str__(self) -> str:
         return f"{self.filename}: {self.strerror}"
+
+    def __reduce__(self) -> tuple[type[NotRegularFile], tuple[str, int]]:
+        """Made again from its path and mode: an exception a worker raises is pickled to the
+        main process, and OSError's own way would call this __init__ with the message alone."""
+        return type(self), (self.filename, self.mode)
 
 
 def refuse_irregular(path: Path | str) -> None:
