@@ -129,3 +129,23 @@ def test_a_new_file_is_0666_less_the_umask_and_the_umask_stays(tmp_path: Path, m
     write_atomic(tmp_path / "state.json", [b"{}"], ".state.json.")
     assert stat.S_IMODE((tmp_path / "state.json").stat().st_mode) == mode
     assert os.umask(mask) == mask
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts descriptors in /proc")
+def test_a_lock_the_file_system_cannot_take_is_one_line_and_no_descriptor_left(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder where flock fails for another reason than a holder (ENOLCK on some network file
+    systems): the one line names the lock, and the lock file's descriptor is closed (edit: that
+    ``os.close(fd)`` made a raise)."""
+    import errno
+    import fcntl
+
+    from notifier.store import JsonStore
+
+    def no_locks(fd: int, operation: int) -> None:
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    before = len(list(Path("/proc/self/fd").iterdir()))
+    with pytest.raises(StateError, match=r"notify-changes\.json\.lock: cannot lock \(No locks available\)"):
+        JsonStore(tmp_path / "notify-changes.json").acquire()
+    assert len(list(Path("/proc/self/fd").iterdir())) == before
