@@ -301,7 +301,8 @@ class SqliteStore(StateStore):
                     _add_to_ledger(connection, entries, keep)
                 except sqlite3.IntegrityError as error:  # a ledger table someone changed: the state itself is whole
                     raise StateError(
-                        f"{self.path}: cannot add to the ledger ({error}); its table is not as notify-changes made it"
+                        f"{self.path}: cannot add to the ledger ({error}): its table is not as notify-changes made it; "
+                        "drop the ledger table (a record only) and the next run makes it again"
                     ) from None
                 connection.execute("COMMIT")
         except sqlite3.OperationalError as error:
