@@ -41,6 +41,19 @@ class NotifierError(Exception):
 
     exit_code: ExitCode = ExitCode.INPUT_ERROR
 
+    def __reduce__(self) -> tuple[object, ...]:
+        """Made again from its message and fields, never through ``__init__``: an error a worker
+        raises is pickled to the main process, and Exception's own way calls ``__init__`` with the
+        message alone, which a subclass that takes other arguments (SaveFailed) refuses."""
+        return _made_again, (type(self), self.args, vars(self))
+
+
+def _made_again(kind: type[NotifierError], args: tuple[object, ...], fields: dict[str, object]) -> NotifierError:
+    error = kind.__new__(kind, *args)
+    error.args = args
+    vars(error).update(fields)
+    return error
+
 
 class UsageError(NotifierError):
     """A bad option, config value or key."""
