@@ -532,7 +532,8 @@ class TestOrder:
 
 def run_mutant(mutant: Mutant, copy: Path, tests: list[str], durations: dict[str, float]) -> str:
     """A mutant judged in a fresh interpreter: 'killed' (a tab and the test that failed first),
-    'survived' or 'timeout' (counted as killed)."""
+    'survived' or 'timeout' (counted as killed; with no test named, since the tests ran in a
+    process of their own, so a later run keeps it only while the whole suite is unchanged)."""
     path = copy / mutant.module
     original = path.read_text()
     listing = copy / ".mutant-tests"
@@ -625,7 +626,7 @@ def _run_all(
         worker = workers.get()
         try:
             outcome = worker.judge(mutant, tests, durations)
-            if outcome == "timeout":  # a loaded machine can make a slow test time out: once more before it counts
+            if outcome.startswith("timeout"):  # a loaded machine can make a slow test time out: once more before it counts
                 outcome = worker.judge(mutant, tests, durations)
         finally:
             workers.put(worker)

@@ -5,8 +5,8 @@ reads one request per line on stdin (``{"module", "index", "tests", "timeout", "
 whole run's seconds, and each test's). For each it
 forks; the child puts the mutant in place and runs its tests with ``pytest.main``; the
 worker answers one line on stdout (``killed``, ``survived``, ``timeout`` or ``cold``; a kill
-is followed by a tab and the test that failed first, so a later run can tell whether that
-test is still the same).
+is followed by a tab and the test that failed first, a timeout by the test that was running when
+its time ran out, so a later run can tell whether that test is still the same).
 
 A mutant inside a function is put in place by giving the live function the mutated code
 (``__code__``, and its defaults), so every reference to it, imported elsewhere or not, runs
@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import json
+import mmap
 import os
 import signal
 import sys
@@ -107,16 +108,30 @@ class _FirstFailure:
 class _TestTimeLimits:
     """Each test its own alarm: a mutant that makes one test loop for ever is a timeout once that
     test has run ``limit`` seconds, not after the budget of every test the mutant was given (a
-    survivor's second round runs a thousand). ``limits``: the seconds each test may take."""
+    survivor's second round runs a thousand). ``limits``: the seconds each test may take. The node
+    id of the test in flight is kept in ``running`` (a page the worker shares with its child), so
+    the timeout is said with the test that ran out of time: without it a later run could tell only
+    by the whole suite being unchanged, which a new test anywhere ends."""
 
-    def __init__(self, limits: dict[str, float], default: float) -> None:
-        self.limits, self.default = limits, default
+    def __init__(self, limits: dict[str, float], default: float, running: mmap.mmap) -> None:
+        self.limits, self.default, self.running = limits, default, running
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Any:
+        _keep(self.running, item.nodeid)
         signal.alarm(int(self.limits.get(item.nodeid, self.default)) + 1)
         yield
         signal.alarm(0)
+        _keep(self.running, "")
+
+
+def _keep(page: mmap.mmap, nodeid: str) -> None:
+    text = nodeid.encode()[: len(page) - 1]
+    page[: len(text) + 1] = text + b"\0"
+
+
+def _kept(page: mmap.mmap) -> str:
+    return page[:].partition(b"\0")[0].decode(errors="replace")
 
 
 def _drain(fd: int) -> str:
@@ -133,6 +148,7 @@ def _drain(fd: int) -> str:
 
 def _judge(request: dict[str, Any]) -> str:
     readable, writable = os.pipe()
+    running = mmap.mmap(-1, 4096)  # anonymous and shared: the child's writes are the worker's to read
     child = os.fork()
     if child == 0:
         os.setpgid(0, 0)  # a group of its own: what its tests start goes with it (below)
@@ -146,7 +162,7 @@ def _judge(request: dict[str, Any]) -> str:
             os.dup2(null, 1)
             os.dup2(null, 2)
             arguments = ["-x", "-q", "-p", "no:cacheprovider", "-o", "addopts=", "--assert=plain", *request["tests"]]
-            limits = _TestTimeLimits(request.get("limits", {}), request["timeout"])
+            limits = _TestTimeLimits(request.get("limits", {}), request["timeout"], running)
             code = pytest.main(arguments, plugins=[_FirstFailure(writable), limits])
             os._exit(int(code))
         except pytest.PytestUnraisableExceptionWarning:  # a test left an object unclosed (warnings are errors): the session fails
@@ -161,7 +177,9 @@ def _judge(request: dict[str, Any]) -> str:
         os.killpg(child, signal.SIGKILL)  # a program or build a test started, left running by a timeout
     killer = _drain(readable)
     if os.WIFSIGNALED(status):
-        return "timeout" if os.WTERMSIG(status) == signal.SIGALRM else f"killed\t{killer}".rstrip()
+        if os.WTERMSIG(status) == signal.SIGALRM:
+            return f"timeout\t{_kept(running)}".rstrip()
+        return f"killed\t{killer}".rstrip()
     code = os.WEXITSTATUS(status)
     killer = "<import>" if code == 97 else killer
     outcome = {0: "survived", 99: "cold", 5: "uncollected", 98: "error"}.get(code, "killed")

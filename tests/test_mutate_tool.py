@@ -19,7 +19,9 @@ def test_a_test_that_loops_for_ever_is_a_timeout_by_its_own_limit_not_the_whole_
     limit (six times its mapped seconds and twelve more), not after the budget of every test
     it was given: a survivor's second round gives a thousand. Fails if the per-test alarm is
     left out (the loop runs to the whole budget, here an hour) or is not reset between tests
-    (the three quick tests, 2.4 s in all, would outrun one limit of 2 s)."""
+    (the three quick tests, 2.4 s in all, would outrun one limit of 2 s). The test that ran out of
+    time is kept where the worker reads it, so the timeout names its test (fails if the page is
+    not written before each test, or is cleared before the alarm)."""
     (tmp_path / "test_loop.py").write_text(
         textwrap.dedent(
             """
@@ -45,18 +47,66 @@ def test_a_test_that_loops_for_ever_is_a_timeout_by_its_own_limit_not_the_whole_
     )
     child = textwrap.dedent(
         f"""
-        import os, sys
+        import mmap, os, sys
         sys.path.insert(0, {str(SCRIPTS)!r})
         import pytest
         from mutate_worker import _TestTimeLimits
         limits = {{f"test_loop.py::test_{{name}}": 1 for name in ("quick_one", "quick_two", "quick_three", "loops")}}
-        pytest.main(["-q", "-p", "no:cacheprovider", "test_loop.py"], plugins=[_TestTimeLimits(limits, 3600)])
+        with open("running", "r+b") as shared:
+            running = mmap.mmap(shared.fileno(), 4096)
+        pytest.main(["-q", "-p", "no:cacheprovider", "test_loop.py"], plugins=[_TestTimeLimits(limits, 3600, running)])
         sys.exit(3)  # the loop was never stopped
         """
     )
+    (tmp_path / "running").write_bytes(b"\0" * 4096)
     done = subprocess.run([sys.executable, "-c", child], cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == -14, (done.returncode, done.stdout[-500:], done.stderr[-500:])  # SIGALRM: "timeout"
     assert all((tmp_path / name).exists() for name in ("one", "two", "three"))  # each quick test had its own time
+    import mmap
+
+    import mutate_worker
+
+    with open(tmp_path / "running", "r+b") as shared:
+        assert mutate_worker._kept(mmap.mmap(shared.fileno(), 4096)) == "test_loop.py::test_loops"
+
+
+def test_a_timeout_that_names_its_test_stands_while_that_test_is_unchanged(tmp_path: Path) -> None:
+    """A timeout said with its test is kept by a later run whose suite has grown, as a kill is;
+    one said with no test is kept only while the whole suite is unchanged (the 55 timeouts of
+    run 53 that the report counted as not judged once any test of the suite was edited). Fails if
+    ``earlier`` keeps a timeout without a test across a changed suite, or drops a named one."""
+    import subprocess as sp
+
+    def git(*words: str) -> str:
+        return sp.run(["git", *words], cwd=tmp_path, check=True, capture_output=True, text=True).stdout.strip()
+
+    git("init", "-q")
+    git("config", "user.email", "t@example.org")
+    git("config", "user.name", "t")
+    (tmp_path / "notifier").mkdir()
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "notifier" / "a.py").write_text("def loop(n):\n    while n > 0:\n        n -= 1\n    return n\n")
+    test_a = "from notifier.a import loop\n\ndef test_loop():\n    assert loop(3) == 0\n"
+    (tmp_path / "tests" / "test_a.py").write_text(test_a)
+    (tmp_path / "tests" / "conftest.py").write_text("")
+    (tmp_path / "tests" / "test_b.py").write_text("def test_other():\n    assert True\n")
+    git("add", "-A")
+    git("commit", "-qm", "one")
+    revision = git("rev-parse", "HEAD")
+    (tmp_path / "tests" / "test_b.py").write_text("def test_other():\n    assert 1 + 1 == 2\n")  # another test changes
+    git("add", "-A")
+    git("commit", "-qm", "two")
+    key = "notifier/a.py::loop | n -= 1 | remove assignment"
+    log = tmp_path / "run.log"
+    log.write_text(f"timeout   {key}\ttests/test_a.py::test_loop\ntimeout   {key} #2\n")
+
+    class Mutant:
+        def __init__(self, module: str, scope: str) -> None:
+            self.module, self.scope = module, scope
+
+    current = {key: Mutant("notifier/a.py", "loop"), f"{key} #2": Mutant("notifier/a.py", "loop")}
+    kept = mutate_again.earlier(log, revision, current, tmp_path)
+    assert kept == {key: ("timeout", "tests/test_a.py::test_loop")}
 
 
 def test_a_second_rounds_verdict_in_a_log_overrides_the_first_rounds_survivor(tmp_path: Path) -> None:
