@@ -17,6 +17,7 @@ from typing import IO, Any
 import orjson
 
 from notifier.errors import InputError
+from notifier.paths import cannot
 
 # 127.0.0.1 - - [10/Oct/2000:13:55:36 -0700] "GET /a.html HTTP/1.1" 200 2326 "referer" "agent"
 _COMBINED = re.compile(
@@ -55,7 +56,7 @@ def read_visits(path: Path, unparsed: list[int], wanted: Callable[[str, str], bo
     try:
         raw = path.open("rb")
     except OSError as error:
-        raise InputError(f"{path}: cannot read the log ({error.strerror})") from None
+        raise InputError(f"{path}: {cannot('read the log', error)}") from None
     with raw:
         handle: IO[bytes] = gzip.GzipFile(fileobj=raw) if raw.peek(2)[:2] == b"\x1f\x8b" else raw  # type: ignore[assignment]
         try:

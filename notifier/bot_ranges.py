@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from notifier.errors import InputError, UsageError
+from notifier.paths import cannot
 
 # engine -> the token its crawler's user agent carries (case-insensitive)
 CRAWLERS = {
@@ -93,7 +94,7 @@ def read_ranges(given: Sequence[str]) -> dict[str, Ranges]:
         try:
             text = Path(name).read_text(encoding="utf-8")
         except OSError as error:
-            raise InputError(f"--bot-ranges {name}: cannot read it ({error.strerror})") from None
+            raise InputError(f"--bot-ranges {name}: {cannot('read it', error)}") from None
         except UnicodeDecodeError:
             raise InputError(f"--bot-ranges {name}: not text; give the published JSON or one CIDR prefix a line") from None
         found = _networks(text, name)

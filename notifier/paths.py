@@ -4,6 +4,7 @@ told apart from URLs. A leaf: no reader, no HTTP client."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 from pathlib import Path
@@ -25,6 +26,27 @@ def is_inside(path: Path, root: Path) -> bool:
 
 def is_url(location: str) -> bool:
     return location.startswith(("http://", "https://"))
+
+
+_NEXT_STEPS = {
+    errno.EACCES: "give the user this runs as access to it, then run again",
+    errno.EPERM: "give the user this runs as access to it, then run again",
+    errno.EROFS: "it is on a read-only file system; pass a path on a writable one",
+    errno.ENOSPC: "free space on that disk, then run again",
+    errno.EDQUOT: "free space within the user's disk quota, then run again",
+    errno.EIO: "the disk failed; check it (or restore the file from a backup), then run again",
+    errno.ENOENT: "check the path",
+    errno.ENOTDIR: "a part of its path is a file, not a folder; check the path",
+    errno.ELOOP: "its path is a loop of symbolic links; check the path",
+    errno.ENAMETOOLONG: "its path is too long; check the path",
+    errno.EISDIR: "it is a folder; pass the path of a file",
+}
+
+
+def cannot(what: str, error: OSError) -> str:
+    """``cannot <what> (<the system's words>); <what to do next>``: the one wording of a file the
+    program could not read, write or lock, so every such line says what to do about it."""
+    return f"cannot {what} ({error.strerror or error}); {_NEXT_STEPS.get(error.errno or 0, 'fix that, then run again')}"
 
 
 def file_kind(mode: int) -> str:

@@ -809,6 +809,9 @@ def main() -> int:
     stale = sorted(set(listed) - set(current) - set(moved)) if not args.module else []
     for key in stale:
         print(f"STALE EQUIVALENT (no such mutant now) {key}")
+    for mutant in chosen:  # its reason says no test can tell, and one does: the reason is wrong
+        if mutant.key in known and outcomes.get(mutant) in ("killed", "timeout"):
+            print(f"KILLED EQUIVALENT (take it out of {EQUIVALENT.name}: {killers.get(mutant) or 'a test'} kills it) {mutant.key}")
     share = len(unexplained) / len(chosen) if chosen else 0.0
     unjudged = sum(mutant not in outcomes for mutant in chosen)
     print(f"\n{len(unexplained)} of {len(chosen)} mutants survive without a reason ({share:.1%}; the bar is 5 %)", end="")

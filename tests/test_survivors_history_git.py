@@ -106,7 +106,8 @@ def test_an_ignore_revs_file_named_but_not_there_is_an_error(tmp_path: Path) -> 
     history/git.py::ignored_revisions (a file the config names is not silently skipped; only the
     conventional .git-blame-ignore-revs may be absent)"""
     assert ignored_revisions(tmp_path, True) == frozenset()
-    with pytest.raises(HistoryError, match=r"^\[history\] ignore-revs .*revs\.txt: cannot read it \(No such file or directory\)$"):
+    missing = r"^\[history\] ignore-revs .*revs\.txt: cannot read it \(No such file or directory\); check the path$"
+    with pytest.raises(HistoryError, match=missing):
         ignored_revisions(tmp_path, tmp_path / "revs.txt")
 
 

@@ -6,6 +6,7 @@ call the connection itself. Each test names the edit it fails with."""
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 from collections.abc import Iterator
@@ -77,7 +78,7 @@ def test_a_cut_of_a_socket_already_gone_is_no_error(connection: object, monkeypa
         raise OSError(9, "Bad file descriptor")
 
     connection._waiting = True  # type: ignore[attr-defined]
-    monkeypatch.setattr(server.os, "dup", gone)
+    monkeypatch.setattr(os, "dup", gone)
     connection._cut(threading.Lock())  # type: ignore[attr-defined]
     monkeypatch.undo()
     assert connection.timed_out is True  # type: ignore[attr-defined]

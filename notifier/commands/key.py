@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any, TextIO
 
 from notifier.errors import NotifierError, UsageError
+from notifier.paths import cannot
 from notifier.protocol import KEY_PATTERN, Keys, redact_all
 from notifier.settings.config_sites import site_layers
 from notifier.settings.options import add_options, given
@@ -56,7 +57,7 @@ def write_key_file(key: str, folder: str, *, reuse: bool = False, source: str | 
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(key)
     except OSError as error:
-        raise UsageError(f"--write {folder}: cannot write the key file ({error.strerror})") from None
+        raise UsageError(f"--write {folder}: {cannot('write the key file', error)}") from None
     return path
 
 

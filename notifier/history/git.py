@@ -17,6 +17,7 @@ from typing import NamedTuple
 from notifier.dates import UTC, ZONE_SLACK, day_sized, day_span, parse_w3c, period_of
 from notifier.errors import HistoryError
 from notifier.history.source_files import SourceFinder, front_matter
+from notifier.paths import cannot
 from notifier.rules import Violation
 from notifier.sitemap.files import Entry
 
@@ -126,7 +127,7 @@ def ignored_revisions(top: Path, setting: Path | bool) -> frozenset[str]:
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError as error:
-        raise HistoryError(f"[history] ignore-revs {path}: cannot read it ({error.strerror})") from None
+        raise HistoryError(f"[history] ignore-revs {path}: {cannot('read it', error)}") from None
     names = (line.partition("#")[0].strip().lower() for line in text.splitlines())
     return frozenset(name for name in names if name)
 

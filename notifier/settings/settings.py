@@ -20,7 +20,7 @@ from notifier.announce import Announce
 from notifier.database import DatabaseURL, broken_keyword_string, is_database_url, without_password
 from notifier.dates import parse_duration
 from notifier.errors import UsageError
-from notifier.paths import is_url
+from notifier.paths import cannot, is_url
 from notifier.protocol import Keys
 from notifier.rules import LEVELS, RULES, WARN, BulkThresholds
 from notifier.rules.table import SENT_RULES, Level
@@ -143,7 +143,7 @@ def _read_toml(path: Path, *, pyproject: bool) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as error:
         raise UsageError(f"{path}: not valid TOML ({error})") from None
     except OSError as error:
-        raise UsageError(f"{path}: cannot read it ({error.strerror})") from None
+        raise UsageError(f"{path}: {cannot('read it', error)}") from None
     if pyproject:
         tool = document.get("tool", {})
         tool = tool if isinstance(tool, dict) else {}

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
 from notifier.errors import InputError
+from notifier.paths import cannot
 from notifier.site.folder import SiteFolder
 from notifier.site.head import HEAD_LIMIT, NO_HEAD, Head, noteworthy, read_head
 from notifier.site.hosting import DEFAULT_PLATFORM, PLATFORMS, Headers, Platform, Redirects
@@ -368,4 +369,4 @@ class BuiltSite:
         except tomllib.TOMLDecodeError as error:
             raise InputError(f"{path}: not valid TOML ({error}); Netlify refuses it too") from None
         except OSError as error:
-            raise InputError(f"{path}: cannot read it ({error.strerror})") from None
+            raise InputError(f"{path}: {cannot('read it', error)}") from None

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from notifier.errors import InputError
-from notifier.paths import file_kind, is_url
+from notifier.paths import cannot, file_kind, is_url
 from notifier.urls import join_url, split_url, without_password
 
 MAX_FILE_BYTES = 50 * 1024 * 1024  # sitemaps.org: at most 50 MB (52,428,800 bytes) uncompressed
@@ -50,7 +50,7 @@ class Source:
             except FileNotFoundError:
                 raise InputError(f"{location}: no such file; build the site first or pass the right path") from None
             except OSError as error:
-                raise InputError(f"{location}: cannot read it ({error.strerror})") from None
+                raise InputError(f"{location}: {cannot('read it', error)}") from None
             if not stat.S_ISREG(status.st_mode):
                 raise InputError(f"{location}: is {_kind(status.st_mode)}, not a sitemap file; pass the path of the built sitemap")
             size = status.st_size
@@ -78,7 +78,7 @@ class Source:
                 while chunk := handle.read(CHUNK):
                     yield chunk
         except OSError as error:
-            raise InputError(f"{self.location}: cannot read it ({error.strerror})") from None
+            raise InputError(f"{self.location}: {cannot('read it', error)}") from None
 
     def chunks(self) -> Iterator[bytes]:
         """The file's content, decompressed if it is gzip, never more than MAX_FILE_BYTES."""

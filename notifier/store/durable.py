@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from notifier.errors import LOCK_TIMEOUT, ExitCode, LockTimeout, StateError
+from notifier.paths import cannot
 from notifier.store.model import State
 
 if TYPE_CHECKING:
@@ -94,7 +95,7 @@ class StateStore:
             except OSError as error:
                 if error.errno not in (errno.EAGAIN, errno.EACCES):
                     os.close(fd)
-                    raise StateError(f"{self.lock_path}: cannot lock ({error.strerror})") from None
+                    raise StateError(f"{self.lock_path}: {cannot('lock', error)}") from None
                 if self._clock() >= deadline:
                     os.close(fd)
                     raise LockTimeout(

@@ -17,7 +17,7 @@ from typing import Any, cast, overload
 import orjson
 
 from notifier.errors import StateError
-from notifier.paths import NotRegularFile, open_regular
+from notifier.paths import NotRegularFile, cannot, open_regular
 from notifier.store.checks import (
     check_backoff,
     check_count,
@@ -363,7 +363,7 @@ def _replay_journal(state: State, path: Path) -> None:
     except FileNotFoundError:
         return
     except OSError as error:
-        raise StateError(f"{journal_path(path)}: cannot read the delivery journal ({error.strerror})") from None
+        raise StateError(f"{journal_path(path)}: {cannot('read the delivery journal', error)}") from None
     for line in data.split(b"\n"):
         try:
             entry = orjson.loads(line)
@@ -385,7 +385,7 @@ def load_state(path: Path) -> State | None:
     except NotRegularFile as error:
         raise StateError(f"{path}: {error.strerror}; pass --state with the path of a state file") from None
     except OSError as error:
-        raise StateError(f"{path}: cannot read the state file ({error.strerror})") from None
+        raise StateError(f"{path}: {cannot('read the state file', error)}") from None
     name = str(path)
     try:
         fd = handle.fileno()
@@ -400,7 +400,7 @@ def load_state(path: Path) -> State | None:
             weakref.finalize(state, handle.close)
     except OSError as error:
         handle.close()
-        raise StateError(f"{path}: cannot read the state file ({error.strerror})") from None
+        raise StateError(f"{path}: {cannot('read the state file', error)}") from None
     except BaseException:
         handle.close()
         raise

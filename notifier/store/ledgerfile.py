@@ -20,7 +20,7 @@ from typing import IO, cast
 import orjson
 
 from notifier.errors import StateError
-from notifier.paths import open_regular
+from notifier.paths import cannot, open_regular
 from notifier.store.durable import write_atomic, write_chunks
 from notifier.store.ledger import LedgerEntry, is_entry
 
@@ -80,7 +80,7 @@ def json_ledger_entries(path: Path, damaged: Callable[[], None] | None = None) -
                 elif damaged is not None and line.strip():
                     damaged()
         except OSError as error:
-            raise StateError(f"{path}: cannot read the ledger ({error.strerror})") from None
+            raise StateError(f"{path}: {cannot('read the ledger', error)}") from None
 
 
 def _lines(handle: IO[bytes]) -> Iterator[bytes]:

@@ -93,6 +93,8 @@ def operational(error: sqlite3.OperationalError) -> str:
         return f"{text}: the disk is full; free space and run again"
     if "readonly" in text or "read-only" in text:
         return f"{text}: the file or its folder is not writable; make them writable and run again"
+    if "unable to open" in text:  # SQLITE_CANTOPEN: the file or its folder refused this user, or a folder is missing
+        return f"{text}: the file or its folder cannot be opened by the user this runs as; give it access to both and run again"
     return text
 
 
