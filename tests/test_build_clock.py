@@ -15,7 +15,12 @@ import pytest
 
 from tests.conftest import BASE, Result, Site, pages, recorded_urls, urlset
 
-NOW = dt.datetime.now(dt.UTC)
+
+def now() -> dt.datetime:
+    """The wall clock when a test builds its dates, just before the run it checks reads its own: a
+    value taken when the module was imported is minutes or hours old by then in a warm process
+    (the mutation harness imports every test module once), and "minutes before the run" is not."""
+    return dt.datetime.now(dt.UTC)
 
 
 def iso(moment: dt.datetime, millis: bool = False) -> str:
@@ -211,7 +216,7 @@ def _recorded(site: Site, count: int = 40) -> dict[str, str | None]:
 
 def test_changed_lastmods_crowded_into_milliseconds_before_the_run_are_the_build_clock(site: Site) -> None:
     listed = _recorded(site)
-    start = NOW - dt.timedelta(minutes=2)
+    start = now() - dt.timedelta(minutes=2)
     stamped = dict(listed)
     for n in range(17):
         stamped[f"/p/{n}/"] = iso(start + dt.timedelta(milliseconds=n * 7 + 1), millis=True)
@@ -225,14 +230,14 @@ def test_honest_edits_spread_over_the_afternoon_are_not_a_crowd(site: Site) -> N
     listed = _recorded(site)
     edited = dict(listed)
     for n in range(17):  # one edit every 12 minutes, the last just before the deploy
-        edited[f"/p/{n}/"] = iso(NOW - dt.timedelta(minutes=12 * n + 1))
+        edited[f"/p/{n}/"] = iso(now() - dt.timedelta(minutes=12 * n + 1))
     site.write(urlset(edited))
     result = site.check()
     assert result.code == 0 and "lastmod-bulk" not in fired(result), result.out
 
 
 def test_a_first_run_whose_dates_are_all_minutes_before_the_run_is_the_build_clock(offline_site: Site) -> None:
-    offline_site.write(urlset({f"/p/{n}/": iso(NOW - dt.timedelta(minutes=3, seconds=n)) for n in range(25)}))
+    offline_site.write(urlset({f"/p/{n}/": iso(now() - dt.timedelta(minutes=3, seconds=n)) for n in range(25)}))
     result = offline_site.check()
     assert result.code == 1 and fired(result) == {"lastmod-bulk"}
     assert "25 of 25 added URLs have lastmods within 24 s of each other" in result.out
@@ -250,7 +255,7 @@ def test_a_first_run_sharing_an_instant_long_before_the_build_is_honest(offline_
 
 
 def test_a_first_run_sharing_an_instant_close_to_the_run_or_finer_than_a_second_is_the_build(offline_site: Site) -> None:
-    offline_site.write(urlset({f"/p/{n}/": iso(NOW - dt.timedelta(minutes=20)) for n in range(15)}))
+    offline_site.write(urlset({f"/p/{n}/": iso(now() - dt.timedelta(minutes=20)) for n in range(15)}))
     close = offline_site.check()
     assert close.code == 1 and "15 of 15 added URLs share one lastmod" in close.out
     offline_site.write(urlset({f"/p/{n}/": "2023-12-20T21:52:17.375Z" for n in range(15)}))
@@ -260,11 +265,11 @@ def test_a_first_run_sharing_an_instant_close_to_the_run_or_finer_than_a_second_
 
 def test_date_only_lastmods_are_days_not_instants(site: Site) -> None:
     listed = _recorded(site)
-    two_days_ago = (NOW - dt.timedelta(days=2)).strftime("%Y-%m-%d")
+    two_days_ago = (now() - dt.timedelta(days=2)).strftime("%Y-%m-%d")
     site.write(urlset(listed | {f"/p/{n}/": two_days_ago for n in range(15)}))
     honest = site.check()  # fifteen pages edited on one day, deployed two days later
     assert honest.code == 0 and "lastmod-bulk" not in fired(honest), honest.out
-    today = NOW.strftime("%Y-%m-%d")
+    today = now().strftime("%Y-%m-%d")
     site.write(urlset(listed | {f"/p/{n}/": today for n in range(15)}))
     stamped = site.check()  # every changed page carries the run's own date: the build's
     assert stamped.code == 1 and "carry the run's own day" in stamped.out

@@ -24,7 +24,11 @@ def iso(moment: dt.datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-NOW = dt.datetime.now(dt.UTC)
+def now() -> dt.datetime:
+    """The wall clock when a test builds its dates, just before the run it checks reads its own: a
+    value taken when the module was imported is minutes or hours old by then in a warm process
+    (the mutation harness imports every test module once), and "minutes before the run" is not."""
+    return dt.datetime.now(dt.UTC)
 
 
 def record(site: Site, entries: dict[str, str | None]) -> bytes:
@@ -43,7 +47,7 @@ def test_lastmod_regressed_fails_the_check_and_the_run_leaves_everything_alone(s
     site.write(urlset({"/page/": "2024-01-02", "/other/": "2024-01-01"}))
     check = site.check()
     assert check.code == 1 and fired(check) == {"lastmod-regressed"}
-    today = NOW.strftime("%Y-%m-%d")
+    today = now().strftime("%Y-%m-%d")
     assert f"error[lastmod-regressed] {BASE}/page/: lastmod 2024-01-02 is earlier than 2024-03-05 recorded on {today}" in check.out
     run = site.run()
     assert run.code == 1
@@ -67,12 +71,12 @@ def test_lastmod_moving_forward_is_honest(site: Site) -> None:
 
 # -- lastmod-future ----------------------------------------------------------------------
 def test_lastmod_future(offline_site: Site) -> None:
-    offline_site.write(urlset({"/a/": iso(NOW + dt.timedelta(hours=3)), "/b/": "2024-01-01"}))
+    offline_site.write(urlset({"/a/": iso(now() + dt.timedelta(hours=3)), "/b/": "2024-01-01"}))
     result = offline_site.check()
     assert result.code == 1 and fired(result) == {"lastmod-future"}
-    offline_site.write(urlset({"/a/": iso(NOW + dt.timedelta(minutes=20)), "/b/": "2024-01-01"}))
+    offline_site.write(urlset({"/a/": iso(now() + dt.timedelta(minutes=20)), "/b/": "2024-01-01"}))
     assert fired(offline_site.check()) == set()  # within the default 1 h clock skew
-    offline_site.write(urlset({"/a/": iso(NOW + dt.timedelta(hours=3)), "/b/": "2024-01-01"}))
+    offline_site.write(urlset({"/a/": iso(now() + dt.timedelta(hours=3)), "/b/": "2024-01-01"}))
     assert offline_site.check("--clock-skew", "4h").code == 0
 
 
@@ -121,7 +125,7 @@ def test_lastmod_bulk_stays_silent_for_honest_cases(site: Site, story: str) -> N
 
 
 def test_lastmod_bulk_thresholds_are_configurable(offline_site: Site, tmp_path: object) -> None:
-    offline_site.write(urlset({f"/p/{n}/": NOW.strftime("%Y-%m-%d") for n in range(6)}))  # the run's own day
+    offline_site.write(urlset({f"/p/{n}/": now().strftime("%Y-%m-%d") for n in range(6)}))  # the run's own day
     (offline_site.root / "notify-changes.toml").write_text("[bulk]\nmin-urls = 5\n")
     assert fired(offline_site.check()) == {"lastmod-bulk"}
 
