@@ -809,9 +809,11 @@ def main() -> int:
     stale = sorted(set(listed) - set(current) - set(moved)) if not args.module else []
     for key in stale:
         print(f"STALE EQUIVALENT (no such mutant now) {key}")
-    for mutant in chosen:  # its reason says no test can tell, and one does: the reason is wrong
+    for mutant in chosen:  # its reason says no test can tell, and one did: the reason is wrong, or that test is flaky
         if mutant.key in known and outcomes.get(mutant) in ("killed", "timeout"):
-            print(f"KILLED EQUIVALENT (take it out of {EQUIVALENT.name}: {killers.get(mutant) or 'a test'} kills it) {mutant.key}")
+            killer = killers.get(mutant) or "a test"
+            print(f"KILLED EQUIVALENT ({killer} failed with it: run that test alone with the mutant; if it fails again, take the")
+            print(f"  line out of {EQUIVALENT.name}, else that test fails on a loaded or warm machine: mend it) {mutant.key}")
     share = len(unexplained) / len(chosen) if chosen else 0.0
     unjudged = sum(mutant not in outcomes for mutant in chosen)
     print(f"\n{len(unexplained)} of {len(chosen)} mutants survive without a reason ({share:.1%}; the bar is 5 %)", end="")
