@@ -49,8 +49,7 @@ class NotifierError(Exception):
 
 
 def _made_again(kind: type[NotifierError], args: tuple[object, ...], fields: dict[str, object]) -> NotifierError:
-    error = kind.__new__(kind, *args)
-    error.args = args
+    error = kind.__new__(kind, *args)  # BaseException.__new__ keeps args
     vars(error).update(fields)
     return error
 

@@ -33,6 +33,7 @@ else comes from ``notify-changes.toml`` or ``[tool.notify-changes]``, as for the
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import queue
 import urllib.parse
@@ -119,10 +120,8 @@ def served_at(app: Sphinx) -> tuple[str | None, str]:
     if scheme.endswith("{link}"):
         lang = f"{config.language}/" if config.language else ""
         version = f"{config.version}/" if config.version else ""
-        try:
+        with contextlib.suppress(KeyError, IndexError, ValueError):  # a scheme of its own: nothing known to take off
             prefix = scheme[: -len("{link}")].format(lang=lang, version=version)
-        except (KeyError, IndexError, ValueError):  # a scheme of its own: nothing known to take off
-            prefix = ""
     return base + prefix, prefix
 
 

@@ -272,6 +272,17 @@ def test_bom_and_whitespace_before_the_declaration_are_tolerated_with_a_warning(
     assert f"warn[xml-prolog] {offline_site.sitemap}: {said} before the XML declaration;" in result.out, result.out
 
 
+def test_whitespace_before_a_root_without_a_declaration_is_well_formed_and_not_warned(offline_site: Site) -> None:
+    """XML allows white space before the root element when there is no declaration: the honest
+    twin of the warning above (edit: ``body.startswith(b"<?xml")`` dropped from the condition)."""
+    body = urlset(pages(2))
+    assert body.startswith("<?xml")
+    offline_site.write(b"\n\n  " + body.partition("?>")[2].lstrip().encode())
+    result = offline_site.check()
+    assert result.code == 0, result.err
+    assert "xml-prolog" not in result.out, result.out
+
+
 def test_a_file_over_50_mb_is_refused_without_reading_it(offline_site: Site) -> None:
     path = offline_site.public / "sitemap.xml"
     with open(path, "wb") as handle:  # sparse: takes no disk

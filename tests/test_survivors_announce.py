@@ -8,7 +8,7 @@ import datetime as dt
 
 import pytest
 
-from notifier.announce import Announce, held_out, matches, path_and_query
+from notifier.announce import Announce, compiled, held_out, matches, path_and_query
 
 
 def test_the_default_policy_holds_and_adds_nothing() -> None:
@@ -55,3 +55,10 @@ def test_the_path_and_query_patterns_are_matched_against(loc: str, parts: tuple[
 def test_an_exclude_on_a_url_with_no_host() -> None:
     """the path of a URL with an empty host is what exclude sees"""
     assert held_out("http:///drafts/a", (), ("/drafts/**",)) == "matches [announce] exclude '/drafts/**'"
+
+
+def test_a_double_star_takes_only_its_two_characters() -> None:
+    """What follows ``**`` is matched as written (edit: ``rest[2:]`` made ``rest[3:]``, which drops
+    the dot of ``**.pdf`` and lets ``/docs/a/b-pdf`` in)."""
+    assert compiled("/docs/**.pdf").fullmatch("/docs/a/b.pdf")
+    assert not compiled("/docs/**.pdf").fullmatch("/docs/a/b-pdf")

@@ -139,3 +139,16 @@ def test_an_element_an_item_lacks_is_at_minus_one() -> None:
     rss = f"<rss><channel><item><link>{BASE}/a/</link></item><item><pubDate>{RFC_822}</pubDate></item></channel></rss>"
     found = readings(rss.encode(), "", "feed.xml")
     assert [(reading.loc, reading.page_at, reading.date_at) for reading in found] == [(f"{BASE}/a/", 0, -1), (None, -1, 0)]
+
+
+@pytest.mark.parametrize(
+    ("given", "left"),
+    [("../a/b", "a/b"), ("./a", "a"), (".", ""), ("..", ""), ("../../a", "a"), ("/a/b/../../..", "/")],
+)
+def test_relative_dot_segments_at_the_start_are_removed_as_rfc_3986_5_2_4_step_a_says(given: str, left: str) -> None:
+    """A path that starts with ``../`` or ``./``, or is only ``.`` or ``..`` (reachable when a base
+    has no path), loses those segments (edits: ``path = path[3:]`` or ``path = ""`` removed, which
+    loops for ever; ``3:`` losing its lower bound)."""
+    from notifier.sitemap.items import _remove_dot_segments
+
+    assert _remove_dot_segments(given) == left

@@ -187,3 +187,13 @@ def test_the_not_live_line_shows_three_problems_then_how_many_more() -> None:
     assert not_live_line(_missing(3), 5) == f"not live within --wait-live 5 s: problem 0; problem 1; problem 2{tail}"
     assert not_live_line(_missing(4), 5) == f"not live within --wait-live 5 s: problem 0; problem 1; problem 2; and 1 more{tail}"
     assert not_live_line(_missing(5), 5) == f"not live within --wait-live 5 s: problem 0; problem 1; problem 2; and 2 more{tail}"
+
+
+def test_a_page_whose_file_is_gone_is_not_compared(tmp_path: Path) -> None:
+    """A built page removed between the diff and the wait (a cleaning step of the deploy) is no
+    page to compare (edits: ``return False`` made a raise, or ``True``)."""
+    from notifier.pipeline.live import _small
+
+    (tmp_path / "page.html").write_text("<html></html>")
+    assert _small(str(tmp_path / "page.html")) is True
+    assert _small(str(tmp_path / "gone.html")) is False
