@@ -26,7 +26,7 @@ from notifier.cli import main
 from notifier.report import Report
 from notifier.store import RunRecord
 from tests.fakeindexnow import FakeIndexNow
-from tests.postgres import pg_server, pg_url  # noqa: F401  # fixtures: a real PostgreSQL server, a database a test
+from tests.postgres import pg_alone, pg_server, pg_share, pg_url  # noqa: F401  # fixtures: a real PostgreSQL server, a database a test
 
 # No timed assertions on shared machines: hypothesis's per-example deadline is one.
 settings.register_profile("notify-changes", deadline=None)

@@ -6,7 +6,9 @@ under ``CI=true`` they fail instead."""
 
 from __future__ import annotations
 
+import fcntl
 import glob
+import hashlib
 import os
 import random
 import shutil
@@ -20,6 +22,9 @@ from pathlib import Path
 import pytest
 
 SERVER = "NOTIFY_CHANGES_POSTGRES"  # a libpq URI of a server where the tests may create databases
+# where the lock that lets a test have the server to itself lives: the machine's temporary folder
+# when this module is imported, before a test gives itself a folder of its own (conftest.py)
+_LOCKS = Path(tempfile.gettempdir())
 
 
 def _unavailable(reason: str) -> None:
@@ -78,8 +83,34 @@ def database_url(server: str, name: str) -> str:
     return urllib.parse.urlunsplit((split.scheme, split.netloc, f"/{name}", split.query, ""))
 
 
+class ServerShare:
+    """A test's share of the server, among the processes whose tests use it at once (the mutation
+    harness runs two; the suite alone, one): shared by every test with a database, taken whole by
+    a test that stops the server itself (``alone``), which would fail the others' tests for them."""
+
+    def __init__(self, server: str) -> None:
+        digest = hashlib.sha256(server.encode()).hexdigest()[:12]
+        self.fd = os.open(_LOCKS / f"nc-pg-{digest}.lock", os.O_RDWR | os.O_CREAT, 0o666)
+        fcntl.flock(self.fd, fcntl.LOCK_SH)
+
+    def alone(self) -> None:
+        fcntl.flock(self.fd, fcntl.LOCK_EX)  # converted: the shared lock is let go, then the whole taken
+
+    def close(self) -> None:
+        os.close(self.fd)  # and the lock with it
+
+
 @pytest.fixture
-def pg_url(pg_server: str) -> Iterator[str]:
+def pg_share(pg_server: str) -> Iterator[ServerShare]:
+    share = ServerShare(pg_server)
+    try:
+        yield share
+    finally:
+        share.close()
+
+
+@pytest.fixture
+def pg_url(pg_server: str, pg_share: ServerShare) -> Iterator[str]:
     """A fresh database on the test server, dropped after the test."""
     psycopg = pytest.importorskip("psycopg")
     name = f"nc_{uuid.uuid4().hex[:12]}"
@@ -90,6 +121,14 @@ def pg_url(pg_server: str) -> Iterator[str]:
     finally:
         with psycopg.connect(pg_server, autocommit=True) as admin:
             admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture
+def pg_alone(pg_url: str, pg_share: ServerShare) -> str:
+    """``pg_url``, with no other process's test on the server while this one runs (it stops the
+    server: every other connection would wait, and its test fail, for this test's doing)."""
+    pg_share.alone()
+    return pg_url
 
 
 def site_rows(location: object) -> bytes | None:

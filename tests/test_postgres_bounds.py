@@ -42,7 +42,9 @@ def _recorded(site: Site, pg_url: str, count: int = 2) -> None:
 def _backends(pg_url: str) -> list[int]:
     """The server processes serving notify-changes connections now."""
     with psycopg.connect(pg_url, autocommit=True) as connection:
-        rows = connection.execute("SELECT pid FROM pg_stat_activity WHERE application_name = 'notify-changes'").fetchall()
+        rows = connection.execute(  # this test's database only: another process's tests may be running on the server
+            "SELECT pid FROM pg_stat_activity WHERE application_name = 'notify-changes' AND datname = current_database()"
+        ).fetchall()
     return [pid for (pid,) in rows]
 
 
@@ -129,11 +131,11 @@ def test_a_session_holding_a_table_lock_ends_the_run_by_lock_timeout_with_exit_4
     assert site.run().code == 0  # let go: the run goes through
 
 
-def test_a_server_that_accepts_and_never_answers_a_connection_is_exit_2_in_one_line(site: Site, pg_url: str) -> None:
+def test_a_server_that_accepts_and_never_answers_a_connection_is_exit_2_in_one_line(site: Site, pg_alone: str) -> None:
     """The postmaster stopped: the kernel takes the connection, no one answers it; the
     connection is given up after --request-timeout (libpq's connect_timeout)."""
-    _recorded(site, pg_url)
-    with _stopped(_postmaster(pg_url)):
+    _recorded(site, pg_alone)
+    with _stopped(_postmaster(pg_alone)):
         code, _, err = _ended(_start(site, "--request-timeout", "2"))
     assert code == 2, err
     assert err.count("\n") == 1 and "cannot connect to the PostgreSQL state" in err and "timeout" in err, err

@@ -38,7 +38,7 @@ def _terminate_the_runs_connection(pg_url: str) -> None:
     with psycopg.connect(pg_url, autocommit=True) as admin:
         ended = admin.execute(
             "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity "
-            "WHERE application_name = 'notify-changes' AND pid <> pg_backend_pid()"
+            "WHERE application_name = 'notify-changes' AND pid <> pg_backend_pid() AND datname = current_database()"
         ).fetchall()
     assert ended and all(done for (done,) in ended), ended
 
