@@ -62,3 +62,26 @@ def test_sqlite_unable_to_open_says_whose_access_is_missing() -> None:
         "unable to open database file: the file or its folder cannot be opened by the user this runs as; "
         "give it access to both and run again"
     )
+
+
+def test_a_lock_file_that_is_a_folder_is_named_as_the_lock_not_the_state_folder(offline_site: Site) -> None:
+    """The state folder exists and is writable; its lock cannot be made: the line names the lock
+    file (a new user read "cannot create the state folder" for a folder that was there)."""
+    from notifier.store import JsonStore
+
+    offline_site.write(urlset(pages(2)))
+    lock = JsonStore(offline_site.state).lock_path
+    lock.mkdir(parents=True)
+    result = offline_site.run()
+    assert result.code == 2, result
+    assert f"{lock}: cannot create the state's lock file (Is a directory); it is a folder" in result.err, result.err
+    assert result.err.count("\n") == 1
+
+
+def test_a_state_folder_that_cannot_be_made_says_so(tmp_path: Path) -> None:
+    from notifier.errors import StateError
+    from notifier.store import JsonStore
+
+    (tmp_path / "plain").write_text("")
+    with pytest.raises(StateError, match=r"plain/sub: cannot create the state folder \(Not a directory\); a part of its path is a file"):
+        JsonStore(tmp_path / "plain" / "sub" / "state.json").acquire()

@@ -82,11 +82,13 @@ class StateStore:
         folder = self.path.parent
         try:
             folder.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise StateError(f"{folder}: {cannot('create the state folder', error)}") from None
+        try:
             fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         except OSError as error:
-            raise StateError(
-                f"{folder}: cannot create the state folder or its lock ({error.strerror}); make it writable or pass --state elsewhere"
-            ) from None
+            what = "create the state's lock file"
+            raise StateError(f"{self.lock_path}: {cannot(what, error)}") from None
         deadline, waiting = self._clock() + self.lock_timeout, False
         while True:
             try:
