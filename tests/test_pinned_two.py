@@ -316,7 +316,7 @@ def test_state_show_lists_the_newest_ten_runs(offline_site: Site) -> None:
     assert code == 0 and shown == [str(n) for n in range(5, 15)], out
     # a run with nothing to do writes no state, so it is not among them: the heading says so (a new
     # user's tryout read its absence as a lost run)
-    assert "last runs that changed the state (newest last; a run with nothing to do writes nothing):" in out
+    assert "last runs (newest last; those that changed the state: a run with nothing to do writes nothing):" in out
 
 
 def test_state_history_lists_the_newest_twenty_batches(offline_site: Site) -> None:

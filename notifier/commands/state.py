@@ -175,7 +175,7 @@ def _show(request: StateRequest, state: State, out: TextIO) -> None:
     for note in summary["notes"]:
         out.write(f"note: {printable(note)}\n")
     if state.runs:
-        out.write("last runs that changed the state (newest last; a run with nothing to do writes nothing):\n")
+        out.write("last runs (newest last; those that changed the state: a run with nothing to do writes nothing):\n")
         for run in state.runs[-10:]:
             out.write(
                 f"  {run.get('at', '?')} {run.get('command', 'run')}: {run.get('added', 0)} added, {run.get('changed', 0)} changed, "
