@@ -50,12 +50,12 @@ def _backends(pg_url: str) -> list[int]:
 
 def _postmaster(pg_url: str) -> int:
     """The server's postmaster, the parent of every backend (the suite's server runs on this machine)."""
-    with psycopg.connect(pg_url, autocommit=True) as connection:
+    with psycopg.connect(pg_url, autocommit=True) as connection:  # read while the backend lives: it ends with the connection
         (backend,) = connection.execute("SELECT pg_backend_pid()").fetchone()
-    try:
-        stat = Path(f"/proc/{backend}/stat").read_text()
-    except OSError:
-        pytest.skip("the PostgreSQL server does not run on this machine: it cannot be stopped from here")
+        try:
+            stat = Path(f"/proc/{backend}/stat").read_text()
+        except OSError:
+            pytest.skip("the PostgreSQL server does not run on this machine: it cannot be stopped from here")
     return int(stat.rpartition(")")[2].split()[1])
 
 
