@@ -32,7 +32,7 @@ from notifier.commands.stamp_text import Block, blocks
 from notifier.dates import UTC, parse_w3c, rfc822_to_w3c
 from notifier.errors import InputError, Interrupted, UsageError
 from notifier.history.git import SourceDates, agrees
-from notifier.paths import is_url
+from notifier.paths import cannot, is_url
 from notifier.settings.settings import Settings
 from notifier.sitemap.files import SitemapFile
 from notifier.sitemap.items import ATOM_UPDATED, Reading, document_url, readings
@@ -218,10 +218,10 @@ def _read(path: Path) -> tuple[bytes, bool]:
         data = gzip.decompress(raw) if gzipped else raw
         data.decode("utf-8")
         return data, gzipped
-    except OSError as error:  # gzip.BadGzipFile too: its strerror is None
-        raise InputError(f"{path}: cannot read it ({error.strerror or error})") from None
-    except (EOFError, zlib.error) as error:  # a gzip file cut short or damaged since the reader read it
+    except (EOFError, zlib.error, gzip.BadGzipFile) as error:  # a gzip file cut short or damaged since the reader read it
         raise InputError(f"{path}: cannot read it ({error or 'cut short'}); build the site again") from None
+    except OSError as error:
+        raise InputError(f"{path}: {cannot('read it', error)}") from None
     except UnicodeDecodeError:
         raise InputError(f"{path}: not UTF-8; stamp rewrites UTF-8 sitemaps only (the protocol asks for UTF-8)") from None
 
