@@ -36,7 +36,9 @@ project and judged in a fresh one). The first to run are the likeliest killers, 
 lines (a line every run executes is covered by a thousand tests, and the one that states it
 may be past the first 300), unless it is a listed equivalent, whose reason says why no test
 can. A mutant that times out is judged once more (a loaded machine slows a test) before it
-counts as killed. A mutant no test notices survives; one no test even runs is "uncovered".
+counts as killed, and a kill counts only when its test, run again alone with the mutant, fails
+again (one that passes is printed as an UNCONFIRMED KILL, a flaky test to mend, and the tests after
+it judge on). A mutant no test notices survives; one no test even runs is "uncovered".
 
 Survivors are printed, except those listed in scripts/mutants-equivalent.txt with the reason they
 cannot change what a user sees. An equivalent is keyed by module, function and the mutated text
@@ -625,9 +627,7 @@ def _run_all(
     def judge(mutant: Mutant, tests: list[str]) -> tuple[Mutant, str, str]:
         worker = workers.get()
         try:
-            outcome = worker.judge(mutant, tests, durations)
-            if outcome.startswith("timeout"):  # a loaded machine can make a slow test time out: once more before it counts
-                outcome = worker.judge(mutant, tests, durations)
+            outcome = confirmed(lambda some: worker.judge(mutant, some, durations), tests, lambda killer: _unconfirmed(mutant, killer))
         finally:
             workers.put(worker)
         outcome, _, killer = outcome.partition("\t")  # "killed\ttests/x.py::test": the test that failed first
@@ -659,6 +659,32 @@ def _run_all(
 
 
 _ALIVE = ("survived", "uncovered", "uncollected", "error")
+
+
+def confirmed(judge_once: Callable[[list[str]], str], tests: list[str], unconfirmed: Callable[[str], None]) -> str:
+    """The verdict of ``tests`` on a mutant (``judge_once``: one judging of some tests), each kill
+    confirmed by its test alone. A timeout is judged once more (a loaded machine slows a test);
+    a test that killed is run again by itself, and one that then passes is no killer (a test that
+    fails for its own reasons, on a loaded machine or beside another worker's tests, was credited
+    with hundreds of kills): it is reported through ``unconfirmed`` and the tests after it judge
+    on. A kill whose test the answer does not name (a crash) stands as it is."""
+    outcome = judge_once(tests)
+    if outcome.startswith("timeout"):
+        outcome = judge_once(tests)
+    while outcome.startswith("killed\t"):
+        killer = outcome.partition("\t")[2]
+        if killer not in tests or not judge_once([killer]).startswith("survived"):
+            return outcome
+        unconfirmed(killer)
+        tests = tests[tests.index(killer) + 1 :]
+        if not tests:
+            return "survived"
+        outcome = judge_once(tests)
+    return outcome
+
+
+def _unconfirmed(mutant: Mutant, killer: str) -> None:
+    print(f"UNCONFIRMED KILL ({killer} failed with the mutant, then passed alone with it: a flaky test) {mutant.key}", flush=True)
 
 
 def _summary(chosen: list[Mutant], outcomes: dict[Mutant, str], known: dict[str, str]) -> list[Mutant]:

@@ -138,3 +138,39 @@ def test_a_mutant_made_at_import_is_judged_by_the_tests_of_the_files_that_import
     assert set(first + rest) == {"tests/test_state.py::test_other", "tests/test_survivors_database.py::test_default"}
     in_a_function = mutate.Mutant("notifier/database.py", "passwords", "True", "True -> False", 1, 1, (10, 10))
     assert order.tests_for(in_a_function) == (["tests/test_state.py::test_other"], [])
+
+
+def test_a_kill_counts_only_when_its_test_fails_again_alone_with_the_mutant() -> None:
+    """A test that failed beside another worker's tests (or on a loaded machine) and passes when
+    run again alone is no killer: the tests after it judge, and it is reported. The honest twin:
+    a test that fails again alone is the kill. Fails if a kill is taken without the second run,
+    or an unconfirmed killer's verdict stands, or the tests after it are not run."""
+    import mutate
+
+    tests = ["t::flaky", "t::states_it", "t::other"]
+
+    def judging(failing_alone: set[str], failing_together: set[str]) -> tuple[list[list[str]], object]:
+        calls: list[list[str]] = []
+
+        def judge_once(some: list[str]) -> str:
+            calls.append(list(some))
+            failed = [test for test in some if test in (failing_alone if len(some) == 1 else failing_alone | failing_together)]
+            return f"killed\t{failed[0]}" if failed else "survived"
+
+        return calls, judge_once
+
+    calls, judge_once = judging({"t::states_it"}, {"t::flaky"})
+    reported: list[str] = []
+    assert mutate.confirmed(judge_once, tests, reported.append) == "killed\tt::states_it"  # type: ignore[arg-type]
+    assert reported == ["t::flaky"]
+    assert calls == [tests, ["t::flaky"], ["t::states_it", "t::other"], ["t::states_it"]]
+
+    calls, judge_once = judging(set(), {"t::flaky"})  # only the flaky test ever failed: the mutant lives
+    assert mutate.confirmed(judge_once, tests, reported.append) == "survived"  # type: ignore[arg-type]
+
+    calls, judge_once = judging({"t::flaky"}, set())  # it fails alone too: a real kill, judged no further
+    assert mutate.confirmed(judge_once, tests, reported.append) == "killed\tt::flaky"  # type: ignore[arg-type]
+    assert calls == [tests, ["t::flaky"]]
+
+    answers = iter(["timeout\tt::other", "killed\tt::other", "killed\tt::other"])  # a timeout is judged once more
+    assert mutate.confirmed(lambda some: next(answers), tests, reported.append) == "killed\tt::other"
